@@ -1,0 +1,37 @@
+# Row access to a CSR matrix without copying: every sweep in fastsvm is written against this.
+# Indices and indptr are int32 (matrices with >= 2**31 stored values are refused in Python).
+
+cdef struct CSR:
+    const double* data
+    const int* indices
+    const int* indptr
+    int n_rows
+    int n_cols
+
+
+cdef CSR csr_view(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                  int n_rows, int n_cols) noexcept
+
+cdef inline double row_dot(CSR X, int i, const double* v) noexcept nogil:
+    """x_i . v for a dense v of length X.n_cols."""
+    cdef int k
+    cdef double s = 0.0
+    for k in range(X.indptr[i], X.indptr[i + 1]):
+        s += X.data[k] * v[X.indices[k]]
+    return s
+
+cdef inline void row_axpy(CSR X, int i, double a, double* v) noexcept nogil:
+    """v += a * x_i for a dense v of length X.n_cols."""
+    cdef int k
+    for k in range(X.indptr[i], X.indptr[i + 1]):
+        v[X.indices[k]] += a * X.data[k]
+
+cdef inline double row_sqnorm(CSR X, int i) noexcept nogil:
+    cdef int k
+    cdef double s = 0.0
+    for k in range(X.indptr[i], X.indptr[i + 1]):
+        s += X.data[k] * X.data[k]
+    return s
+
+cdef void matvec(CSR X, const double* v, double* out, int n_threads) noexcept nogil
+cdef void rmatvec(CSR X, const double* u, double* out, double* scratch, int n_threads) noexcept nogil

@@ -1,0 +1,38 @@
+# Kernel values between CSR rows. Every kernel is a function of the dot product and the two
+# squared norms, so one sparse dot product per pair serves all of them.
+from ._csr cimport CSR
+
+cdef enum KernelKind:
+    LINEAR = 0
+    POLYNOMIAL = 1
+    RBF = 2
+    SIGMOID = 3
+    PRECOMPUTED = 4
+
+cdef struct KernelParams:
+    int kind
+    double gamma
+    double coef0
+    int degree
+
+cdef KernelParams kernel_params(str kind, double gamma, int degree, double coef0) except *
+
+cdef double powi(double base, int times) noexcept nogil
+
+cdef inline double kernel_from_dot(KernelParams k, double dot, double sqnorm_x, double sqnorm_z) noexcept nogil:
+    if k.kind == RBF:
+        return exp_neg(k.gamma * (sqnorm_x + sqnorm_z - 2.0 * dot))
+    if k.kind == POLYNOMIAL:
+        return powi(k.gamma * dot + k.coef0, k.degree)
+    if k.kind == SIGMOID:
+        return tanh_(k.gamma * dot + k.coef0)
+    return dot
+
+cdef double exp_neg(double t) noexcept nogil
+cdef double tanh_(double t) noexcept nogil
+
+cdef void kernel_row(KernelParams k, CSR Z, const double* z_sqnorm, const double* x_dense,
+                     double x_sqnorm, double* out, int n_threads) noexcept nogil
+
+cdef void scatter_row(CSR X, int i, double* dense) noexcept nogil
+cdef void unscatter_row(CSR X, int i, double* dense) noexcept nogil

@@ -1,0 +1,20 @@
+"""The errors fastsvm raises for bad input: each prints as one line a user can act on."""
+
+
+class FastSVMError(ValueError):
+    """Base class: invalid data, model or parameters."""
+
+
+class FileFormatError(FastSVMError):
+    """A data or model file that does not parse; str() is ``file:line: what is wrong``."""
+
+    def __init__(self, filename, line, message):
+        self.filename = str(filename)
+        self.line = line
+        self.message = message
+        where = self.filename if line is None else f"{self.filename}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
+class ParameterError(FastSVMError):
+    """A parameter value or combination the chosen solver cannot accept."""

@@ -1,0 +1,46 @@
+"""Independent tasks (one-vs-one pairs, CV folds) in threads, with Ctrl-C turned into a stop flag.
+
+The solvers' nogil loops poll ``stop[0]``; the main thread only waits, so SIGINT reaches it, sets
+the flag, and every worker returns within its polling interval.
+"""
+import os
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+
+def effective_n_jobs(n_jobs):
+    """None, 0 or negative: all cores available to this process (like scikit-learn's -1)."""
+    try:
+        n_cpu = len(os.sched_getaffinity(0))
+    except AttributeError:
+        n_cpu = os.cpu_count() or 1
+    if n_jobs is None or n_jobs <= 0:
+        return n_cpu
+    return int(n_jobs)
+
+
+def run_tasks(tasks, n_jobs, stop):
+    """Run callables in up to n_jobs threads; return their results in task order.
+
+    The first exception raised by a task is re-raised here after the others stopped. On Ctrl-C,
+    ``stop[0]`` is set, the workers are awaited and KeyboardInterrupt is raised.
+    """
+    n_workers = max(1, min(effective_n_jobs(n_jobs), len(tasks)))
+    pool = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="fastsvm")
+    futures = [pool.submit(task) for task in tasks]
+    try:
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
+            if any(f.exception() is not None for f in done):
+                stop[0] = 1
+                break
+    except KeyboardInterrupt:
+        stop[0] = 1
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True, cancel_futures=True)
+    errors = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+    if errors:
+        # a worker stopped by the flag raises KeyboardInterrupt; report the error that set it
+        raise next((e for e in errors if not isinstance(e, KeyboardInterrupt)), errors[0])
+    return [f.result() for f in futures]

@@ -1,0 +1,16 @@
+"""Solver registry: each solver module exposes SPEC (a SolverSpec); -s NAME / solver=NAME look here."""
+from ..errors import ParameterError
+from . import dcd
+from .base import Kernel, Solution, SolverSpec, Subproblem
+
+SOLVERS = {spec.name: spec for spec in (dcd.SPEC,)}
+
+
+def get_solver(name):
+    try:
+        return SOLVERS[name]
+    except KeyError:
+        raise ParameterError(f"unknown solver {name!r} (available: {', '.join(sorted(SOLVERS))})") from None
+
+
+__all__ = ["SOLVERS", "get_solver", "Kernel", "Solution", "SolverSpec", "Subproblem"]

@@ -1,0 +1,32 @@
+"""Shared fixtures. Real LIBSVM datasets come from ../shared/data next to the checkout (or
+$FASTSVM_SHARED_DATA); tests that need them skip cleanly when it is absent."""
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("FASTSVM_SHARED_DATA", REPO.parent / "shared" / "data"))
+SHIPPED_DATA = REPO / "data"
+
+
+def shared_file(name):
+    """Path of a shared dataset, or skip the test when it is not there."""
+    path = SHARED_DATA / name
+    if not path.is_file():
+        pytest.skip(f"shared dataset {name} not available ({SHARED_DATA})")
+    return path
+
+
+def shared_files():
+    """Every LIBSVM-format file listed in the shared MANIFEST (empty when absent)."""
+    manifest = SHARED_DATA / "MANIFEST.tsv"
+    if not manifest.is_file():
+        return []
+    rows = manifest.read_text().splitlines()[1:]
+    return [row.split("\t")[0] for row in rows if row.strip()]
+
+
+@pytest.fixture
+def shared():
+    return shared_file
