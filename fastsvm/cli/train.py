@@ -1,0 +1,152 @@
+"""fastsvm-train: svm-train's options and behaviour, plus -s NAME to pick a solver."""
+import os
+import sys
+
+from ..crossval import cross_validation, report
+from ..datafile import load_svmlight_file
+from ..errors import ParameterError
+from ..modelfile import save_model
+from ..params import Params
+from ..solvers import SOLVERS, get_solver
+from ..train import fit_model
+from .common import UsageError, number, run, scan_options
+
+PROG = "fastsvm-train"
+SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
+KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
+
+USAGE = f"""\
+Usage: {PROG} [options] training_set_file [model_file]
+options:
+-s svm_type : set type of SVM (default 0)
+	0 -- C-SVC		(multi-class classification)
+	1 -- nu-SVC		(multi-class classification)
+	2 -- one-class SVM
+	3 -- epsilon-SVR	(regression)
+	4 -- nu-SVR		(regression)
+-s solver : solve with a named solver (default smo); give -s twice to choose the type too
+	{chr(10).join(f"{name} -- {spec.description}" for name, spec in sorted(SOLVERS.items())).replace(chr(10), chr(10) + chr(9))}
+-t kernel_type : set type of kernel function (default 2, or the solver's own default)
+	0 -- linear: u'*v
+	1 -- polynomial: (gamma*u'*v + coef0)^degree
+	2 -- radial basis function: exp(-gamma*|u-v|^2)
+	3 -- sigmoid: tanh(gamma*u'*v + coef0)
+	4 -- precomputed kernel (kernel values in training_set_file)
+-d degree : set degree in kernel function (default 3)
+-g gamma : set gamma in kernel function (default 1/num_features)
+-r coef0 : set coef0 in kernel function (default 0)
+-c cost : set the parameter C of C-SVC, epsilon-SVR, and nu-SVR (default 1)
+-n nu : set the parameter nu of nu-SVC, one-class SVM, and nu-SVR (default 0.5)
+-p epsilon : set the epsilon in loss function of epsilon-SVR (default 0.1)
+-m cachesize : set cache memory size in MB (default 100)
+-e epsilon : set tolerance of termination criterion (default 0.001, or the solver's own)
+-h shrinking : whether to use the shrinking heuristics, 0 or 1 (default 1)
+-b probability_estimates : whether to train a SVC or SVR model for probability estimates, 0 or 1 (default 0)
+-wi weight : set the parameter C of class i to weight*C, for C-SVC (default 1)
+-v n : n-fold cross validation mode
+-q : quiet mode (no outputs)
+fastsvm options:
+-B bias : linear solvers: if bias >= 0, append a feature of this value (LIBLINEAR's -B; default -1)
+-L loss : linear C-SVC solvers: hinge (L1-loss, default) or squared_hinge (L2-loss)
+-M max_iter : iteration limit of the solver (default: the solver's own)
+-j n : number of threads (default: all cores)
+-R seed : seed of every random choice (default 0)
+-o name=value : a solver-specific option (repeatable)
+"""
+
+_VALUE_OPTIONS = ("s", "t", "d", "g", "r", "c", "n", "p", "m", "e", "h", "b", "v",
+                  "B", "L", "M", "j", "R", "o")
+
+
+def parse_args(argv):
+    """Command line -> (Params, training file, model file, number of CV folds or None)."""
+    options, positional = scan_options(argv, _VALUE_OPTIONS, flags=("q",), prefix_options=("w",))
+    params = Params()
+    verbose, folds, solver_named = True, None, False
+    for name, value in options:
+        if name == "s":
+            if value in SOLVERS:
+                params.solver, solver_named = value, True
+            elif value.lstrip("-").isdigit():
+                params.svm_type = SVM_TYPES[number("s", value, int, choices=range(5))]
+            else:
+                raise UsageError(f"invalid value for -s: {value!r} (expected 0-4 or a solver: "
+                                 f"{', '.join(sorted(SOLVERS))})")
+        elif name == "t":
+            params.kernel_type = KERNELS[number("t", value, int, choices=range(5))]
+        elif name == "d":
+            params.degree = number("d", value, int, minimum=0)
+        elif name == "g":
+            params.gamma = number("g", value, minimum=0.0)
+        elif name == "r":
+            params.coef0 = number("r", value)
+        elif name == "c":
+            params.C = number("c", value)
+        elif name == "n":
+            params.nu = number("n", value)
+        elif name == "p":
+            params.epsilon = number("p", value, minimum=0.0)
+        elif name == "m":
+            params.cache_size = number("m", value)
+        elif name == "e":
+            params.tol = number("e", value)
+        elif name == "h":
+            params.shrinking = bool(number("h", value, int, choices=(0, 1)))
+        elif name == "b":
+            params.probability = bool(number("b", value, int, choices=(0, 1)))
+        elif name == "v":
+            folds = number("v", value, int)
+            if folds < 2:
+                raise UsageError("n-fold cross validation: n must >= 2")
+        elif name == "B":
+            params.bias = number("B", value)
+        elif name == "L":
+            params.loss = {"1": "hinge", "2": "squared_hinge"}.get(value, value)
+        elif name == "M":
+            params.max_iter = number("M", value, int, minimum=1)
+        elif name == "j":
+            params.n_jobs = number("j", value, int, minimum=1)
+        elif name == "R":
+            params.seed = number("R", value, int, minimum=0)
+        elif name == "o":
+            key, sep, text = value.partition("=")
+            if not sep or not key:
+                raise UsageError(f"invalid value for -o: {value!r} (expected name=value)")
+            params.options[key] = text
+        elif name.startswith("w"):
+            label = number(name, name[1:], int)
+            params.class_weight[label] = number(name, value)
+        elif name == "q":
+            verbose = False
+    if not positional:
+        raise UsageError("no training file given")
+    if len(positional) > 2:
+        raise UsageError(f"unexpected argument: {positional[2]}")
+    train_file = positional[0]
+    model_file = positional[1] if len(positional) == 2 else os.path.basename(train_file) + ".model"
+    params.verbose = verbose
+    if not solver_named:
+        params.solver = "smo"
+    try:
+        params.check()
+    except ParameterError as e:
+        raise UsageError(str(e)) from None
+    return params, train_file, model_file, folds
+
+
+def main(argv):
+    params, train_file, model_file, folds = parse_args(argv)
+    kernel = params.kernel_type or get_solver(params.solver).default_kernel
+    # LIBSVM feature indices start at 1; a precomputed kernel's column 0 is the serial number
+    X, y = load_svmlight_file(train_file, zero_based=(kernel == "precomputed"), n_jobs=params.n_jobs)
+    if folds is not None:
+        target = cross_validation(X, y, params, folds)
+        for line in report(y, target, params.svm_type):
+            print(line)
+        return
+    model = fit_model(X, y, params)
+    save_model(model, model_file)
+
+
+def entry():
+    sys.exit(run(main, PROG, USAGE))

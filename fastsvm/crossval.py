@@ -1,0 +1,77 @@
+"""n-fold cross-validation as svm-train -v does it: LIBSVM's stratified folds (drawn from a seed,
+not the C library's rand()), each fold trained in its own thread."""
+import dataclasses
+
+import numpy as np
+
+from .csr import to_csr
+from .parallel import effective_n_jobs, run_tasks
+from .predict import predict
+from .train import fit_model, group_classes
+
+
+def fold_permutation(y, svm_type, n_folds, seed):
+    """LIBSVM's fold layout: (perm, fold_start); fold f holds rows perm[fold_start[f]:fold_start[f+1]].
+
+    Classification folds are stratified: each class is shuffled and dealt to the folds in equal
+    shares; otherwise the rows are shuffled and cut into equal pieces.
+    """
+    n = len(y)
+    rng = np.random.default_rng(seed)
+    if svm_type in ("c_svc", "nu_svc") and n_folds < n:
+        classes = group_classes(y)
+        counts = np.array([r.size for r in classes.rows])
+        shuffled = [rng.permutation(r) for r in classes.rows]
+        folds = [[] for _ in range(n_folds)]
+        for rows, count in zip(shuffled, counts):
+            for f in range(n_folds):
+                folds[f].append(rows[f * count // n_folds:(f + 1) * count // n_folds])
+        perm = np.concatenate([np.concatenate(parts) for parts in folds])
+        sizes = [sum(p.size for p in parts) for parts in folds]
+    else:
+        perm = rng.permutation(n)
+        sizes = [(f + 1) * n // n_folds - f * n // n_folds for f in range(n_folds)]
+    fold_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return perm, fold_start
+
+
+def cross_validation(X, y, params, n_folds, sample_weight=None):
+    """Predicted label/value of every row by the model trained without its fold."""
+    X = to_csr(X)
+    y = np.asarray(y, dtype=np.float64)
+    n_folds = min(int(n_folds), len(y))  # more folds than rows: leave-one-out, as LIBSVM
+    perm, fold_start = fold_permutation(y, params.svm_type, n_folds, params.seed)
+    n_jobs = effective_n_jobs(params.n_jobs)
+    inner = dataclasses.replace(params, n_jobs=max(1, n_jobs // n_folds), verbose=False)
+    stop = np.zeros(1, dtype=np.int32)
+    weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    target = np.empty(len(y))
+
+    def fold(f):
+        test = perm[fold_start[f]:fold_start[f + 1]]
+        train = np.concatenate([perm[:fold_start[f]], perm[fold_start[f + 1]:]])
+        model = fit_model(X[train], y[train], inner,
+                          sample_weight=None if weights is None else weights[train], stop=stop)
+        return test, predict(model, X[test], n_jobs=inner.n_jobs)
+
+    tasks = [(lambda f=f: fold(f)) for f in range(n_folds)]
+    for test, predicted in run_tasks(tasks, n_jobs, stop):
+        target[test] = predicted
+    return target
+
+
+def report(y, target, svm_type):
+    """svm-train -v's result lines."""
+    y = np.asarray(y, dtype=np.float64)
+    if svm_type in ("epsilon_svr", "nu_svr"):
+        return [f"Cross Validation Mean squared error = {np.mean((target - y) ** 2):g}",
+                f"Cross Validation Squared correlation coefficient = {squared_correlation(target, y):g}"]
+    return [f"Cross Validation Accuracy = {100.0 * np.count_nonzero(target == y) / len(y):g}%"]
+
+
+def squared_correlation(v, y):
+    """LIBSVM's squared correlation coefficient (nan when a side is constant, as LIBSVM's 0/0)."""
+    n = len(y)
+    sv, sy, svv, syy, svy = v.sum(), y.sum(), v @ v, y @ y, v @ y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(((n * svy - sv * sy) ** 2) / ((n * svv - sv * sv) * (n * syy - sy * sy)))

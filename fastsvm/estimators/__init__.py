@@ -1,0 +1,4 @@
+"""scikit-learn compatible estimators over fastsvm's solvers."""
+from .linear import LinearSVC
+
+__all__ = ["LinearSVC"]

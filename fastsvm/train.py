@@ -1,0 +1,317 @@
+"""Training: data and Params in, a LIBSVM Model out.
+
+Classes are grouped as LIBSVM does (first occurrence; a -1/+1 problem is turned so that +1
+comes first), split one-vs-one (LIBSVM-type solvers) or one-vs-rest (LIBLINEAR-type solvers),
+the subproblems are solved in threads, and the model is assembled in LIBSVM's layout.
+"""
+import sys
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .csr import to_csr
+from .errors import FastSVMError, ParameterError
+from .model import Model
+from .parallel import effective_n_jobs, run_tasks
+from .solvers import Kernel, Subproblem, get_solver
+
+
+@dataclass
+class Classes:
+    """LIBSVM's svm_group_classes: labels in order, and the training rows of each, in order."""
+
+    labels: np.ndarray  # int64, nr_class
+    rows: list  # rows[c]: indices of class c in the training data, ascending
+
+
+def group_classes(y):
+    """Integer labels (LIBSVM casts with (int)) ordered by first occurrence; -1/+1 swapped."""
+    y_int = np.trunc(np.asarray(y, dtype=np.float64)).astype(np.int64)
+    labels, first = np.unique(y_int, return_index=True)
+    labels = labels[np.argsort(first, kind="stable")]
+    if len(labels) == 2 and labels[0] == -1 and labels[1] == 1:
+        labels = labels[::-1]
+    rows = [np.flatnonzero(y_int == label) for label in labels]
+    return Classes(labels=labels.copy(), rows=rows)
+
+
+def resolve_kernel(params, spec, n_features):
+    """The kernel the solver will use: LIBSVM's default gamma is 1/n_features (0 means default)."""
+    kind = params.kernel_type or spec.default_kernel
+    if kind not in spec.kernels:
+        raise ParameterError(f"solver {spec.name} does not support the {kind} kernel "
+                             f"(it supports: {', '.join(spec.kernels)})")
+    gamma = params.gamma if params.gamma else (1.0 / n_features if n_features > 0 else 0.0)
+    return Kernel(kind=kind, gamma=float(gamma), degree=int(params.degree), coef0=float(params.coef0))
+
+
+def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
+    """Train a Model on rows X (any matrix fastsvm.csr.to_csr accepts) with labels/targets y.
+
+    ``log`` receives progress and LIBSVM's summary lines when ``params.verbose`` (default: print
+    to stdout). For the precomputed kernel X holds [serial number, K(x, x_1), ...] per row,
+    column 0 being LIBSVM's index 0. ``stop`` (int32[1]) lets a caller that runs this in a
+    thread of its own pass its Ctrl-C flag down to the solvers.
+    """
+    params.check()
+    spec = get_solver(params.solver)
+    if params.svm_type not in spec.formulations:
+        raise ParameterError(f"solver {spec.name} does not solve {params.svm_type} "
+                             f"(it solves: {', '.join(spec.formulations)})")
+    X = to_csr(X)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    if X.shape[0] != y.shape[0]:
+        raise FastSVMError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values")
+    if X.shape[0] == 0:
+        raise FastSVMError("no training data")
+    if not np.all(np.isfinite(y)):
+        raise FastSVMError("labels contain NaN or infinity")
+    weights = _sample_weights(sample_weight, X.shape[0])
+    kernel = resolve_kernel(params, spec, X.shape[1])
+    if kernel.kind == "precomputed":
+        _check_precomputed(X)
+    if params.probability:
+        raise ParameterError("probability estimates (-b 1) are not available for this model yet")
+    if log is None and params.verbose:
+        log = _print_line
+    trainer = _Trainer(spec, params, kernel, log, stop)
+    if params.svm_type in ("c_svc", "nu_svc"):
+        return trainer.classification(X, y, weights)
+    return trainer.single(X, y, weights)
+
+
+def _print_line(line):
+    print(line, file=sys.stdout, flush=True)
+
+
+def _sample_weights(sample_weight, n):
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+    if w.shape != (n,):
+        raise FastSVMError(f"sample_weight has {w.size} values for {n} rows")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise FastSVMError("sample weights must be finite and non-negative")
+    return w
+
+
+def _check_precomputed(X):
+    serial = X[:, 0].toarray().ravel()
+    if np.any(serial < 1) or np.any(serial != np.round(serial)) or np.any(serial > X.shape[1] - 1):
+        raise FastSVMError("precomputed kernel: column 0 must hold each row's serial number "
+                           "1..n with the kernel values in columns 1..n")
+
+
+class _Trainer:
+    """Splits the problem for one solver, runs the pieces, assembles the Model."""
+
+    def __init__(self, spec, params, kernel, log, stop):
+        self.spec = spec
+        self.params = params
+        self.kernel = kernel
+        self.log = log
+        self.stop = np.zeros(1, dtype=np.int32) if stop is None else stop
+
+    # -- running subproblems -------------------------------------------------------------
+    def _solve_all(self, problems, names):
+        """Solve subproblems in threads; seeds depend on the position only, not on threads."""
+        n_jobs = effective_n_jobs(self.params.n_jobs)
+        inner = max(1, n_jobs // max(1, len(problems)))
+        seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
+        for k, (problem, name) in enumerate(zip(problems, names)):
+            problem.seed = int(seeds[k])
+            problem.stop = self.stop
+            problem.n_threads = inner
+            if self.log is not None:
+                prefix = f"[{name}] " if len(problems) > 1 else ""
+                problem.log = (lambda line, p=prefix: self.log(p + line))
+        tasks = [(lambda p=p: self.spec.solve(p)) for p in problems]
+        solutions = run_tasks(tasks, n_jobs, self.stop)
+        for solution, problem, name in zip(solutions, problems, names):
+            if solution.status == "max_iter":
+                warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
+                              "the model may not be optimal", RuntimeWarning, stacklevel=3)
+            if self.log is not None:
+                for line in summary_lines(problem, solution, self.params):
+                    self.log(line)
+        return solutions
+
+    def _subproblem(self, formulation, X, y, upper):
+        return Subproblem(formulation=formulation, X=X, y=y, upper=upper,
+                          kernel=self.kernel, params=self.params)
+
+    # -- regression and one-class ----------------------------------------------------------
+    def single(self, X, y, weights):
+        keep = np.flatnonzero(weights > 0)
+        Xk, wk = X[keep], weights[keep]
+        if self.params.svm_type == "one_class":
+            target, upper = np.ones(len(keep)), wk.copy()
+        else:
+            target, upper = y[keep], self.params.C * wk
+        (solution,) = self._solve_all([self._subproblem(self.params.svm_type, Xk, target, upper)],
+                                      [self.params.svm_type])
+        coef = np.asarray(solution.coef, dtype=np.float64)
+        if self.spec.multiclass == "ovr":
+            return self._model(_weight_rows([solution.w]), [[1.0]], [solution.rho], None, None,
+                               [solution], None)
+        nz = np.flatnonzero(coef != 0)
+        return self._model(Xk[nz], coef[nz][None, :], [solution.rho], None, None, [solution],
+                           keep[nz] + 1)
+
+    # -- classification -----------------------------------------------------------------
+    def classification(self, X, y, weights):
+        classes = group_classes(y)
+        box = self._class_box(classes.labels)
+        if self.spec.multiclass == "ovr":
+            return self._one_vs_rest(X, classes, box, weights)
+        return self._one_vs_one(X, classes, box, weights)
+
+    def _class_box(self, labels):
+        """LIBSVM's weighted_C: C times the -wi weight of each class (nu-SVC's box is 1 and
+        LIBSVM ignores class weights there)."""
+        if self.params.svm_type == "nu_svc":
+            return np.ones(len(labels))
+        box = np.full(len(labels), float(self.params.C))
+        for label, factor in self.params.class_weight.items():
+            hit = np.flatnonzero(labels == int(label))
+            if hit.size == 0:
+                warnings.warn(f"class label {label} specified in weight is not found", stacklevel=4)
+            box[hit] *= float(factor)
+        return box
+
+    def _one_vs_one(self, X, classes, box, weights):
+        k = len(classes.labels)
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        problems, rows_of, n_first = [], [], []
+        for i, j in pairs:
+            rows_i = classes.rows[i][weights[classes.rows[i]] > 0]
+            rows_j = classes.rows[j][weights[classes.rows[j]] > 0]
+            rows = np.concatenate([rows_i, rows_j])
+            target = np.concatenate([np.ones(rows_i.size), -np.ones(rows_j.size)])
+            upper = np.where(target > 0, box[i], box[j]) * weights[rows]
+            problems.append(self._subproblem(self.params.svm_type, X[rows], target, upper))
+            rows_of.append(rows)
+            n_first.append(rows_i.size)
+        names = [f"{classes.labels[i]} vs {classes.labels[j]}" for i, j in pairs]
+        solutions = self._solve_all(problems, names) if pairs else []
+
+        # support vectors: rows with a nonzero coefficient in any pair, grouped by class
+        is_sv = np.zeros(X.shape[0], dtype=bool)
+        for rows, solution in zip(rows_of, solutions):
+            is_sv[rows[np.asarray(solution.coef) != 0]] = True
+        sv_rows = [r[is_sv[r]] for r in classes.rows]
+        order = np.concatenate(sv_rows)
+        position = np.full(X.shape[0], -1, dtype=np.int64)
+        position[order] = np.arange(order.size)
+        sv_coef = np.zeros((k - 1, order.size))
+        for (i, j), rows, n_i, solution in zip(pairs, rows_of, n_first, solutions):
+            coef = np.asarray(solution.coef, dtype=np.float64)
+            nz = coef != 0
+            first = np.arange(rows.size) < n_i
+            # LIBSVM's layout: pair (i, j) keeps class i's coefficients in row j-1, class j's in row i
+            sv_coef[j - 1, position[rows[nz & first]]] = coef[nz & first]
+            sv_coef[i, position[rows[nz & ~first]]] = coef[nz & ~first]
+        if self.log is not None:
+            self.log(f"Total nSV = {order.size}")
+        n_sv = np.array([r.size for r in sv_rows], dtype=np.int64)
+        rho = [s.rho for s in solutions]
+        return self._model(X[order], sv_coef, rho, classes.labels, n_sv, solutions, order + 1)
+
+    def _one_vs_rest(self, X, classes, box, weights):
+        """LIBLINEAR's split: k = 2 is one problem for the first label; otherwise class c (box
+        C_c) against the rest (box C), with weights held LIBSVM-style as +-1 'support vectors'."""
+        k = len(classes.labels)
+        keep = np.flatnonzero(weights > 0)
+        codes = np.empty(X.shape[0], dtype=np.int64)
+        for c, rows in enumerate(classes.rows):
+            codes[rows] = c
+        codes = codes[keep]
+        Xk, wk = X[keep], weights[keep]
+        positives = [0] if k == 2 else list(range(k))
+        problems = []
+        for c in positives:
+            target = np.where(codes == c, 1.0, -1.0)
+            rest = box[1] if k == 2 else float(self.params.C)
+            upper = np.where(target > 0, box[c], rest) * wk
+            problems.append(self._subproblem("c_svc", Xk, target, upper))
+        names = [f"{classes.labels[c]} vs rest" for c in positives]
+        solutions = self._solve_all(problems, names) if k > 1 else []
+        if k == 1:
+            return self._model(_weight_rows([]), np.zeros((0, 0)), [], classes.labels,
+                               np.zeros(1, dtype=np.int64), [], None)
+        if k == 2:
+            return self._model(_weight_rows([solutions[0].w]), [[1.0]], [solutions[0].rho],
+                               classes.labels, np.array([1, 0]), solutions, None)
+        # pair (i, j) must decide s_i - s_j: weight i gets +1 where it is the first class, -1 second
+        sv_coef = np.zeros((k - 1, k))
+        for i in range(k):
+            for j in range(i + 1, k):
+                sv_coef[j - 1, i] = 1.0
+                sv_coef[i, j] = -1.0
+        rho = [solutions[i].rho - solutions[j].rho for i in range(k) for j in range(i + 1, k)]
+        return self._model(_weight_rows([s.w for s in solutions]), sv_coef, rho, classes.labels,
+                           np.ones(k, dtype=np.int64), solutions, None)
+
+    # -- assembling ---------------------------------------------------------------------------
+    def _model(self, support_vectors, sv_coef, rho, labels, n_sv, solutions, sv_rows):
+        kernel = self.kernel
+        sv_indices = sv_rows
+        if kernel.kind == "precomputed":
+            # LIBSVM writes each SV as 0:serial, the serial number held in the data's column 0
+            sv_indices = np.rint(support_vectors[:, 0].toarray().ravel()).astype(np.int64)
+            support_vectors = sp.csr_matrix((support_vectors.shape[0], 0))
+        info = {
+            "solver": self.spec.name,
+            "n_iter": [s.n_iter for s in solutions],
+            "objective": [s.objective for s in solutions],
+            "rho": [s.rho for s in solutions],
+            "kkt": [s.kkt for s in solutions],
+            "status": [s.status for s in solutions],
+            "history": [s.history for s in solutions],
+            "support_rows": None if sv_rows is None else np.asarray(sv_rows) - 1,
+            "primal_weights": [s.w for s in solutions] if all(s.w is not None for s in solutions) else None,
+        }
+        return Model(
+            svm_type=self.params.svm_type,
+            kernel_type=kernel.kind,
+            support_vectors=to_csr(support_vectors),
+            sv_coef=np.asarray(sv_coef, dtype=np.float64),
+            rho=np.asarray(rho, dtype=np.float64),
+            degree=kernel.degree,
+            gamma=kernel.gamma,
+            coef0=kernel.coef0,
+            labels=labels,
+            n_sv=n_sv,
+            sv_indices=sv_indices,
+            info=info,
+        )
+
+
+def _weight_rows(ws):
+    """Weight vectors as CSR rows (the 'support vectors' of a primal linear model)."""
+    if not ws:
+        return sp.csr_matrix((0, 0))
+    return sp.csr_matrix(np.vstack([np.asarray(w, dtype=np.float64) for w in ws]))
+
+
+def summary_lines(problem, solution, params):
+    """The lines LIBSVM prints after each solve (svm_train_one and the solve_* functions)."""
+    coef = np.abs(np.asarray(solution.coef, dtype=np.float64))
+    upper = problem.upper
+    lines = [f"optimization finished, #iter = {solution.n_iter}"]
+    r = solution.info.get("r")
+    if problem.formulation == "c_svc" and upper.size:
+        c_pos = upper[problem.y > 0].max(initial=params.C)
+        lines.append(f"nu = {coef.sum() / (c_pos * coef.size):f}")
+    elif problem.formulation == "epsilon_svr" and coef.size:
+        lines.append(f"nu = {coef.sum() / (params.C * coef.size):f}")
+    elif problem.formulation == "nu_svc" and r:
+        lines.append(f"C = {1.0 / r:f}")
+    elif problem.formulation == "nu_svr" and r is not None:
+        lines.append(f"epsilon = {-r:f}")
+    lines.append(f"obj = {solution.objective:f}, rho = {solution.rho:f}")
+    n_bsv = solution.info.get("nBSV", int(np.count_nonzero(coef >= upper)))
+    lines.append(f"nSV = {int(np.count_nonzero(coef))}, nBSV = {n_bsv}")
+    return lines
