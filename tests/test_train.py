@@ -1,0 +1,134 @@
+"""fastsvm.train: class grouping, one-vs-one / one-vs-rest splitting and LIBSVM's model layout,
+checked with stand-in solvers whose answers are known, so the layout is tested on its own."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastsvm.train as train_module
+from fastsvm.params import Params
+from fastsvm.solvers import Solution, SolverSpec
+from fastsvm.train import fit_model, group_classes
+
+
+def test_group_classes_first_occurrence_and_plus_one_first():
+    g = group_classes([3, 1, 3, 2, 1])
+    assert g.labels.tolist() == [3, 1, 2]
+    assert [r.tolist() for r in g.rows] == [[0, 2], [1, 4], [3]]
+    assert group_classes([-1, 1, -1]).labels.tolist() == [1, -1]      # LIBSVM's swap
+    assert group_classes([-1, 2, -1]).labels.tolist() == [-1, 2]      # only for -1/+1
+    assert group_classes([1.7, -0.2, 1.2]).labels.tolist() == [1, 0]  # (int) truncation
+
+
+def _fake_ovo(problem):
+    """coef_i = y_i * id_i for rows whose id (column 0) is not a multiple of 3, else 0; the
+    subproblem's identity is encoded in rho so the test can find which pair it was."""
+    ids = problem.X[:, 0].toarray().ravel()
+    coef = np.where(ids % 3 == 0, 0.0, problem.y * ids)
+    rho = float(ids[problem.y > 0].min() * 1000 + ids[problem.y < 0].min())
+    return Solution(coef=coef, rho=rho, n_iter=1)
+
+
+def _fake_ovr(problem):
+    """w = mean of the positive rows; rho = -(number of positive rows)."""
+    pos = problem.X[problem.y > 0]
+    return Solution(coef=np.zeros(problem.X.shape[0]), rho=-float(pos.shape[0]),
+                    w=np.asarray(pos.mean(axis=0)).ravel(), n_iter=1)
+
+
+@pytest.fixture
+def fake_solver(monkeypatch):
+    def install(solve, multiclass):
+        spec = SolverSpec(name="fake", solve=solve, formulations=("c_svc",), kernels=("linear",),
+                          multiclass=multiclass, default_kernel="linear", default_tol=1e-3)
+        monkeypatch.setattr(train_module, "get_solver", lambda name: spec)
+    return install
+
+
+def test_one_vs_one_layout_is_libsvms(fake_solver):
+    fake_solver(_fake_ovo, "ovo")
+    y = np.array([5, 7, 5, 9, 7, 9, 9, 5, 7, 5, 9, 7])
+    ids = np.arange(1, y.size + 1, dtype=float)
+    X = sp.csr_matrix(np.column_stack([ids, np.ones_like(ids)]))
+    model = fit_model(X, y, Params(solver="fake", kernel_type="linear"))
+    labels = model.labels.tolist()
+    assert labels == [5, 7, 9]
+    rows = {c: np.flatnonzero(y == c) for c in labels}
+    sv_ids = model.support_vectors[:, 0].toarray().ravel()
+    np.testing.assert_array_equal(sv_ids, model.sv_indices)       # SV k is training row id k
+    # SVs: every row whose id is not a multiple of 3, grouped by class, in file order per class
+    expect = np.concatenate([ids[rows[c]][ids[rows[c]] % 3 != 0] for c in labels])
+    np.testing.assert_array_equal(sv_ids, expect)
+    assert model.n_sv.tolist() == [np.count_nonzero(ids[rows[c]] % 3) for c in labels]
+    start = np.concatenate([[0], np.cumsum(model.n_sv)])
+    k = 0
+    for i in range(3):
+        for j in range(i + 1, 3):
+            # LIBSVM: pair (i, j) keeps class i's coefficients in row j-1, class j's in row i
+            ci = model.sv_coef[j - 1, start[i]:start[i + 1]]
+            cj = model.sv_coef[i, start[j]:start[j + 1]]
+            np.testing.assert_array_equal(ci, sv_ids[start[i]:start[i + 1]])
+            np.testing.assert_array_equal(cj, -sv_ids[start[j]:start[j + 1]])
+            first_i, first_j = ids[rows[labels[i]]].min(), ids[rows[labels[j]]].min()
+            assert model.rho[k] == first_i * 1000 + first_j
+            k += 1
+
+
+def test_one_vs_rest_weights_decide_by_argmax(fake_solver):
+    fake_solver(_fake_ovr, "ovr")
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, size=40)
+    X = sp.csr_matrix(rng.normal(size=(40, 6)))
+    model = fit_model(X, y, Params(solver="fake", kernel_type="linear"))
+    scores = []
+    for c in model.labels:
+        w = np.asarray(X[y == c].mean(axis=0)).ravel()
+        scores.append(X @ w + np.count_nonzero(y == c))
+    scores = np.column_stack(scores)
+    # pairwise decision values of the LIBSVM representation equal s_i - s_j
+    sv = model.support_vectors.toarray()
+    start = np.concatenate([[0], np.cumsum(model.n_sv)])
+    k = 0
+    for i in range(4):
+        for j in range(i + 1, 4):
+            dec = (X @ (sv[start[i]:start[i + 1]].T @ model.sv_coef[j - 1, start[i]:start[i + 1]])
+                   + X @ (sv[start[j]:start[j + 1]].T @ model.sv_coef[i, start[j]:start[j + 1]])
+                   - model.rho[k])
+            np.testing.assert_allclose(dec, scores[:, i] - scores[:, j], atol=1e-12)
+            k += 1
+
+
+def test_binary_one_vs_rest_is_one_weight_vector(fake_solver):
+    fake_solver(_fake_ovr, "ovr")
+    X = sp.csr_matrix(np.array([[1.0, 0], [0, 1], [1, 1]]))
+    model = fit_model(X, [-1, 1, 1], Params(solver="fake", kernel_type="linear"))
+    assert model.labels.tolist() == [1, -1]
+    np.testing.assert_allclose(model.support_vectors.toarray(), [[0.5, 1.0]])
+    assert model.sv_coef.tolist() == [[1.0]] and model.rho.tolist() == [-2.0]
+    assert model.n_sv.tolist() == [1, 0]
+
+
+def test_sample_weight_zero_rows_are_left_out(fake_solver):
+    seen = []
+
+    def solve(problem):
+        seen.append(problem.X.shape[0])
+        return _fake_ovo(problem)
+
+    fake_solver(solve, "ovo")
+    X = sp.csr_matrix(np.column_stack([np.arange(1.0, 7), np.ones(6)]))
+    fit_model(X, [1, 1, 1, -1, -1, -1], Params(solver="fake", kernel_type="linear"),
+              sample_weight=[1, 0, 2, 1, 1, 0])
+    assert seen == [4]
+
+
+def test_bad_inputs_are_clear_errors():
+    from fastsvm.errors import FastSVMError
+    X = sp.csr_matrix(np.eye(3))
+    with pytest.raises(FastSVMError, match="rows but y has"):
+        fit_model(X, [1, -1], Params(solver="dcd"))
+    with pytest.raises(FastSVMError, match="NaN"):
+        fit_model(X, [1, -1, np.nan], Params(solver="dcd"))
+    with pytest.raises(FastSVMError, match="non-negative"):
+        fit_model(X, [1, -1, 1], Params(solver="dcd"), sample_weight=[1, -1, 1])
+    with pytest.raises(FastSVMError, match="unknown solver"):
+        fit_model(X, [1, -1, 1], Params(solver="nope"))
