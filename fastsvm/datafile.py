@@ -1,0 +1,476 @@
+"""LIBSVM/svmlight data files: read into CSR (drop-in for scikit-learn's loaders), write back.
+
+Reading streams the input in chunks of whole lines through the Cython parser (``_core/_parser``),
+which parses each chunk with several threads without the GIL and grows its output arrays in
+place, so the text is never held whole and the arrays reach numpy without a copy. This module
+opens and decompresses, carries the partial last line of a chunk to the next one, resolves
+``zero_based``/``n_features``, builds the matrices and turns parse errors into
+``FileFormatError('file:line: what is wrong')``.
+"""
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
+import numbers
+import os
+import re
+import tempfile
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import __version__
+from ._core._parser import ERROR_CODES, MAX_INDEX, LineError, Parser
+from .csr import to_csr
+from .errors import FastSVMError, FileFormatError, ParameterError
+from .parallel import effective_n_jobs
+
+__all__ = ["load_svmlight_file", "load_svmlight_files", "dump_svmlight_file", "format_rows"]
+
+CHUNK_BYTES = 16 << 20   # text per parse call: large enough to keep threads busy, small beside the CSR
+_COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_COMPRESSED_WRITERS = {
+    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="wb"),
+    ".bz2": lambda raw: bz2.BZ2File(raw, "wb"),
+    ".xz": lambda raw: lzma.LZMAFile(raw, "wb"),
+}
+_TOKEN = re.compile(rb"[^\s#]{0,60}")
+
+
+# ---------------------------------------------------------------- reading
+
+def load_svmlight_file(f, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",
+                       query_id=False, offset=0, length=-1, n_jobs=None):
+    """Load a LIBSVM/svmlight file into a CSR matrix; same arguments and results as
+    ``sklearn.datasets.load_svmlight_file`` (plus ``n_jobs``, the parsing threads; None = all
+    cores).
+
+    f: path (str or PathLike; ``.gz``, ``.bz2``, ``.xz`` decompressed on the fly), file
+    descriptor, or file object (binary or text; not closed). Returns ``(X, y)`` or, with
+    ``query_id=True``, ``(X, y, qid)``: X a ``scipy.sparse.csr_matrix`` (int32 indices, sorted
+    rows), y float64. Any malformed line raises ``FileFormatError`` naming file and line, and
+    nothing is returned.
+    """
+    return tuple(load_svmlight_files([f], n_features=n_features, dtype=dtype, multilabel=multilabel,
+                                     zero_based=zero_based, query_id=query_id, offset=offset,
+                                     length=length, n_jobs=n_jobs))
+
+
+def load_svmlight_files(files, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",
+                        query_id=False, offset=0, length=-1, n_jobs=None):
+    """Load several files with a common number of features: ``[X1, y1, X2, y2, ...]`` (with
+    ``qi`` after each ``yi`` when ``query_id``). ``zero_based="auto"`` is decided over all files
+    together, as scikit-learn does: indices are shifted down by one only if every file has
+    features and none has index 0."""
+    return _load_files(files, n_features=n_features, dtype=dtype, multilabel=multilabel,
+                       zero_based=zero_based, query_id=query_id, offset=offset, length=length,
+                       n_jobs=n_jobs)
+
+
+def _load_files(files, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",
+                query_id=False, offset=0, length=-1, n_jobs=None, chunk_bytes=CHUNK_BYTES):
+    """load_svmlight_files with the chunk size exposed (tests use small chunks)."""
+    if isinstance(files, (str, bytes, os.PathLike, int)) or hasattr(files, "read"):
+        files = [files]
+    if multilabel:
+        raise ParameterError("multilabel=True is not supported; use "
+                             "sklearn.datasets.load_svmlight_file for multi-label files")
+    zero_based = _check_zero_based(zero_based)
+    offset, length = _check_int("offset", offset, minimum=0), _check_int("length", length)
+    if n_features is not None:
+        n_features = _check_int("n_features", n_features, minimum=1, maximum=MAX_INDEX + 1)
+    if offset > 0 or length > 0:
+        if n_features is None:
+            raise ParameterError("n_features is required when offset or length is given")
+        if zero_based == "auto":   # each part must not guess its own base
+            zero_based = True
+    dtype = np.dtype(dtype)
+
+    parsed = [_parse_file(f, zero_based, n_features, query_id, offset, length, n_jobs, chunk_bytes)
+              for f in files]
+
+    shift = zero_based is False or (zero_based == "auto" and all(p.nnz > 0 and p.min_index > 0
+                                                                 for p in parsed))
+    if zero_based == "auto" and not shift and n_features is not None:
+        for p in parsed:   # index n_features was allowed in case the files were one-based
+            if p.watch_line > 0:
+                raise FileFormatError(p.name, p.watch_line,
+                                      f"feature index {n_features} is beyond n_features={n_features}")
+    n_f = max((p.max_index - shift) if p.nnz else 0 for p in parsed) + 1
+    n_features = n_f if n_features is None else n_features
+    if n_f > n_features:
+        raise AssertionError("the parser let an index beyond n_features through")
+
+    result = []
+    for p in parsed:
+        data, indices, indptr, labels, qid = p.arrays
+        if shift:
+            indices -= 1
+        X = sp.csr_matrix((data.astype(dtype, copy=False), indices, indptr),
+                          shape=(len(labels), n_features), copy=False)
+        X.has_canonical_format = True   # rows were sorted and checked for duplicates while parsing
+        result += [X, labels]
+        if query_id:
+            result.append(qid if p.has_qid else np.empty(0, dtype=np.int64))
+    return result
+
+
+class _Parsed:
+    """One file's arrays and what the parser saw (for the joint zero_based/n_features decision)."""
+
+    def __init__(self, name, parser):
+        self.name = name
+        self.nnz = parser.nnz
+        self.min_index, self.max_index = parser.min_index, parser.max_index
+        self.watch_line = parser.watch_line
+        self.has_qid = parser.has_qid
+        self.arrays = parser.result()
+
+
+def _parse_file(f, zero_based, n_features, query_id, offset, length, n_jobs, chunk_bytes):
+    if n_features is None:
+        index_limit, watch = MAX_INDEX, -1
+    elif zero_based is True:
+        index_limit, watch = n_features - 1, -1
+    elif zero_based is False:
+        index_limit, watch = n_features, -1
+    else:   # "auto": index n_features is fine if the files turn out one-based; note where it is
+        index_limit, watch = n_features, n_features
+    parser = Parser(allow_zero=zero_based is not False, index_limit=index_limit, limit_watch=watch,
+                    keep_qid=bool(query_id), n_threads=effective_n_jobs(n_jobs))
+    with _open_for_reading(f) as (stream, name):
+        if offset > 0:
+            _skip(stream, offset)
+        try:
+            _feed(stream, parser, chunk_bytes, offset, length)
+        except _ParseFailure as failure:
+            err, buf, at_end = failure.args
+            raise _format_error(name, err, buf, at_end, offset, n_features) from None
+    return _Parsed(name, parser)
+
+
+class _ParseFailure(Exception):
+    """A LineError with the buffer it points into, carried out of the chunk loop."""
+
+
+def _feed(stream, parser, chunk_bytes, offset, length):
+    """Give the parser every line of the stream, chunk by chunk. With offset > 0 the line that
+    offset falls in is left to the previous part; with length > 0 only lines starting at or
+    before offset + length are read (scikit-learn's rule, so consecutive parts tile the file)."""
+    read_into = _reader(stream)
+    chunk_bytes = max(int(chunk_bytes), 2)
+    buf = bytearray(min(chunk_bytes, 1 << 20))   # grows to chunk_bytes only for large inputs
+    filled, pos = 0, offset          # pos: stream position of buf[0]
+    skip_partial = offset > 0
+    limit = offset + length if length > 0 else None
+    while True:
+        filled, eof = _fill(read_into, buf, filled)
+        begin = 0
+        if skip_partial:
+            nl = buf.find(b"\n", 0, filled)
+            begin = filled if nl < 0 else nl + 1
+            skip_partial = nl < 0
+        end = filled if eof else buf.rfind(b"\n", begin, filled) + 1
+        done = eof
+        if limit is not None and not skip_partial:
+            if pos + begin > limit:
+                return
+            nl = buf.find(b"\n", limit - pos, filled)
+            if nl >= 0:
+                end, done = nl + 1, True
+        if end > begin:
+            try:
+                # threads only for full-size chunks: on small inputs they cost more than they save
+                parser.parse(buf, begin, end, 0 if 2 * (end - begin) >= chunk_bytes else 1)
+            except LineError as err:
+                raise _ParseFailure(err, buf, eof and end == filled and buf[end - 1] != ord("\n"))
+        if done:
+            return
+        keep = max(begin, end)
+        buf[: filled - keep] = buf[keep:filled]   # carry the unfinished line
+        pos += keep
+        filled -= keep
+        if filled == len(buf):                    # a line longer than the buffer
+            buf.extend(bytes(len(buf)))
+        elif len(buf) < chunk_bytes:              # a large input: read bigger chunks
+            buf.extend(bytes(min(3 * len(buf), chunk_bytes - len(buf))))
+
+
+def _fill(read_into, buf, filled):
+    """Read until buf is full or the stream ends: (bytes in buf, at end of stream)."""
+    with memoryview(buf) as view:
+        while filled < len(buf):
+            got = read_into(view[filled:])
+            if not got:
+                return filled, True
+            filled += got
+    return filled, False
+
+
+def _reader(stream):
+    """A readinto(view) -> n for any readable stream."""
+    if not isinstance(stream, io.TextIOBase) and hasattr(stream, "readinto"):
+        return stream.readinto
+    return _ReadIntoAdapter(stream)
+
+
+class _ReadIntoAdapter:
+    """readinto() for streams that only have read(); text is encoded as UTF-8."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.pending = b""
+
+    def __call__(self, view):
+        if not self.pending:
+            data = self.stream.read(len(view))
+            self.pending = data.encode("utf-8") if isinstance(data, str) else bytes(data or b"")
+        n = min(len(view), len(self.pending))
+        view[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
+
+
+def _skip(stream, offset):
+    if getattr(stream, "seekable", lambda: False)():
+        stream.seek(offset)
+        return
+    while offset > 0:
+        got = len(stream.read(min(offset, CHUNK_BYTES)))
+        if not got:
+            return
+        offset -= got
+
+
+@contextlib.contextmanager
+def _open_for_reading(f):
+    """(binary or text stream, name for messages); closes only what it opened."""
+    if isinstance(f, (str, bytes, os.PathLike)):
+        path = os.fsdecode(f)
+        opener = _COMPRESSED.get(os.path.splitext(path)[1])
+        stream = opener(path, "rb") if opener else open(path, "rb", buffering=0)
+        with stream:
+            yield stream, path
+    elif isinstance(f, numbers.Integral) and not isinstance(f, bool):
+        with open(int(f), "rb", buffering=0, closefd=False) as stream:
+            yield stream, f"<fd {int(f)}>"
+    elif hasattr(f, "read"):
+        name = getattr(f, "name", None)
+        yield f, os.fsdecode(name) if isinstance(name, (str, bytes, os.PathLike)) else "<stream>"
+    else:
+        raise TypeError(f"expected a path, file descriptor or file object, got {type(f).__name__}")
+
+
+_MESSAGES = {
+    "bad_label": "label {tok} is not a number",
+    "nonfinite_label": "label {tok} is not finite",
+    "missing_label": "missing label: the line starts with the feature {tok}",
+    "not_a_pair": "{tok} is not an index:value pair",
+    "bad_index": "bad feature index in {tok}",
+    "negative_index": "negative feature index in {tok}",
+    "zero_index": "feature index 0 in {tok}, but indices are one-based (zero_based=False)",
+    "index_too_large": "feature index in {tok} is too large (at most %d)" % MAX_INDEX,
+    "bad_value": "bad feature value in {tok}",
+    "nonfinite_value": "feature value in {tok} is not finite",
+    "overflow": "number out of the double range in {tok}",
+    "duplicate_index": "feature index {detail} appears twice",
+    "beyond_n_features": "feature index {detail} is beyond n_features={limit}",
+    "bad_qid": "bad query id {tok} (expected qid:<integer>)",
+    "too_many_values": "more than 2**31 - 1 stored values, which int32 CSR indices cannot address",
+}
+_CODE_NAMES = {code: name for name, code in ERROR_CODES.items()}
+
+
+def _format_error(name, err, buf, at_end, offset, n_features):
+    """FileFormatError for a LineError raised while parsing buf."""
+    kind = _CODE_NAMES[err.code]
+    token = _TOKEN.match(bytes(buf[err.offset: err.offset + 61])).group() if err.offset >= 0 else b""
+    tok = repr(token.decode("utf-8", "backslashreplace"))
+    if len(token) > 60:
+        tok = tok[:-1] + "...'"
+    if kind == "bad_value" and token.endswith(b":"):
+        message = f"feature {tok} has no value"
+    elif kind == "bad_index" and token.startswith(b":"):
+        message = f"feature {tok} has no index"
+    else:
+        message = _MESSAGES[kind].format(tok=tok, detail=err.detail, limit=n_features)
+    if at_end and err.offset >= buf.rfind(b"\n") + 1:
+        message += " (the input ends in the middle of this line)"
+    if offset > 0:
+        message += f" (line counted from byte offset {offset})"
+    return FileFormatError(name, err.line, message)
+
+
+def _check_zero_based(zero_based):
+    if isinstance(zero_based, str):
+        if zero_based != "auto":
+            raise ParameterError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+        return zero_based
+    if not isinstance(zero_based, (bool, np.bool_)):
+        raise ParameterError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    return bool(zero_based)
+
+
+def _check_int(name, value, minimum=None, maximum=None):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        bounds = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ParameterError(f"{name} must be {bounds}, got {value}")
+    return value
+
+
+# ---------------------------------------------------------------- writing
+
+def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None, multilabel=False):
+    """Write X (dense or sparse) and labels y in LIBSVM/svmlight format; same arguments as
+    ``sklearn.datasets.dump_svmlight_file``. Values and float labels are written with ``%.17g``,
+    so reading the file back gives identical floats; integer labels with ``%d``.
+
+    f: path (written atomically: a temporary file in the same directory, then renamed;
+    ``.gz``/``.bz2``/``.xz`` compressed) or file object (binary or text; not closed).
+    """
+    if multilabel:
+        raise ParameterError("multilabel=True is not supported by fastsvm's writer")
+    zero_based = _check_zero_based(zero_based)
+    if zero_based == "auto":
+        raise ParameterError("zero_based must be True or False when writing")
+    header = _comment_header(comment, zero_based)
+    X, y, query_id = _check_rows(X, y, query_id)
+    if isinstance(f, (str, bytes, os.PathLike)):
+        with _atomic_output(os.fsdecode(f)) as stream:
+            _write(stream, X, y, query_id, zero_based, header)
+    elif hasattr(f, "write"):
+        _write(f, X, y, query_id, zero_based, header)
+    else:
+        raise TypeError(f"expected a path or a writable file object, got {type(f).__name__}")
+
+
+def format_rows(X, y, *, zero_based=True, query_id=None, value_format="%.17g"):
+    """The LIBSVM text (bytes) of the rows of a CSR matrix X (canonical, as ``to_csr`` gives)
+    with labels y. Integer labels are written with %d, others with value_format; so are values
+    (the default round-trips exactly; the synthetic data generator uses shorter ones).
+
+    One %-format string and one flat argument tuple per call, so the per-value work runs in C;
+    call it on blocks of rows to bound memory."""
+    n_rows, heads = X.shape[0], 1 + (query_id is not None)
+    label_format = "%d" if np.asarray(y).dtype.kind in "iub" else value_format
+    formats = _RowFormats(label_format + (" qid:%d" if query_id is not None else ""),
+                          f" %d:{value_format}")
+    lengths = np.diff(X.indptr)
+    template = "".join(map(formats.__getitem__, lengths.tolist()))
+    args = np.empty(2 * X.nnz + heads * n_rows, dtype=object)
+    starts = 2 * X.indptr[:-1].astype(np.int64) + heads * np.arange(n_rows)
+    args[starts] = np.asarray(y).tolist()
+    if query_id is not None:
+        args[starts + 1] = np.asarray(query_id).tolist()
+    slots = 2 * np.arange(X.nnz) + heads * (np.repeat(np.arange(n_rows), lengths) + 1)
+    args[slots] = (X.indices.astype(np.int64) + (not zero_based)).tolist()
+    args[slots + 1] = X.data.tolist()
+    return (template % tuple(args.tolist())).encode("ascii")
+
+
+class _RowFormats(dict):
+    """Format string of a row by its number of features, built on first use."""
+
+    def __init__(self, head, feature):
+        super().__init__()
+        self.head, self.feature = head, feature
+
+    def __missing__(self, n):
+        self[n] = text = self.head + self.feature * n + "\n"
+        return text
+
+
+_WRITE_BLOCK_VALUES = 1 << 18   # values formatted per call of format_rows
+
+
+def _write(stream, X, y, query_id, zero_based, header):
+    text_mode = isinstance(stream, io.TextIOBase)
+    emit = (lambda b: stream.write(b.decode("utf-8"))) if text_mode else stream.write
+    if header:
+        emit(header)
+    r0 = 0
+    while r0 < X.shape[0]:
+        # rows up to ~_WRITE_BLOCK_VALUES stored values (at least one row)
+        r1 = int(np.searchsorted(X.indptr, X.indptr[r0] + _WRITE_BLOCK_VALUES, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), X.shape[0])
+        emit(format_rows(X[r0:r1], y[r0:r1], zero_based=zero_based,
+                         query_id=None if query_id is None else query_id[r0:r1]))
+        r0 = r1
+
+
+def _comment_header(comment, zero_based):
+    if not comment:
+        return b""
+    if isinstance(comment, bytes):
+        comment.decode("ascii")   # raises on non-ASCII bytes, as scikit-learn does
+    else:
+        comment = str(comment).encode("utf-8")
+    if b"\0" in comment:
+        raise ParameterError("comment contains a NUL byte")
+    lines = [f"# Generated by dump_svmlight_file from fastsvm {__version__}".encode(),
+             f"# Column indices are {'zero' if zero_based else 'one'}-based".encode(), b"#"]
+    lines += [b"# " + line for line in comment.splitlines()]
+    return b"\n".join(lines) + b"\n"
+
+
+def _check_rows(X, y, query_id):
+    """Canonical CSR X (without touching the caller's matrix), 1-D finite y, optional qid."""
+    copy = sp.issparse(X) and not getattr(X, "has_canonical_format", False)
+    X = to_csr(X, copy=copy)
+    if sp.issparse(y):
+        if y.shape[1] != 1:
+            raise FastSVMError(f"expected y of shape (n_samples, 1), got {y.shape}")
+        y = y.toarray().ravel()
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise FastSVMError(f"expected y of shape (n_samples,), got {y.shape}")
+    if y.dtype.kind not in "iubf":
+        raise FastSVMError(f"labels must be numbers, got dtype {y.dtype}")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise FastSVMError("labels contain NaN or infinity")
+    if y.shape[0] != X.shape[0]:
+        raise FastSVMError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
+    if query_id is not None:
+        query_id = np.asarray(query_id)
+        if query_id.shape != y.shape or query_id.dtype.kind not in "iu":
+            raise FastSVMError(f"expected integer query_id of shape {y.shape}, got "
+                               f"{query_id.dtype} of shape {query_id.shape}")
+    if y.dtype.kind == "b":
+        y = y.astype(np.int64)
+    return X, y, query_id
+
+
+@contextlib.contextmanager
+def _atomic_output(path):
+    """A binary stream whose content replaces path only once everything is written."""
+    directory, base = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{base}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            wrap = _COMPRESSED_WRITERS.get(os.path.splitext(path)[1])
+            stream = wrap(raw) if wrap else raw
+            yield stream
+            if wrap:
+                stream.close()
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.chmod(tmp, _new_file_mode(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _new_file_mode(path):
+    """The permissions open() would have given: the existing file's, else 0o666 less umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
