@@ -1,0 +1,39 @@
+# Kernel columns on demand, kept in a least-recently-used cache bounded by a byte budget.
+#
+# Column i holds K(row(i), row(t)) for positions t in [0, length), times sign(i) sign(t) when
+# signs are given (Q = diag(y) K diag(y) for classification). Positions start as the data rows
+# in order and can be permuted with swap() (SMO's shrinking moves the active set to the front),
+# so a column only needs computing up to the active size. Values are stored as float32, as
+# LIBSVM stores them: twice the columns fit in the budget.
+cimport cython
+from ._csr cimport CSR
+from ._kernel cimport KernelParams
+
+@cython.final
+cdef class KernelCache:
+    cdef readonly int n               # positions (= columns that can be cached)
+    cdef readonly int n_threads
+    cdef KernelParams kp
+    cdef CSR X
+    cdef object _keep                 # the arrays the raw pointers below point into
+    cdef const double* sqnorm         # |x_r|^2 per data row r
+    cdef const int* serial            # precomputed kernel: column of X holding K(., x_r), else NULL
+    cdef int* rows                    # position -> data row
+    cdef signed char* sign            # position -> +1 / -1, or NULL (all +1)
+    cdef double* dense                # the row being expanded, scattered
+    # LRU storage: a circular doubly linked list over positions, sentinel n, oldest first
+    cdef float** data
+    cdef int* length
+    cdef int* lru_prev
+    cdef int* lru_next
+    cdef Py_ssize_t free_floats
+    cdef readonly long long n_computed  # kernel values computed so far (statistics)
+
+    cdef void unlink(self, int i) noexcept nogil
+    cdef void append(self, int i) noexcept nogil
+    cdef void drop(self, int i) noexcept nogil
+    cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil
+    cdef float* column(self, int i, int length) noexcept nogil
+    cdef void swap(self, int i, int j) noexcept nogil
+    cdef double diagonal(self, int i) noexcept nogil
+    cdef int block(self, const int* idx, int m, double* out) noexcept nogil

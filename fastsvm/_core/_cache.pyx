@@ -1,0 +1,313 @@
+"""LRU cache of kernel columns under a byte budget (LIBSVM's -m), without the GIL.
+
+A column is computed when first asked for, only as far as the length asked (SMO asks for the
+active size), and extended later if a longer prefix is needed. When the budget is exhausted the
+least recently used columns are dropped. Long columns are computed by several threads; each
+entry is computed independently, so the values do not depend on the thread count.
+
+Used by SMO (with signs y for classification, permuted by shrinking) and meant for any kernel
+solver that needs columns or blocks Q_JJ of the kernel matrix.
+"""
+from cython.parallel cimport prange
+from libc.stdlib cimport malloc, calloc, realloc, free
+cimport numpy as cnp
+import numpy as np
+
+from ._csr cimport csr_view, row_dot
+from ._kernel cimport (KernelParams, PRECOMPUTED, kernel_params, kernel_from_dot,
+                       scatter_row, unscatter_row)
+from ._kernel import row_sqnorms
+from ..errors import FastSVMError
+
+cnp.import_array()
+
+cdef enum:
+    # A column shorter than this is computed by one thread: starting a parallel region costs
+    # more than a few hundred kernel values.
+    PARALLEL_MIN = 1024
+
+
+cdef inline double kernel_value(KernelParams kp, CSR X, const double* sqnorm, const int* serial,
+                                const double* dense, double x_sqnorm, int r) noexcept nogil:
+    """k(x, x_r) with x scattered into dense (precomputed: dense holds the row of kernel values)."""
+    if serial != NULL:
+        return dense[serial[r]]
+    return kernel_from_dot(kp, row_dot(X, r, dense), x_sqnorm, sqnorm[r])
+
+
+cdef class KernelCache:
+    """KernelCache(X, kind, gamma=0.0, degree=3, coef0=0.0, cache_bytes=100 MiB, n_threads=1, sign=None)
+
+    X is canonical CSR (fastsvm.csr.to_csr). For the precomputed kernel, column 0 of X holds each
+    row's serial number s (1-based) and K(x_i, x_j) = X[i, s_j]. ``sign`` (int8, +-1 per row)
+    makes the columns those of Q = diag(sign) K diag(sign).
+    """
+
+    def __cinit__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0,
+                  Py_ssize_t cache_bytes=100 << 20, int n_threads=1, sign=None):
+        cdef const double[::1] data = X.data
+        cdef const int[::1] indices = X.indices
+        cdef const int[::1] indptr = X.indptr
+        cdef int n = X.shape[0]
+        cdef int n_cols = X.shape[1]
+        cdef int i
+        cdef const double[::1] sq
+        cdef const int[::1] ser
+        cdef const signed char[::1] sg
+        if cache_bytes <= 0:
+            raise FastSVMError("kernel cache size must be positive")
+        self.n = n
+        self.n_threads = max(1, n_threads)
+        self.kp = kernel_params(kind, gamma, degree, coef0)
+        self.X = csr_view(data, indices, indptr, n, n_cols)
+        sqnorm = row_sqnorms(X)
+        sq = sqnorm
+        self.sqnorm = &sq[0] if n > 0 else NULL
+        self.serial = NULL
+        dense_len = max(n_cols, 1)
+        serial = None
+        if self.kp.kind == PRECOMPUTED:
+            serial = _serial_numbers(X)
+            ser = serial
+            self.serial = &ser[0] if n > 0 else NULL
+            if n > 0:
+                dense_len = max(dense_len, int(serial.max()) + 1)
+        self._keep = (X.data, X.indices, X.indptr, sqnorm, serial)
+
+        self.rows = <int*>malloc(max(n, 1) * sizeof(int))
+        self.dense = <double*>calloc(dense_len, sizeof(double))
+        self.data = <float**>calloc(max(n, 1), sizeof(float*))
+        self.length = <int*>calloc(max(n, 1), sizeof(int))
+        self.lru_prev = <int*>malloc((n + 1) * sizeof(int))
+        self.lru_next = <int*>malloc((n + 1) * sizeof(int))
+        self.sign = NULL
+        if sign is not None:
+            self.sign = <signed char*>malloc(max(n, 1) * sizeof(signed char))
+        if (self.rows == NULL or self.dense == NULL or self.data == NULL or self.length == NULL
+                or self.lru_prev == NULL or self.lru_next == NULL
+                or (sign is not None and self.sign == NULL)):
+            raise MemoryError("cannot allocate the kernel cache")
+        for i in range(n):
+            self.rows[i] = i
+        if sign is not None:
+            sign = np.ascontiguousarray(sign, dtype=np.int8)
+            if sign.shape != (n,) or not np.all(np.abs(sign) == 1):
+                raise FastSVMError("kernel cache signs must be +1 or -1, one per row")
+            sg = sign
+            for i in range(n):
+                self.sign[i] = sg[i]
+        self.lru_prev[n] = n
+        self.lru_next[n] = n
+        # LIBSVM's rule: the bookkeeping counts against the budget, but two full columns always fit
+        cdef Py_ssize_t header = <Py_ssize_t>n * (sizeof(float*) + 3 * sizeof(int)) // sizeof(float)
+        self.free_floats = max(cache_bytes // <Py_ssize_t>sizeof(float) - header, 2 * <Py_ssize_t>n)
+        self.n_computed = 0
+
+    def __dealloc__(self):
+        cdef int i
+        if self.data != NULL:
+            for i in range(self.n):
+                free(self.data[i])
+        free(self.data)
+        free(self.length)
+        free(self.lru_prev)
+        free(self.lru_next)
+        free(self.rows)
+        free(self.sign)
+        free(self.dense)
+
+    # ---- LRU list ----
+
+    cdef void unlink(self, int i) noexcept nogil:
+        self.lru_next[self.lru_prev[i]] = self.lru_next[i]
+        self.lru_prev[self.lru_next[i]] = self.lru_prev[i]
+
+    cdef void append(self, int i) noexcept nogil:
+        """Make i the most recently used."""
+        cdef int last = self.lru_prev[self.n]
+        self.lru_prev[i] = last
+        self.lru_next[i] = self.n
+        self.lru_next[last] = i
+        self.lru_prev[self.n] = i
+
+    cdef void drop(self, int i) noexcept nogil:
+        self.unlink(i)
+        free(self.data[i])
+        self.data[i] = NULL
+        self.free_floats += self.length[i]
+        self.length[i] = 0
+
+    # ---- columns ----
+
+    cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil:
+        """out[t] = sign_i sign_t k(x_row(i), x_row(t)) for t in [start, stop)."""
+        cdef KernelParams kp = self.kp
+        cdef CSR X = self.X
+        cdef const double* sqnorm = self.sqnorm
+        cdef const int* serial = self.serial
+        cdef const int* rows = self.rows
+        cdef const signed char* sign = self.sign
+        cdef double* dense = self.dense
+        cdef int r = rows[i]
+        cdef double x_sqnorm = sqnorm[r]
+        cdef signed char s_i = sign[i] if sign != NULL else 1
+        cdef int t
+        cdef double v
+        scatter_row(X, r, dense)
+        if self.n_threads > 1 and stop - start >= PARALLEL_MIN:
+            for t in prange(start, stop, num_threads=self.n_threads, schedule="guided"):
+                v = kernel_value(kp, X, sqnorm, serial, dense, x_sqnorm, rows[t])
+                if sign != NULL and sign[t] != s_i:
+                    v = -v
+                out[t] = <float>v
+        else:
+            for t in range(start, stop):
+                v = kernel_value(kp, X, sqnorm, serial, dense, x_sqnorm, rows[t])
+                if sign != NULL and sign[t] != s_i:
+                    v = -v
+                out[t] = <float>v
+        unscatter_row(X, r, dense)
+        self.n_computed += stop - start
+
+    cdef float* column(self, int i, int length) noexcept nogil:
+        """Column i, valid on positions [0, length); NULL if memory runs out. The pointer stays
+        valid until the next column() or swap() call that needs room (the two most recently
+        used columns always fit)."""
+        cdef int have = self.length[i]
+        cdef float* p
+        if have > 0:
+            self.unlink(i)
+        if length > have:
+            while self.free_floats < length - have and self.lru_next[self.n] != self.n:
+                self.drop(self.lru_next[self.n])
+            p = <float*>realloc(self.data[i], length * sizeof(float))
+            if p == NULL:
+                if have > 0:
+                    self.append(i)
+                return NULL
+            self.data[i] = p
+            self.free_floats -= length - have
+            self.length[i] = length
+            self.fill(i, have, length, p)
+        self.append(i)
+        return self.data[i]
+
+    cdef void swap(self, int i, int j) noexcept nogil:
+        """Exchange positions i and j: their rows, signs, cached columns and the two entries of
+        every cached column (a column too short to hold both is dropped)."""
+        cdef int h, nxt, lo, hi
+        cdef float f
+        cdef signed char s
+        cdef float* d
+        if i == j:
+            return
+        if self.length[i] > 0:
+            self.unlink(i)
+        if self.length[j] > 0:
+            self.unlink(j)
+        d = self.data[i]; self.data[i] = self.data[j]; self.data[j] = d
+        h = self.length[i]; self.length[i] = self.length[j]; self.length[j] = h
+        if self.length[i] > 0:
+            self.append(i)
+        if self.length[j] > 0:
+            self.append(j)
+        h = self.rows[i]; self.rows[i] = self.rows[j]; self.rows[j] = h
+        if self.sign != NULL:
+            s = self.sign[i]; self.sign[i] = self.sign[j]; self.sign[j] = s
+        lo = min(i, j)
+        hi = max(i, j)
+        h = self.lru_next[self.n]
+        while h != self.n:
+            nxt = self.lru_next[h]
+            if self.length[h] > lo:
+                if self.length[h] > hi:
+                    d = self.data[h]
+                    f = d[lo]; d[lo] = d[hi]; d[hi] = f
+                else:
+                    self.drop(h)
+            h = nxt
+
+    cdef double diagonal(self, int i) noexcept nogil:
+        """k(x_row(i), x_row(i)) in double precision (signs cancel)."""
+        cdef int r = self.rows[i]
+        cdef double v
+        if self.serial == NULL:
+            return kernel_from_dot(self.kp, self.sqnorm[r], self.sqnorm[r], self.sqnorm[r])
+        scatter_row(self.X, r, self.dense)
+        v = self.dense[self.serial[r]]
+        unscatter_row(self.X, r, self.dense)
+        return v
+
+    cdef int block(self, const int* idx, int m, double* out) noexcept nogil:
+        """out (m x m, row-major) = Q[idx, idx] from full cached columns; -1 if memory runs out."""
+        cdef int a, b
+        cdef float* col
+        for a in range(m):
+            col = self.column(idx[a], self.n)
+            if col == NULL:
+                return -1
+            for b in range(m):
+                out[<Py_ssize_t>a * m + b] = col[idx[b]]
+        return 0
+
+    # ---- Python access (tests, inspection) ----
+
+    def get_column(self, int i, length=None):
+        """A copy of column i on positions [0, length) (default: all), as float32."""
+        cdef int n_len = self.n if length is None else int(length)
+        cdef float* col
+        if not 0 <= i < self.n or not 0 <= n_len <= self.n:
+            raise IndexError("column or length out of range")
+        with nogil:
+            col = self.column(i, n_len)
+        if col == NULL:
+            raise MemoryError("kernel cache: out of memory")
+        return np.array(<float[:n_len]>col if n_len > 0 else np.empty(0, np.float32), dtype=np.float32)
+
+    def swap_positions(self, int i, int j):
+        if not (0 <= i < self.n and 0 <= j < self.n):
+            raise IndexError("position out of range")
+        self.swap(i, j)
+
+    def get_block(self, idx):
+        """Q[idx][:, idx] as float64 (values rounded through float32 like every cached value)."""
+        cdef int[::1] ix = np.ascontiguousarray(idx, dtype=np.int32)
+        cdef int m = ix.shape[0]
+        cdef double[:, ::1] out = np.empty((m, m))
+        cdef int status = 0
+        if m and (np.min(ix) < 0 or np.max(ix) >= self.n):
+            raise IndexError("position out of range")
+        if m:
+            with nogil:
+                status = self.block(&ix[0], m, &out[0, 0])
+        if status != 0:
+            raise MemoryError("kernel cache: out of memory")
+        return np.asarray(out)
+
+    def get_diagonal(self):
+        return np.array([self.diagonal(i) for i in range(self.n)])
+
+    def rows_at_positions(self):
+        return np.array([self.rows[i] for i in range(self.n)], dtype=np.int64)
+
+    def cached(self):
+        """[(position, cached length)] from least to most recently used."""
+        out = []
+        cdef int h = self.lru_next[self.n]
+        while h != self.n:
+            out.append((h, self.length[h]))
+            h = self.lru_next[h]
+        return out
+
+    @property
+    def free_bytes(self):
+        return int(self.free_floats) * sizeof(float)
+
+
+def _serial_numbers(X):
+    """Column 0 of a precomputed-kernel matrix as int32 serial numbers (1-based)."""
+    serial = np.asarray(X[:, 0].toarray()).ravel() if X.shape[1] > 0 else np.zeros(X.shape[0])
+    if X.shape[0] and (np.any(serial < 1) or np.any(serial != np.round(serial))
+                       or np.any(serial > np.iinfo(np.int32).max)):
+        raise FastSVMError("precomputed kernel: column 0 must hold each row's serial number (1, 2, ...)")
+    return np.ascontiguousarray(serial, dtype=np.int32)

@@ -1,0 +1,733 @@
+"""SMO for LIBSVM's dual problems (Fan, Chen & Lin, JMLR 2005), without the GIL.
+
+    min_a  1/2 a^T Q a + p^T a   s.t.  y^T a = delta,  0 <= a_i <= C_i          (y_i = +1 / -1)
+
+and, for the nu-formulations, also e^T a = const: then both variables of a step share one sign
+(the two equality constraints of Solver_NU). Each step picks the maximal violating i and, by the
+second-order rule, the j that decreases the objective most; solves the two-variable problem
+exactly; and updates the gradient G = Q a + p on the active set. Shrinking moves variables that
+are stuck at a bound to the back of the arrays; G_bar = sum_{a_j = C_j} C_j Q_j lets their
+gradient be rebuilt when the active set is restored. Columns of Q come from a KernelCache; for
+the regression duals (2n variables over n data rows) column i is sign_i sign_t K[index_i, index_t],
+built from the cached kernel column of data row index_i.
+
+The run is cut into chunks: ``run(limit)`` returns after iteration ``limit`` with the whole state
+kept in the object, so chunking never changes the result.
+"""
+from libc.math cimport isfinite, INFINITY
+from libc.stdlib cimport malloc, free
+cimport numpy as cnp
+import numpy as np
+
+from ._cache cimport KernelCache
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    # declared without Cython's exception check: an interrupt is reported as a Status
+    int PyErr_CheckSignals() noexcept
+    void PyErr_Clear() noexcept
+
+cdef extern from *:
+    """
+    /* The stop flag is written by another thread: a volatile read is never hoisted out of a loop. */
+    static int fastsvm_smo_read_flag(const int *flag) { return *(const volatile int *)flag; }
+    """
+    int read_flag "fastsvm_smo_read_flag"(const int* flag) noexcept nogil
+
+
+cpdef enum Status:
+    CONVERGED = 0     # maximal violation < eps on the whole problem
+    CHUNK_DONE = 1    # iteration limit of this call reached; call run() again
+    MAX_ITER = 2      # iteration cap reached (gradient rebuilt, result usable)
+    INTERRUPTED = 3   # stop flag or Ctrl-C seen
+    NONFINITE = 4     # a step became NaN or infinite (kernel values overflow)
+    NO_MEMORY = 5     # a kernel column could not be allocated
+
+cdef enum:
+    AT_LOWER = 0
+    AT_UPPER = 1
+    FREE = 2
+    SIGNAL_EVERY = 64   # polls between two PyErr_CheckSignals (main thread only)
+
+cdef double TAU = 1e-12  # curvature used when a pair's quad_coef is not positive
+
+
+cdef class SMO:
+    """SMO(cache, p, y, alpha, C, eps, shrinking, nu, svr_rows, max_iter, stop, check_signals)
+
+    p, alpha, C: float64 of length l; y: +1/-1 (int8) of length l; alpha must be feasible.
+    svr_rows = n > 0 for the regression duals: l = 2n and the cache holds the n x n kernel
+    (no signs); otherwise the cache holds Q itself over l positions.
+    """
+
+    cdef KernelCache cache
+    cdef readonly int l
+    cdef readonly int active_size
+    cdef readonly long long n_iter
+    cdef readonly long long max_iter
+    cdef readonly double objective       # tracked step by step, for progress lines
+    cdef readonly double gap             # maximal violation seen by the last selection
+    cdef readonly int n_unshrink_warnings  # LIBSVM's "using -h 0 may be faster" moments
+    cdef int counter
+    cdef bint nu, shrinking, unshrink, check_signals
+    cdef int polls
+    cdef double eps
+    cdef int n_data                      # n for the regression duals, 0 otherwise
+    cdef double* alpha
+    cdef double* G
+    cdef double* G_bar
+    cdef double* p
+    cdef double* C
+    cdef double* QD
+    cdef signed char* y
+    cdef signed char* status
+    cdef int* active_set
+    cdef int* index                      # regression: position -> data row
+    cdef signed char* qsign              # regression: position -> +1 (a) / -1 (a*)
+    cdef float* buf0
+    cdef float* buf1
+    cdef int next_buf
+    cdef const int* stop
+    cdef object _stop
+
+    def __cinit__(self, KernelCache cache, p, y, alpha, C, double eps, bint shrinking, bint nu,
+                  int svr_rows, long long max_iter, stop, bint check_signals):
+        cdef int l = len(p)
+        cdef int i
+        cdef const double[::1] p_ = np.ascontiguousarray(p, dtype=np.float64)
+        cdef const double[::1] a_ = np.ascontiguousarray(alpha, dtype=np.float64)
+        cdef const double[::1] c_ = np.ascontiguousarray(C, dtype=np.float64)
+        cdef const signed char[::1] y_ = np.ascontiguousarray(y, dtype=np.int8)
+        cdef int[::1] stop_ = stop
+        cdef int m = max(l, 1)
+        if a_.shape[0] != l or c_.shape[0] != l or y_.shape[0] != l:
+            raise ValueError("p, y, alpha and C must have the same length")
+        if (svr_rows > 0 and (l != 2 * svr_rows or cache.n != svr_rows)) or (svr_rows == 0 and cache.n != l):
+            raise ValueError("kernel cache size does not match the problem")
+        self.cache = cache
+        self.l = l
+        self.eps = eps
+        self.shrinking = shrinking
+        self.nu = nu
+        self.n_data = svr_rows
+        self.max_iter = max_iter
+        self.check_signals = check_signals
+        self._stop = stop
+        self.stop = &stop_[0]
+        self.alpha = <double*>malloc(m * sizeof(double))
+        self.G = <double*>malloc(m * sizeof(double))
+        self.G_bar = <double*>malloc(m * sizeof(double))
+        self.p = <double*>malloc(m * sizeof(double))
+        self.C = <double*>malloc(m * sizeof(double))
+        self.QD = <double*>malloc(m * sizeof(double))
+        self.y = <signed char*>malloc(m * sizeof(signed char))
+        self.status = <signed char*>malloc(m * sizeof(signed char))
+        self.active_set = <int*>malloc(m * sizeof(int))
+        if svr_rows > 0:
+            self.index = <int*>malloc(m * sizeof(int))
+            self.qsign = <signed char*>malloc(m * sizeof(signed char))
+            self.buf0 = <float*>malloc(m * sizeof(float))
+            self.buf1 = <float*>malloc(m * sizeof(float))
+        if (self.alpha == NULL or self.G == NULL or self.G_bar == NULL or self.p == NULL
+                or self.C == NULL or self.QD == NULL or self.y == NULL or self.status == NULL
+                or self.active_set == NULL or (svr_rows > 0 and (self.index == NULL or self.qsign == NULL
+                                                                 or self.buf0 == NULL or self.buf1 == NULL))):
+            raise MemoryError("cannot allocate the SMO state")
+        for i in range(l):
+            self.alpha[i] = a_[i]
+            self.p[i] = p_[i]
+            self.C[i] = c_[i]
+            self.y[i] = y_[i]
+            self.active_set[i] = i
+            self.update_status(i)
+            if svr_rows > 0:
+                self.index[i] = i % svr_rows
+                self.qsign[i] = 1 if i < svr_rows else -1
+                self.QD[i] = cache.diagonal(i % svr_rows)
+            else:
+                self.QD[i] = cache.diagonal(i)
+        self.active_size = l
+        self.counter = min(l, 1000) + 1
+        self.n_iter = 0
+        self.unshrink = False
+        self.gap = INFINITY
+        self.objective = 0.0
+
+    def __dealloc__(self):
+        free(self.alpha)
+        free(self.G)
+        free(self.G_bar)
+        free(self.p)
+        free(self.C)
+        free(self.QD)
+        free(self.y)
+        free(self.status)
+        free(self.active_set)
+        free(self.index)
+        free(self.qsign)
+        free(self.buf0)
+        free(self.buf1)
+
+    # ---- helpers ----
+
+    cdef inline void update_status(self, int i) noexcept nogil:
+        if self.alpha[i] >= self.C[i]:
+            self.status[i] = AT_UPPER
+        elif self.alpha[i] <= 0:
+            self.status[i] = AT_LOWER
+        else:
+            self.status[i] = FREE
+
+    cdef bint interrupted(self) noexcept nogil:
+        if read_flag(self.stop) != 0:
+            return True
+        if self.check_signals:
+            self.polls += 1
+            if self.polls >= SIGNAL_EVERY:
+                self.polls = 0
+                with gil:
+                    if PyErr_CheckSignals() != 0:
+                        PyErr_Clear()  # reported as INTERRUPTED; Python raises KeyboardInterrupt
+                        return True
+        return False
+
+    cdef float* get_q(self, int i, int length) noexcept nogil:
+        """Column i of Q on positions [0, length)."""
+        cdef float* col
+        cdef float* buf
+        cdef int t
+        cdef signed char s
+        if self.n_data == 0:
+            return self.cache.column(i, length)
+        col = self.cache.column(self.index[i], self.n_data)
+        if col == NULL:
+            return NULL
+        # two buffers: a step holds the columns of both of its variables at once
+        buf = self.buf0 if self.next_buf == 0 else self.buf1
+        self.next_buf = 1 - self.next_buf
+        s = self.qsign[i]
+        for t in range(length):
+            buf[t] = col[self.index[t]] if self.qsign[t] == s else -col[self.index[t]]
+        return buf
+
+    cdef void swap_index(self, int i, int j) noexcept nogil:
+        swap_d(self.alpha, i, j)
+        swap_d(self.G, i, j)
+        swap_d(self.G_bar, i, j)
+        swap_d(self.p, i, j)
+        swap_d(self.C, i, j)
+        swap_d(self.QD, i, j)
+        swap_c(self.y, i, j)
+        swap_c(self.status, i, j)
+        swap_i(self.active_set, i, j)
+        if self.n_data > 0:
+            swap_i(self.index, i, j)
+            swap_c(self.qsign, i, j)
+        else:
+            self.cache.swap(i, j)
+
+    # ---- gradient ----
+
+    cdef int init_gradient(self) noexcept nogil:
+        """G = Q alpha + p and G_bar = sum over upper-bounded j of C_j Q_j."""
+        cdef int i, j, l = self.l
+        cdef float* Q_i
+        cdef double a_i, c_i, v = 0.0
+        for i in range(l):
+            self.G[i] = self.p[i]
+            self.G_bar[i] = 0.0
+        for i in range(l):
+            if self.status[i] == AT_LOWER:
+                continue
+            if self.interrupted():
+                return INTERRUPTED
+            Q_i = self.get_q(i, l)
+            if Q_i == NULL:
+                return NO_MEMORY
+            a_i = self.alpha[i]
+            for j in range(l):
+                self.G[j] += a_i * Q_i[j]
+            if self.status[i] == AT_UPPER:
+                c_i = self.C[i]
+                for j in range(l):
+                    self.G_bar[j] += c_i * Q_i[j]
+        for i in range(l):
+            v += self.alpha[i] * (self.G[i] + self.p[i])
+        self.objective = v / 2
+        return 0
+
+    cdef int reconstruct_gradient(self) noexcept nogil:
+        """Rebuild G on the shrunk variables from G_bar and the free variables."""
+        cdef int i, j, l = self.l, active = self.active_size
+        cdef long long nr_free = 0
+        cdef float* Q_i
+        cdef double a_i
+        if active == l:
+            return 0
+        for j in range(active, l):
+            self.G[j] = self.G_bar[j] + self.p[j]
+        for j in range(active):
+            if self.status[j] == FREE:
+                nr_free += 1
+        if 2 * nr_free < active:
+            self.n_unshrink_warnings += 1
+        # whichever loop touches fewer kernel values
+        if nr_free * l > 2 * <long long>active * (l - active):
+            for i in range(active, l):
+                if self.interrupted():
+                    return INTERRUPTED
+                Q_i = self.get_q(i, active)
+                if Q_i == NULL:
+                    return NO_MEMORY
+                for j in range(active):
+                    if self.status[j] == FREE:
+                        self.G[i] += self.alpha[j] * Q_i[j]
+        else:
+            for i in range(active):
+                if self.status[i] != FREE:
+                    continue
+                if self.interrupted():
+                    return INTERRUPTED
+                Q_i = self.get_q(i, l)
+                if Q_i == NULL:
+                    return NO_MEMORY
+                a_i = self.alpha[i]
+                for j in range(active, l):
+                    self.G[j] += a_i * Q_i[j]
+        return 0
+
+    # ---- violations, working set, shrinking ----
+
+    cdef void violations(self, double* g) noexcept nogil:
+        """g[0..3] = max over the active set of -G (y=+1, below upper), G (y=+1, above lower),
+        G (y=-1, above lower), -G (y=-1, below upper): -y_i G_i on I_up and y_i G_i on I_low,
+        split by sign."""
+        cdef int i
+        g[0] = g[1] = g[2] = g[3] = -INFINITY
+        for i in range(self.active_size):
+            if self.y[i] == 1:
+                if self.status[i] != AT_UPPER and -self.G[i] > g[0]:
+                    g[0] = -self.G[i]
+                if self.status[i] != AT_LOWER and self.G[i] > g[1]:
+                    g[1] = self.G[i]
+            else:
+                if self.status[i] != AT_LOWER and self.G[i] > g[2]:
+                    g[2] = self.G[i]
+                if self.status[i] != AT_UPPER and -self.G[i] > g[3]:
+                    g[3] = -self.G[i]
+
+    cdef double max_violation(self) noexcept nogil:
+        """Largest violation of the KKT conditions (of each equality constraint's pair for nu)."""
+        cdef double g[4]
+        self.violations(g)
+        if self.nu:
+            return max(g[0] + g[1], g[2] + g[3])
+        return max(g[0], g[2]) + max(g[1], g[3])
+
+    cdef int select_working_set(self, int* out_i, int* out_j) noexcept nogil:
+        """0: pair (i, j) chosen; 1: optimal within eps; -NO_MEMORY.
+
+        i maximizes -y_i G_i over I_up (nu: separately per sign); j in I_low minimizes the
+        second-order decrease -(grad_diff^2)/quad_coef among the pairs that violate."""
+        cdef int t, j, ip = -1, in_ = -1, a, b, best_j = -1
+        cdef double gp = -INFINITY, gn = -INFINITY, ga, gb
+        cdef double gp2 = -INFINITY, gn2 = -INFINITY
+        cdef double obj_min = INFINITY, grad_diff, quad, obj
+        cdef float* Q_a = NULL
+        cdef float* Q_b = NULL
+        cdef double* G = self.G
+        cdef double* QD = self.QD
+        cdef signed char* y = self.y
+        cdef signed char* st = self.status
+        for t in range(self.active_size):
+            if y[t] == 1:
+                if st[t] != AT_UPPER and -G[t] >= gp:
+                    gp = -G[t]
+                    ip = t
+            else:
+                if st[t] != AT_LOWER and G[t] >= gn:
+                    gn = G[t]
+                    in_ = t
+        if self.nu:
+            a, ga, b, gb = ip, gp, in_, gn
+        else:
+            # one maximal violator over both signs; on ties the later position, as a single scan
+            if gp > gn or (gp == gn and ip > in_):
+                a, ga = ip, gp
+            else:
+                a, ga = in_, gn
+            b, gb = a, ga
+        if a != -1:
+            Q_a = self.get_q(a, self.active_size)
+            if Q_a == NULL:
+                return -NO_MEMORY
+        if b == a:
+            Q_b = Q_a
+        elif b != -1:
+            Q_b = self.get_q(b, self.active_size)
+            if Q_b == NULL:
+                return -NO_MEMORY
+        for j in range(self.active_size):
+            if y[j] == 1:
+                if st[j] != AT_LOWER:
+                    grad_diff = ga + G[j]
+                    if G[j] >= gp2:
+                        gp2 = G[j]
+                    if grad_diff > 0:
+                        quad = QD[a] + QD[j] - 2.0 * y[a] * Q_a[j]
+                        obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
+                        if obj <= obj_min:
+                            best_j = j
+                            obj_min = obj
+            else:
+                if st[j] != AT_UPPER:
+                    grad_diff = gb - G[j]
+                    if -G[j] >= gn2:
+                        gn2 = -G[j]
+                    if grad_diff > 0:
+                        quad = QD[b] + QD[j] + 2.0 * y[b] * Q_b[j]
+                        obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
+                        if obj <= obj_min:
+                            best_j = j
+                            obj_min = obj
+        self.gap = max(ga + gp2, gb + gn2)
+        if self.gap < self.eps or best_j == -1:
+            return 1
+        out_i[0] = a if y[best_j] == 1 else b
+        out_j[0] = best_j
+        return 0
+
+    cdef bint be_shrunk(self, int i, const double* th) noexcept nogil:
+        """th: thresholds for (y=+1 at upper, y=+1 at lower, y=-1 at lower, y=-1 at upper)."""
+        if self.status[i] == AT_UPPER:
+            return -self.G[i] > (th[0] if self.y[i] == 1 else th[3])
+        if self.status[i] == AT_LOWER:
+            return self.G[i] > (th[1] if self.y[i] == 1 else th[2])
+        return False
+
+    cdef int do_shrinking(self) noexcept nogil:
+        cdef double g[4]
+        cdef double th[4]
+        cdef double gap
+        cdef int i, r
+        self.violations(g)
+        if self.nu:
+            gap = max(g[0] + g[1], g[2] + g[3])
+            th[0], th[1], th[2], th[3] = g[0], g[1], g[2], g[3]
+        else:
+            th[0] = th[2] = max(g[0], g[2])
+            th[1] = th[3] = max(g[1], g[3])
+            gap = th[0] + th[1]
+        if not self.unshrink and gap <= self.eps * 10:
+            # close to the end: bring every variable back once, shrink again from there
+            self.unshrink = True
+            r = self.reconstruct_gradient()
+            if r != 0:
+                return r
+            self.active_size = self.l
+        i = 0
+        while i < self.active_size:
+            if self.be_shrunk(i, th):
+                self.active_size -= 1
+                while self.active_size > i:
+                    if not self.be_shrunk(self.active_size, th):
+                        self.swap_index(i, self.active_size)
+                        break
+                    self.active_size -= 1
+            i += 1
+        return 0
+
+    # ---- the two-variable step ----
+
+    cdef int take_step(self, int i, int j) noexcept nogil:
+        cdef float* Q_i = self.get_q(i, self.active_size)
+        cdef float* Q_j
+        cdef double* alpha = self.alpha
+        cdef double* G = self.G
+        cdef double* G_bar = self.G_bar
+        cdef double C_i = self.C[i], C_j = self.C[j]
+        cdef double old_i = alpha[i], old_j = alpha[j]
+        cdef double quad, delta, diff, total, d_i, d_j, q_ij
+        cdef bint was_upper_i, was_upper_j
+        cdef int k
+        if Q_i == NULL:
+            return NO_MEMORY
+        Q_j = self.get_q(j, self.active_size)
+        if Q_j == NULL:
+            return NO_MEMORY
+        q_ij = Q_i[j]
+        if self.y[i] != self.y[j]:
+            quad = self.QD[i] + self.QD[j] + 2 * Q_i[j]
+            if quad <= 0:
+                quad = TAU
+            delta = (-G[i] - G[j]) / quad
+            if not isfinite(delta):
+                return NONFINITE
+            diff = alpha[i] - alpha[j]
+            alpha[i] += delta
+            alpha[j] += delta
+            if diff > 0:
+                if alpha[j] < 0:
+                    alpha[j] = 0
+                    alpha[i] = diff
+            else:
+                if alpha[i] < 0:
+                    alpha[i] = 0
+                    alpha[j] = -diff
+            if diff > C_i - C_j:
+                if alpha[i] > C_i:
+                    alpha[i] = C_i
+                    alpha[j] = C_i - diff
+            else:
+                if alpha[j] > C_j:
+                    alpha[j] = C_j
+                    alpha[i] = C_j + diff
+        else:
+            quad = self.QD[i] + self.QD[j] - 2 * Q_i[j]
+            if quad <= 0:
+                quad = TAU
+            delta = (G[i] - G[j]) / quad
+            if not isfinite(delta):
+                return NONFINITE
+            total = alpha[i] + alpha[j]
+            alpha[i] -= delta
+            alpha[j] += delta
+            if total > C_i:
+                if alpha[i] > C_i:
+                    alpha[i] = C_i
+                    alpha[j] = total - C_i
+            else:
+                if alpha[j] < 0:
+                    alpha[j] = 0
+                    alpha[i] = total
+            if total > C_j:
+                if alpha[j] > C_j:
+                    alpha[j] = C_j
+                    alpha[i] = total - C_j
+            else:
+                if alpha[i] < 0:
+                    alpha[i] = 0
+                    alpha[j] = total
+
+        d_i = alpha[i] - old_i
+        d_j = alpha[j] - old_j
+        self.objective += (d_i * (G[i] + 0.5 * self.QD[i] * d_i + q_ij * d_j)
+                           + d_j * (G[j] + 0.5 * self.QD[j] * d_j))
+        for k in range(self.active_size):
+            G[k] += Q_i[k] * d_i + Q_j[k] * d_j
+
+        was_upper_i = self.status[i] == AT_UPPER
+        was_upper_j = self.status[j] == AT_UPPER
+        self.update_status(i)
+        self.update_status(j)
+        if was_upper_i != (self.status[i] == AT_UPPER):
+            Q_i = self.get_q(i, self.l)
+            if Q_i == NULL:
+                return NO_MEMORY
+            if was_upper_i:
+                for k in range(self.l):
+                    G_bar[k] -= C_i * Q_i[k]
+            else:
+                for k in range(self.l):
+                    G_bar[k] += C_i * Q_i[k]
+        if was_upper_j != (self.status[j] == AT_UPPER):
+            Q_j = self.get_q(j, self.l)
+            if Q_j == NULL:
+                return NO_MEMORY
+            if was_upper_j:
+                for k in range(self.l):
+                    G_bar[k] -= C_j * Q_j[k]
+            else:
+                for k in range(self.l):
+                    G_bar[k] += C_j * Q_j[k]
+        return 0
+
+    # ---- the loop ----
+
+    cdef int solve(self, long long limit) noexcept nogil:
+        cdef int i = 0, j = 0, r
+        while self.n_iter < self.max_iter:
+            if self.n_iter >= limit:
+                return CHUNK_DONE
+            if self.interrupted():
+                return INTERRUPTED
+            self.counter -= 1
+            if self.counter == 0:
+                self.counter = min(self.l, 1000)
+                if self.shrinking:
+                    r = self.do_shrinking()
+                    if r != 0:
+                        return r
+            r = self.select_working_set(&i, &j)
+            if r < 0:
+                return -r
+            if r == 1:
+                # optimal on the active set: check again on everything
+                r = self.reconstruct_gradient()
+                if r != 0:
+                    return r
+                self.active_size = self.l
+                r = self.select_working_set(&i, &j)
+                if r < 0:
+                    return -r
+                if r == 1:
+                    return CONVERGED
+                self.counter = 1  # shrink at the next iteration
+            self.n_iter += 1
+            r = self.take_step(i, j)
+            if r != 0:
+                return r
+        if self.active_size < self.l:
+            r = self.reconstruct_gradient()
+            if r != 0:
+                return r
+            self.active_size = self.l
+        return MAX_ITER
+
+    def init(self):
+        """Compute the initial gradient; returns a Status (CONVERGED means ready to run)."""
+        cdef int r
+        with nogil:
+            r = self.init_gradient()
+        return Status(r)
+
+    def run(self, long long limit):
+        """Iterate until iteration ``limit``, convergence or the cap; returns a Status."""
+        cdef int r
+        with nogil:
+            r = self.solve(limit)
+        return Status(r)
+
+    def result(self):
+        """After CONVERGED or MAX_ITER: alpha (original order), rho, r (nu only), LIBSVM's
+        objective and the final maximal violation."""
+        cdef int i, l = self.l
+        cdef double v = 0.0, rho, r = 0.0
+        if self.active_size != l:
+            raise RuntimeError("the solve has not finished")
+        alpha = np.empty(l)
+        cdef double[::1] a = alpha
+        for i in range(l):
+            a[self.active_set[i]] = self.alpha[i]
+            v += self.alpha[i] * (self.G[i] + self.p[i])
+        if self.nu:
+            rho = self.rho_nu(&r)
+        else:
+            rho = self.rho_c()
+        return {"alpha": alpha, "rho": rho, "r": r if self.nu else None, "obj": v / 2,
+                "kkt": self.max_violation(), "n_iter": self.n_iter}
+
+    def gradient(self):
+        """G in original order (valid on every variable once the solve has finished)."""
+        out = np.empty(self.l)
+        cdef double[::1] o = out
+        cdef int i
+        for i in range(self.l):
+            o[self.active_set[i]] = self.G[i]
+        return out
+
+    # ---- rho ----
+
+    cdef double rho_c(self) noexcept nogil:
+        """-b: the average of y_i G_i over free variables, or the middle of the feasible range."""
+        cdef int i, nr_free = 0
+        cdef double ub = INFINITY, lb = -INFINITY, sum_free = 0.0, yG
+        for i in range(self.active_size):
+            yG = self.y[i] * self.G[i]
+            if self.status[i] == AT_UPPER:
+                if self.y[i] == -1:
+                    ub = min(ub, yG)
+                else:
+                    lb = max(lb, yG)
+            elif self.status[i] == AT_LOWER:
+                if self.y[i] == 1:
+                    ub = min(ub, yG)
+                else:
+                    lb = max(lb, yG)
+            else:
+                nr_free += 1
+                sum_free += yG
+        if nr_free > 0:
+            return sum_free / nr_free
+        return (ub + lb) / 2
+
+    cdef double rho_nu(self, double* r_out) noexcept nogil:
+        """Per sign s, r_s = the multiplier of that sign's equality constraint; rho = (r+ - r-)/2
+        and r = (r+ + r-)/2."""
+        cdef int i, k
+        cdef int nr_free[2]
+        cdef double ub[2]
+        cdef double lb[2]
+        cdef double sum_free[2]
+        cdef double rs[2]
+        for k in range(2):
+            nr_free[k] = 0
+            ub[k] = INFINITY
+            lb[k] = -INFINITY
+            sum_free[k] = 0.0
+        for i in range(self.active_size):
+            k = 0 if self.y[i] == 1 else 1
+            if self.status[i] == AT_UPPER:
+                lb[k] = max(lb[k], self.G[i])
+            elif self.status[i] == AT_LOWER:
+                ub[k] = min(ub[k], self.G[i])
+            else:
+                nr_free[k] += 1
+                sum_free[k] += self.G[i]
+        for k in range(2):
+            rs[k] = sum_free[k] / nr_free[k] if nr_free[k] > 0 else (ub[k] + lb[k]) / 2
+        r_out[0] = (rs[0] + rs[1]) / 2
+        return (rs[0] - rs[1]) / 2
+
+    # ---- one step, exposed for the tests' NumPy twin ----
+
+    def select_pair(self):
+        """The working set the next iteration would use on the current active set: (i, j) as
+        original indices, or None when optimal within eps."""
+        cdef int i = 0, j = 0, r
+        with nogil:
+            r = self.select_working_set(&i, &j)
+        if r < 0:
+            raise MemoryError("kernel cache: out of memory")
+        if r == 1:
+            return None
+        return int(self.active_set[i]), int(self.active_set[j])
+
+    def step(self, int i, int j):
+        """Apply one two-variable step on original indices i, j (requires no shrinking yet)."""
+        cdef int r
+        if self.active_size != self.l:
+            raise RuntimeError("step() needs the full active set")
+        if self.active_set[i] != i or self.active_set[j] != j:
+            raise RuntimeError("step() needs positions in their original order")
+        with nogil:
+            r = self.take_step(i, j)
+        if r != 0:
+            raise RuntimeError(f"step failed with status {Status(r).name}")
+
+    def alpha_now(self):
+        out = np.empty(self.l)
+        cdef double[::1] o = out
+        cdef int i
+        for i in range(self.l):
+            o[self.active_set[i]] = self.alpha[i]
+        return out
+
+
+cdef inline void swap_d(double* a, int i, int j) noexcept nogil:
+    cdef double t = a[i]
+    a[i] = a[j]
+    a[j] = t
+
+
+cdef inline void swap_i(int* a, int i, int j) noexcept nogil:
+    cdef int t = a[i]
+    a[i] = a[j]
+    a[j] = t
+
+
+cdef inline void swap_c(signed char* a, int i, int j) noexcept nogil:
+    cdef signed char t = a[i]
+    a[i] = a[j]
+    a[j] = t

@@ -1,0 +1,233 @@
+"""SMO, LIBSVM's solver, for all five LIBSVM formulations and kernels (svm-train -s 0..4).
+
+This module builds each formulation's dual as LIBSVM does (linear term p, signs y, bounds C_i,
+initial feasible alpha), runs fastsvm._core._smo in chunks (one progress line each), and turns
+the result back into LIBSVM's coefficients, rho, objective and summary statistics.
+
+Per-sample bounds generalise LIBSVM's Cp/Cn as scikit-learn's LIBSVM fork does: ``upper`` is the
+box of every sample (C x class weight x sample weight for C-SVC and the SVRs; the weights alone
+for nu-SVC and one-class, whose LIBSVM box is 1), and the nu-formulations' equality constraints
+become sum_i alpha_i = nu sum_i C_i (LIBSVM: nu l for bounds of 1).
+"""
+import threading
+import time
+
+import numpy as np
+
+from .._core._cache import KernelCache
+from .._core._smo import SMO, Status
+from ..csr import to_csr
+from ..errors import FastSVMError, ParameterError
+from .base import Solution, SolverSpec, Subproblem
+
+FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
+KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
+DEFAULT_TOL = 1e-3
+CHUNK_SECONDS = 0.5   # aimed wall time of one chunk, i.e. between two progress lines
+FIRST_CHUNK = 200     # iterations of the first chunk; later chunks are sized from its speed
+_INT_MAX = 2**31 - 1
+
+
+def libsvm_max_iter(n_variables):
+    """LIBSVM's iteration cap: max(10^7, 100 l), l the number of dual variables."""
+    return max(10_000_000, _INT_MAX if n_variables > _INT_MAX // 100 else 100 * n_variables)
+
+
+def _greedy_fill(C, total):
+    """alpha_i = min(C_i, what is left of total), in order: LIBSVM's initial point for nu-SVC
+    (per class), one-class and nu-SVR."""
+    alpha = np.zeros_like(C)
+    left = total
+    for i in range(C.shape[0]):
+        if left <= 0:
+            break
+        alpha[i] = min(C[i], left)
+        left -= alpha[i]
+    return alpha
+
+
+def dual_problem(formulation, y, upper, nu, epsilon):
+    """LIBSVM's dual of one formulation: (p, signs, alpha0, C, nu_variant, regression).
+
+    min 1/2 a^T Q a + p^T a s.t. signs^T a = const, 0 <= a <= C, Q_ij = s_i s_j K_ij; the
+    regression duals have 2n variables (a, a*) over the n rows.
+    """
+    n = y.shape[0]
+    uniform = n > 0 and bool(np.all(upper == upper[0]))
+    if formulation in ("c_svc", "nu_svc"):
+        signs = np.where(y > 0, 1, -1).astype(np.int8)
+        if formulation == "c_svc":
+            return -np.ones(n), signs, np.zeros(n), upper, False, False
+        pos, neg = upper[signs > 0], upper[signs < 0]
+        # LIBSVM's bound is 1: nu l / 2 per class
+        half = nu * n * upper[0] / 2 if uniform else nu * upper.sum() / 2
+        if half > min(pos.sum(), neg.sum()) * (1 + 1e-12):
+            raise ParameterError("specified nu is infeasible")
+        alpha = np.zeros(n)
+        alpha[signs > 0] = _greedy_fill(pos, half)
+        alpha[signs < 0] = _greedy_fill(neg, half)
+        return np.zeros(n), signs, alpha, upper, True, False
+    if formulation == "one_class":
+        total = nu * n * upper[0] if uniform else nu * upper.sum()
+        return np.zeros(n), np.ones(n, dtype=np.int8), _greedy_fill(upper, total), upper, False, False
+    signs = np.concatenate([np.ones(n, dtype=np.int8), -np.ones(n, dtype=np.int8)])
+    C = np.concatenate([upper, upper])
+    if formulation == "epsilon_svr":
+        p = np.concatenate([epsilon - y, epsilon + y])
+        return p, signs, np.zeros(2 * n), C, False, True
+    # nu_svr: LIBSVM starts a = a* with sum C nu l / 2 each
+    half = upper[0] * nu * n / 2 if uniform else nu * upper.sum() / 2
+    a = _greedy_fill(upper, half)
+    return np.concatenate([-y, y]), signs, np.concatenate([a, a]), C, True, True
+
+
+def _check(sub):
+    if sub.formulation not in FORMULATIONS:
+        raise ParameterError(f"smo does not solve {sub.formulation!r} (it solves: {', '.join(FORMULATIONS)})")
+    if sub.kernel.kind not in KERNELS:
+        raise ParameterError(f"smo does not support the {sub.kernel.kind!r} kernel")
+    X = to_csr(sub.X)
+    n = X.shape[0]
+    y = np.asarray(sub.y, dtype=np.float64).ravel()
+    upper = np.asarray(sub.upper, dtype=np.float64).ravel()
+    if y.shape[0] != n or upper.shape[0] != n:
+        raise FastSVMError(f"X has {n} rows but y has {y.shape[0]} and upper {upper.shape[0]} entries")
+    if not np.all(np.isfinite(y)):
+        raise FastSVMError("labels or targets contain NaN or infinity")
+    if not np.all(np.isfinite(upper)) or np.any(upper < 0):
+        raise FastSVMError("per-sample bounds C_i must be finite and >= 0")
+    params = sub.params
+    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
+    if not tol > 0:
+        raise ParameterError("eps <= 0")
+    if sub.formulation in ("nu_svc", "one_class", "nu_svr") and not 0 < params.nu <= 1:
+        raise ParameterError("nu <= 0 or nu > 1")
+    if params.cache_size <= 0:
+        raise ParameterError("cache_size <= 0")
+    return X, y, upper, tol
+
+
+def solve(sub: Subproblem) -> Solution:
+    """Solve one subproblem exactly as LIBSVM's svm_train_one does."""
+    X, y, upper, tol = _check(sub)
+    params = sub.params
+    n_all = X.shape[0]
+    # a sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out is exact and
+    # spares SMO pairs that cannot move
+    keep = np.flatnonzero(upper > 0)
+    if keep.size < n_all:
+        X, y, upper = X[keep], y[keep], upper[keep]
+    n = X.shape[0]
+    formulation = sub.formulation
+    p, signs, alpha0, C, nu_variant, regression = dual_problem(
+        formulation, y, upper, float(params.nu), float(params.epsilon))
+    k = sub.kernel
+    cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
+                        int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
+                        None if regression else signs)
+    l = p.shape[0]
+    max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
+    stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
+    in_main = threading.current_thread() is threading.main_thread()
+    smo = SMO(cache, p, signs, alpha0, C, tol, bool(params.shrinking), nu_variant,
+              n if regression else 0, max_iter, stop, in_main)
+
+    _raise_for(smo.init())
+    status, history = _iterate(smo, sub.log)
+    res = smo.result()
+    if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
+        raise FastSVMError("SMO produced non-finite values (kernel values or C far too large?)")
+    return _solution(formulation, res, signs, C, upper, n, keep, n_all, status, history,
+                     smo.n_unshrink_warnings)
+
+
+def _raise_for(status):
+    if status == Status.INTERRUPTED:
+        raise KeyboardInterrupt
+    if status == Status.NO_MEMORY:
+        raise MemoryError("SMO: cannot allocate a kernel column (lower -m / cache_size?)")
+    if status == Status.NONFINITE:
+        raise FastSVMError("SMO step became NaN or infinite (kernel values or C far too large?)")
+
+
+def _iterate(smo, log):
+    """Run in chunks of iterations (the state stays in ``smo``), one progress line per chunk."""
+    history = []
+    chunk = FIRST_CHUNK
+    while True:
+        start = time.perf_counter()
+        status = smo.run(smo.n_iter + chunk)
+        elapsed = time.perf_counter() - start
+        entry = {"iter": smo.n_iter, "max_violation": smo.gap, "objective": smo.objective,
+                 "active": smo.active_size, "seconds": elapsed}
+        history.append(entry)
+        if log is not None:
+            log(f"iter {smo.n_iter:9d}  max violation {smo.gap:.3e}  obj {smo.objective:.10g}  "
+                f"active {smo.active_size}/{smo.l}")
+        _raise_for(status)
+        if status != Status.CHUNK_DONE:
+            return ("max_iter" if status == Status.MAX_ITER else "converged"), history
+        chunk = int(min(max(chunk * CHUNK_SECONDS / max(elapsed, 1e-4), 100), 10_000_000))
+
+
+def _solution(formulation, res, signs, C, upper, n, keep, n_all, status, history, n_warn):
+    alpha, rho, r, obj = res["alpha"], res["rho"], res["r"], res["obj"]
+    info = {"n_iter": res["n_iter"], "h0_warnings": n_warn}
+    uniform = n > 0 and bool(np.all(upper == upper[0]))
+    bound = upper
+    if formulation == "c_svc":
+        coef = alpha * signs
+        if uniform:  # LIBSVM prints nu only when Cp == Cn
+            info["nu"] = alpha.sum() / (upper[0] * n)
+    elif formulation == "nu_svc":
+        if not (np.isfinite(r) and r > 0):
+            raise FastSVMError("nu-SVC: degenerate problem (the margin scale r is not positive)")
+        coef = alpha * (signs / r)  # LIBSVM rescales to the C-SVC with C = 1/r
+        rho, obj = rho / r, obj / (r * r)
+        bound = upper / r
+        info["r"] = r
+        info["C"] = 1 / r
+    elif formulation == "one_class":
+        coef = alpha
+    else:
+        coef = alpha[:n] - alpha[n:]
+        if formulation == "epsilon_svr":
+            info["nu"] = np.abs(coef).sum() / (upper[0] * n if uniform else upper.sum())
+        else:
+            info["r"] = r
+            info["epsilon"] = -r
+    nz = coef != 0
+    info["nSV"] = int(np.count_nonzero(nz))
+    info["nBSV"] = int(np.count_nonzero(nz & (np.abs(coef) >= bound)))
+    info["obj"], info["rho"] = obj, rho
+    info["lines"] = libsvm_lines(formulation, info)
+    full = np.zeros(n_all)
+    full[keep] = coef
+    return Solution(coef=full, rho=float(rho), objective=float(obj), n_iter=int(res["n_iter"]),
+                    kkt=float(res["kkt"]), status=status, history=history, info=info)
+
+
+def libsvm_lines(formulation, info):
+    """What LIBSVM prints after this solve (svm-train without -q)."""
+    lines = [f"optimization finished, #iter = {info['n_iter']}"]
+    if formulation in ("c_svc", "epsilon_svr") and "nu" in info:
+        lines.append(f"nu = {info['nu']:f}")
+    elif formulation == "nu_svc":
+        lines.append(f"C = {info['C']:f}")
+    elif formulation == "nu_svr":
+        lines.append(f"epsilon = {info['epsilon']:f}")
+    lines.append(f"obj = {info['obj']:f}, rho = {info['rho']:f}")
+    lines.append(f"nSV = {info['nSV']}, nBSV = {info['nBSV']}")
+    return lines
+
+
+SPEC = SolverSpec(
+    name="smo",
+    solve=solve,
+    formulations=FORMULATIONS,
+    kernels=KERNELS,
+    multiclass="ovo",
+    default_kernel="rbf",
+    default_tol=DEFAULT_TOL,
+    description="LIBSVM's SMO: second-order working sets, shrinking, LRU kernel cache (-m MB)",
+)
