@@ -1,0 +1,293 @@
+"""Dual coordinate descent for linear C-SVC (Hsieh et al. 2008, LIBLINEAR -s 1 / -s 3), without the GIL.
+
+    min_alpha  1/2 alpha^T (Q + D) alpha - e^T alpha   s.t.  0 <= alpha_i <= U_i,   Q_ij = y_i y_j x_i.x_j
+
+L1 loss: U_i = C_i, D_ii = 0; L2 loss: U_i = inf, D_ii = 1/(2 C_i). w = sum_i alpha_i y_i x_i is kept
+up to date, so one coordinate step costs two passes over row i. A bias is LIBLINEAR's -B: a constant
+feature of value B appended to every row, held as the last entry of w (B = 0 is the bias-free problem).
+
+A run is cut into chunks: `DualCD.run` returns to Python after a number of epochs or a budget of work,
+possibly in the middle of an epoch, with the whole state (alpha, w, visiting order, active set,
+shrinking thresholds, RNG) kept in the object, so the chunking never changes the result.
+"""
+from libc.math cimport fabs, fmax, fmin, isfinite, INFINITY
+from libc.stdint cimport uint32_t, uint64_t
+cimport numpy as cnp
+import numpy as np
+
+from ._csr cimport CSR, csr_view, row_dot, row_axpy
+from ._kernel import row_sqnorms
+from ..errors import FastSVMError
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    /* The stop flag is written by another thread: read it through a volatile pointer so the load is
+       never hoisted out of a loop. */
+    static int fastsvm_dcd_read_flag(const int *flag) { return *(const volatile int *)flag; }
+    """
+    int read_flag "fastsvm_dcd_read_flag"(const int* flag) noexcept nogil
+
+
+cpdef enum Status:
+    CONVERGED = 0     # PG violation <= eps over all variables
+    CHUNK_DONE = 1    # epoch or work budget of this call used up; call run() again
+    MAX_ITER = 2      # max_epochs epochs done without convergence
+    INTERRUPTED = 3   # stop flag seen
+    NONFINITE = 4     # a gradient overflowed (data or C far too large)
+
+
+# ---- random numbers: splitmix64 to seed, xorshift64* to draw (small, fast, reproducible) ----
+
+cdef inline uint64_t splitmix64(uint64_t x) noexcept nogil:
+    x += 0x9E3779B97F4A7C15ULL
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL
+    return x ^ (x >> 31)
+
+
+cdef inline uint32_t next_u32(uint64_t* state) noexcept nogil:
+    cdef uint64_t x = state[0]
+    x ^= x >> 12
+    x ^= x << 25
+    x ^= x >> 27
+    state[0] = x
+    return <uint32_t>((x * 0x2545F4914F6CDD1DULL) >> 32)
+
+
+cdef inline int draw_below(uint64_t* state, int bound) noexcept nogil:
+    """Uniform-enough integer in [0, bound) by multiply-shift (no modulo; bias < bound / 2^32)."""
+    return <int>((<uint64_t>next_u32(state) * <uint64_t>bound) >> 32)
+
+
+cdef void shuffle(int* index, int n, uint64_t* rng) noexcept nogil:
+    """Fisher-Yates over index[0:n], front to back."""
+    cdef int i, j, t
+    for i in range(n - 1):
+        j = i + draw_below(rng, n - i)
+        t = index[i]
+        index[i] = index[j]
+        index[j] = t
+
+
+# ---- the sweep ----
+
+cdef struct Problem:
+    CSR X
+    const double* y       # +1 / -1
+    const double* upper   # U_i
+    const double* diag    # D_ii
+    const double* qd      # x_i.x_i + B^2 + D_ii
+    double bias           # B, 0 when there is no bias feature
+
+
+cdef struct State:
+    double* alpha
+    double* w             # X.n_cols + 1 entries, the last one weighs the bias feature
+    int* index            # visiting order; index[0:active] is the active set
+    int active
+    int pos               # next position in index; 0 = at the start of an epoch
+    double pg_max_old     # shrinking thresholds from the previous epoch
+    double pg_min_old
+    double pg_max_new     # extremes of the projected gradient in the current epoch
+    double pg_min_new
+    double violation      # stopping measure of the last completed epoch
+    long epoch            # completed epochs
+    uint64_t rng
+
+
+cdef inline double epoch_violation(double pg_max, double pg_min) noexcept nogil:
+    """LIBLINEAR's test: PGmax - PGmin <= eps and |PGmax|, |PGmin| <= eps, as one number. An epoch
+    that visited nothing (everything shrunk) saw no violation."""
+    if pg_max < pg_min:
+        return 0.0
+    return fmax(pg_max - pg_min, fmax(fabs(pg_max), fabs(pg_min)))
+
+
+cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long chunk_epochs,
+                  long budget, bint shrinking, const int* stop) noexcept nogil:
+    """Run epochs until convergence, max_epochs, chunk_epochs epochs in this call, or about
+    `budget` units of work (one unit per stored value visited, plus one per coordinate)."""
+    cdef int n = P.X.n_rows
+    cdef int nb = P.X.n_cols                 # w[nb] is the bias weight
+    cdef int s, i, t
+    cdef long work = 0, epochs_done = 0
+    cdef double G, PG, a_old, a_new, d, U, yi
+    while True:
+        if S.pos == 0:
+            if S.epoch >= max_epochs:
+                return MAX_ITER
+            if read_flag(stop):
+                return INTERRUPTED
+            shuffle(S.index, S.active, &S.rng)
+            S.pg_max_new = -INFINITY
+            S.pg_min_new = INFINITY
+        while S.pos < S.active:
+            s = S.pos
+            i = S.index[s]
+            yi = P.y[i]
+            G = yi * (row_dot(P.X, i, S.w) + P.bias * S.w[nb]) - 1.0 + S.alpha[i] * P.diag[i]
+            work += P.X.indptr[i + 1] - P.X.indptr[i] + 1
+            if not isfinite(G):
+                return NONFINITE
+            U = P.upper[i]
+            PG = 0.0
+            if S.alpha[i] == 0.0:
+                if shrinking and G > S.pg_max_old:
+                    S.active -= 1                    # shrink: the slot s is refilled from the end
+                    t = S.index[s]
+                    S.index[s] = S.index[S.active]
+                    S.index[S.active] = t
+                    if work >= budget:
+                        return CHUNK_DONE
+                    continue
+                if G < 0.0:
+                    PG = G
+            elif S.alpha[i] == U:
+                if shrinking and G < S.pg_min_old:
+                    S.active -= 1
+                    t = S.index[s]
+                    S.index[s] = S.index[S.active]
+                    S.index[S.active] = t
+                    if work >= budget:
+                        return CHUNK_DONE
+                    continue
+                if G > 0.0:
+                    PG = G
+            else:
+                PG = G
+            S.pg_max_new = fmax(S.pg_max_new, PG)
+            S.pg_min_new = fmin(S.pg_min_new, PG)
+            if fabs(PG) > 1.0e-12:
+                a_old = S.alpha[i]
+                a_new = fmin(fmax(a_old - G / P.qd[i], 0.0), U)
+                S.alpha[i] = a_new
+                d = (a_new - a_old) * yi
+                row_axpy(P.X, i, d, S.w)
+                S.w[nb] += d * P.bias
+            S.pos += 1
+            if work >= budget and S.pos < S.active:
+                return CHUNK_DONE
+        # end of an epoch
+        S.pos = 0
+        S.epoch += 1
+        epochs_done += 1
+        S.violation = epoch_violation(S.pg_max_new, S.pg_min_new)
+        if S.violation <= eps:
+            if S.active == n:
+                return CONVERGED
+            S.active = n                           # shrunk too early? re-check all before stopping
+            S.pg_max_old = INFINITY
+            S.pg_min_old = -INFINITY
+        else:
+            S.pg_max_old = S.pg_max_new if S.pg_max_new > 0.0 else INFINITY
+            S.pg_min_old = S.pg_min_new if S.pg_min_new < 0.0 else -INFINITY
+        if epochs_done >= chunk_epochs or work >= budget:
+            return CHUNK_DONE
+
+
+cdef class DualCD:
+    """One DCD run on a binary problem: build it, call run() until it returns something other
+    than CHUNK_DONE, read alpha and w.
+
+    X: canonical CSR (fastsvm.csr.to_csr); y: +1/-1 (float64); upper: U_i (may be inf); diag: D_ii;
+    bias: the value B of the appended constant feature (0 for none); seed: any integer.
+    """
+    cdef object X                       # keeps the CSR arrays alive
+    cdef const double[::1] data
+    cdef const int[::1] indices
+    cdef const int[::1] indptr
+    cdef const double[::1] y, upper, diag
+    cdef double[::1] qd, alpha_, w_
+    cdef int[::1] index_
+    cdef Problem P
+    cdef State S
+    cdef readonly bint shrinking
+
+    def __init__(self, X, y, upper, diag, double bias=0.0, seed=0, bint shrinking=True):
+        n, p = X.shape
+        self.X = X
+        self.data = X.data
+        self.indices = X.indices
+        self.indptr = X.indptr
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
+        self.diag = np.ascontiguousarray(diag, dtype=np.float64)
+        if not (self.y.shape[0] == self.upper.shape[0] == self.diag.shape[0] == n):
+            raise ValueError("y, upper and diag must have one entry per row of X")
+        self.qd = row_sqnorms(X) + bias * bias + np.asarray(self.diag)
+        if not np.all(np.isfinite(self.qd)):
+            raise FastSVMError("dcd: a squared row norm overflows; scale the data")
+        self.alpha_ = np.zeros(n)
+        self.w_ = np.zeros(p + 1)
+        self.index_ = np.arange(n, dtype=np.int32)
+        self.shrinking = shrinking
+
+        self.P.X = csr_view(self.data, self.indices, self.indptr, n, p)
+        self.P.y = &self.y[0] if n > 0 else NULL
+        self.P.upper = &self.upper[0] if n > 0 else NULL
+        self.P.diag = &self.diag[0] if n > 0 else NULL
+        self.P.qd = &self.qd[0] if n > 0 else NULL
+        self.P.bias = bias
+
+        self.S.alpha = &self.alpha_[0] if n > 0 else NULL
+        self.S.w = &self.w_[0]
+        self.S.index = &self.index_[0] if n > 0 else NULL
+        self.S.active = n
+        self.S.pos = 0
+        self.S.pg_max_old = INFINITY
+        self.S.pg_min_old = -INFINITY
+        self.S.pg_max_new = -INFINITY
+        self.S.pg_min_new = INFINITY
+        self.S.violation = INFINITY
+        self.S.epoch = 0
+        self.S.rng = splitmix64(<uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF))
+        if self.S.rng == 0:                    # xorshift never leaves the zero state
+            self.S.rng = 1
+
+    def run(self, double eps, long max_epochs, long chunk_epochs=10, long budget=1 << 23, stop=None):
+        """Continue the run; return a Status. `stop` is an int32[1] array polled at every epoch."""
+        cdef int zero = 0
+        cdef const int[::1] flag
+        cdef const int* stop_ptr = &zero
+        cdef Status status
+        if stop is not None:
+            flag = stop
+            stop_ptr = &flag[0]
+        with nogil:
+            status = sweep(&self.P, &self.S, eps, max_epochs, max(chunk_epochs, 1), max(budget, 1),
+                           self.shrinking, stop_ptr)
+        return Status(status)
+
+    @property
+    def alpha(self):
+        return np.asarray(self.alpha_)
+
+    @property
+    def w(self):
+        """Weights of the features followed by the weight of the bias feature."""
+        return np.asarray(self.w_)
+
+    @property
+    def index(self):
+        """Visiting order of the current (or last) epoch; its first active_size entries are active."""
+        return np.asarray(self.index_)
+
+    @property
+    def active_size(self):
+        return self.S.active
+
+    @property
+    def epoch(self):
+        return self.S.epoch
+
+    @property
+    def violation(self):
+        """max(PGmax - PGmin, |PGmax|, |PGmin|) of the last completed epoch (inf before the first)."""
+        return self.S.violation
+
+    @property
+    def in_epoch(self):
+        """True when the last run() stopped in the middle of an epoch."""
+        return self.S.pos != 0
