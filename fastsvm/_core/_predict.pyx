@@ -1,0 +1,185 @@
+# Decision values of a LIBSVM model for the rows of a CSR matrix, threaded over rows.
+#
+# Each row is scattered into its thread's dense buffer, its kernel values against every support
+# vector are formed with the shared kernel arithmetic, and the weighted sums are taken in the order
+# svm_predict_values takes them (class i's coefficients, then class j's, then minus rho), so the
+# values agree with LIBSVM's to rounding. Rows are independent: any thread count gives the same
+# bits.
+from cpython.exc cimport PyErr_CheckSignals
+from cython.parallel cimport prange, threadid
+cimport numpy as cnp
+import numpy as np
+
+from ._csr cimport CSR, csr_view, row_dot, row_sqnorm
+from ._kernel cimport (KernelParams, PRECOMPUTED, kernel_params, kernel_from_dot, scatter_row,
+                       unscatter_row)
+from ._kernel import row_sqnorms
+
+cnp.import_array()
+
+# Rows per nogil block are chosen so that one block is about this many multiply-adds: small
+# enough to notice Ctrl-C within a fraction of a second, large enough to keep the threads busy.
+cdef enum:
+    BLOCK_WORK = 20000000
+
+
+cdef struct Machine:
+    KernelParams kernel
+    CSR sv                      # support vectors (no columns for the precomputed kernel)
+    const double* sv_sqnorm
+    const cnp.int64_t* serial   # precomputed kernel: the column of x holding k(x, sv_s)
+    const double* coef          # (nr_class - 1) x n_sv, row-major, LIBSVM's sv_coef layout
+    const double* rho
+    const int* start            # one-vs-one: class c owns support vectors start[c] .. start[c+1]-1
+    int nr_class
+    bint one_vs_one
+
+
+cdef void kernel_values(const Machine* m, const double* x_dense, int width, double x_sqnorm,
+                        double* kvalue) noexcept nogil:
+    cdef int s
+    cdef cnp.int64_t c
+    if m.kernel.kind == PRECOMPUTED:
+        for s in range(m.sv.n_rows):
+            c = m.serial[s]
+            kvalue[s] = x_dense[c] if 0 <= c < width else 0.0
+    else:
+        for s in range(m.sv.n_rows):
+            kvalue[s] = kernel_from_dot(m.kernel, row_dot(m.sv, s, x_dense), x_sqnorm,
+                                        m.sv_sqnorm[s])
+
+
+cdef void combine(const Machine* m, const double* kvalue, double* out) noexcept nogil:
+    """out[p] for every pair p (one-vs-one) or out[0] (regression, one-class)."""
+    cdef int a, b, t, p = 0
+    cdef Py_ssize_t l = m.sv.n_rows
+    cdef double s
+    cdef const double* coef_a
+    cdef const double* coef_b
+    if not m.one_vs_one:
+        s = 0.0
+        for t in range(l):
+            s += m.coef[t] * kvalue[t]
+        out[0] = s - m.rho[0]
+        return
+    for a in range(m.nr_class):
+        for b in range(a + 1, m.nr_class):
+            coef_a = m.coef + (b - 1) * l   # class a's coefficients in classifier (a, b)
+            coef_b = m.coef + a * l         # class b's coefficients in classifier (a, b)
+            s = 0.0
+            for t in range(m.start[a], m.start[a + 1]):
+                s += coef_a[t] * kvalue[t]
+            for t in range(m.start[b], m.start[b + 1]):
+                s += coef_b[t] * kvalue[t]
+            out[p] = s - m.rho[p]
+            p += 1
+
+
+cdef void decision_row(const Machine* m, CSR X, int i, double* dense, int width, double* kvalue,
+                       double* out) noexcept nogil:
+    scatter_row(X, i, dense)
+    kernel_values(m, dense, width, row_sqnorm(X, i), kvalue)
+    unscatter_row(X, i, dense)
+    combine(m, kvalue, out)
+
+
+cdef void decision_block(const Machine* m, CSR X, int lo, int hi, double* dense, int width,
+                         double* kvalue, double* out, int n_dec, int n_threads) noexcept nogil:
+    """Rows lo .. hi-1 into out (row-major, n_dec per row); thread t uses the t-th slice of the
+    dense and kernel-value buffers."""
+    cdef int i, t
+    cdef Py_ssize_t l = max(m.sv.n_rows, 1)
+    if n_threads <= 1:
+        for i in range(lo, hi):
+            decision_row(m, X, i, dense, width, kvalue, out + <Py_ssize_t>i * n_dec)
+        return
+    for i in prange(lo, hi, num_threads=n_threads, schedule="dynamic", chunksize=16):
+        t = threadid()
+        decision_row(m, X, i, dense + <Py_ssize_t>t * width, width, kvalue + t * l,
+                     out + <Py_ssize_t>i * n_dec)
+
+
+cdef inline const double* dptr(const double[::1] a) noexcept:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+cdef class DecisionFunction:
+    """A model's support vectors and coefficients, held for nogil evaluation.
+
+    sv : canonical CSR of the support vectors; coef : (nr_class - 1, n_sv) C-contiguous;
+    rho : one value per classifier; start : (nr_class + 1,) int32 class boundaries among the
+    support vectors (one-vs-one only); serial : int64 column of x holding k(x, sv_s)
+    (precomputed kernel only).
+    """
+
+    cdef Machine m
+    cdef readonly int n_dec
+    cdef object _keep   # the arrays the Machine's pointers point into
+
+    def __init__(self, sv, coef, rho, start, serial, str kind, double gamma, int degree,
+                 double coef0, bint one_vs_one):
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        rho = np.ascontiguousarray(rho, dtype=np.float64)
+        start = np.ascontiguousarray(start, dtype=np.int32)
+        serial = np.ascontiguousarray(serial, dtype=np.int64)
+        sqnorm = row_sqnorms(sv)
+        self._keep = (sv, coef, rho, start, serial, sqnorm)
+        cdef const double[::1] sv_data = sv.data
+        cdef const int[::1] sv_indices = sv.indices
+        cdef const int[::1] sv_indptr = sv.indptr
+        cdef const double[::1] coef_flat = coef.reshape(-1)
+        cdef const double[::1] rho_v = rho
+        cdef const double[::1] sqnorm_v = sqnorm
+        cdef const int[::1] start_v = start
+        cdef const cnp.int64_t[::1] serial_v = serial
+        nr_class = start.shape[0] - 1 if one_vs_one else 2
+        if one_vs_one and (nr_class < 1 or start[nr_class] != sv.shape[0]):
+            raise ValueError("class boundaries do not cover the support vectors")
+        if coef.size != (nr_class - 1) * sv.shape[0]:
+            raise ValueError("coefficients do not match the support vectors")
+        self.n_dec = nr_class * (nr_class - 1) // 2 if one_vs_one else 1
+        if rho.shape[0] != self.n_dec:
+            raise ValueError("rho does not match the number of classifiers")
+        if kind == "precomputed" and serial.shape[0] != sv.shape[0]:
+            raise ValueError("a precomputed kernel needs one serial number per support vector")
+        self.m.kernel = kernel_params(kind, gamma, degree, coef0)
+        self.m.sv = csr_view(sv_data, sv_indices, sv_indptr, sv.shape[0], sv.shape[1])
+        self.m.sv_sqnorm = dptr(sqnorm_v)
+        self.m.serial = &serial_v[0] if serial_v.shape[0] > 0 else NULL
+        self.m.coef = dptr(coef_flat)
+        self.m.rho = dptr(rho_v)
+        self.m.start = &start_v[0] if start_v.shape[0] > 0 else NULL
+        self.m.nr_class = nr_class
+        self.m.one_vs_one = one_vs_one
+
+    def compute(self, X, double[:, ::1] out, int n_threads=1):
+        """Fill out (n_rows x n_dec) with the decision values of the rows of the canonical CSR X.
+        Features beyond either side's width count as zeros. Raises KeyboardInterrupt between
+        blocks of rows on Ctrl-C."""
+        cdef const double[::1] data = X.data
+        cdef const int[::1] indices = X.indices
+        cdef const int[::1] indptr = X.indptr
+        cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
+        if out.shape[0] != A.n_rows or out.shape[1] != self.n_dec:
+            raise ValueError("output has the wrong shape")
+        if A.n_rows == 0 or self.n_dec == 0:
+            return
+        n_threads = max(1, min(n_threads, A.n_rows))
+        cdef int width = max(A.n_cols, self.m.sv.n_cols, 1)
+        cdef double[::1] dense = np.zeros(<Py_ssize_t>n_threads * width)
+        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * max(self.m.sv.n_rows, 1))
+        # multiply-adds per row: kernel values, pairwise sums, the row's own entries
+        cdef double work = (<double>self.m.sv.indptr[self.m.sv.n_rows]
+                            + <double>self.m.sv.n_rows * max(self.m.nr_class - 1, 1)
+                            + <double>A.indptr[A.n_rows] / A.n_rows + 1.0)
+        cdef int block = <int>min(max(BLOCK_WORK / work, 4.0 * n_threads), <double>A.n_rows)
+        cdef int lo = 0, hi
+        with nogil:
+            while lo < A.n_rows:
+                hi = min(lo + block, A.n_rows)
+                decision_block(&self.m, A, lo, hi, &dense[0], width, &kvalue[0], &out[0, 0],
+                               self.n_dec, n_threads)
+                lo = hi
+                if lo < A.n_rows:
+                    with gil:
+                        PyErr_CheckSignals()

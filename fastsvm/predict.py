@@ -1,0 +1,86 @@
+"""Prediction with a Model, as LIBSVM 3.37's svm_predict_values / svm_predict /
+svm_predict_probability compute it, for all rows of a sparse matrix at once.
+
+X is anything ``fastsvm.csr.to_csr`` takes; column j is LIBSVM feature index j + 1, except for
+the precomputed kernel, whose rows are ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based
+(column c = index c), so the kernel value against a support vector with serial number s is
+X[:, s]. Columns beyond the model's width (or missing ones) count as zeros.
+"""
+import numpy as np
+
+from ._core._predict import DecisionFunction
+from .csr import to_csr
+from .errors import FastSVMError
+from .parallel import effective_n_jobs
+from .probability import classification_probabilities, has_probability_model, one_class_probability
+
+
+def decision_values(model, X, n_jobs=None):
+    """(n, n_dec) decision values: one column per classifier (0, 1), (0, 2), ..., (1, 2), ... in
+    label order for classification, one column for regression and one-class."""
+    X = to_csr(X)
+    function = _decision_function(model)
+    out = np.empty((X.shape[0], function.n_dec))
+    function.compute(X, out, effective_n_jobs(n_jobs))
+    return out
+
+
+def predict(model, X, n_jobs=None):
+    """Predicted labels (classification, one-class +1/-1) or values (regression), float64."""
+    return _predict_from(model, decision_values(model, X, n_jobs))
+
+
+def predict_probability(model, X, n_jobs=None):
+    """(labels, probabilities) as svm_predict_probability returns them.
+
+    Classification: probabilities (n, nr_class) in label order and the label of the largest
+    (first on ties). One-class: columns P(normal), P(outlier) and labels +1/-1. Regression: the
+    predicted values and an (n, 0) array, as LIBSVM leaves the estimates empty; the Laplace scale
+    of the noise model is ``fastsvm.probability.svr_laplace_scale(model)``.
+    """
+    if not has_probability_model(model):
+        raise FastSVMError("the model has no probability information (train it with -b 1)")
+    dec = decision_values(model, X, n_jobs)
+    if model.is_classification:
+        prob = classification_probabilities(dec, model.prob_a, model.prob_b, model.nr_class)
+        labels = model.labels.astype(np.float64)[np.argmax(prob, axis=1)]
+        return labels, prob
+    if model.svm_type == "one_class":
+        normal = one_class_probability(dec[:, 0], model.prob_density_marks)
+        return _predict_from(model, dec), np.stack([normal, 1 - normal], axis=1)
+    return _predict_from(model, dec), np.empty((dec.shape[0], 0))
+
+
+def _predict_from(model, dec):
+    if model.svm_type == "one_class":
+        return np.where(dec[:, 0] > 0, 1.0, -1.0)
+    if not model.is_classification:
+        return dec[:, 0].copy()
+    nr_class = model.nr_class
+    votes = np.zeros((dec.shape[0], nr_class), dtype=np.int64)
+    p = 0
+    for i in range(nr_class):
+        for j in range(i + 1, nr_class):
+            wins = dec[:, p] > 0  # a zero (or NaN) decision value is a vote for j, as in LIBSVM
+            votes[:, i] += wins
+            votes[:, j] += ~wins
+            p += 1
+    return model.labels.astype(np.float64)[np.argmax(votes, axis=1)]
+
+
+def _decision_function(model):
+    """The model's arrays in the layout the Cython kernel walks."""
+    if model.is_classification:
+        if model.labels is None or model.n_sv is None:
+            raise FastSVMError("a classification model needs its labels and per-class SV counts")
+        start = np.concatenate([[0], np.cumsum(model.n_sv)])
+    else:
+        start = np.zeros(0)
+    if model.kernel_type == "precomputed":
+        serial = model.sv_indices
+    else:
+        serial = np.zeros(0)
+    return DecisionFunction(
+        to_csr(model.support_vectors), model.sv_coef, model.rho, start, serial,
+        model.kernel_type, model.gamma, model.degree, model.coef0, model.is_classification,
+    )

@@ -1,0 +1,345 @@
+"""Prediction against LIBSVM 3.37 (libsvm-official) and against a pure-NumPy twin of the Cython
+decision-value kernel.
+
+LIBSVM is called at the C level row by row (svm_predict_values / svm_predict /
+svm_predict_probability): the Python svm_predict of libsvm-official 3.37 sizes its decision
+buffer wrongly for nu-SVC and multi-class models.
+"""
+import contextlib
+import ctypes
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import shared_file
+from fastsvm.csr import to_csr
+from fastsvm.errors import FastSVMError
+from fastsvm.model import Model
+from fastsvm.modelfile import load_model
+from fastsvm.predict import decision_values, predict, predict_probability
+from fastsvm.probability import couple, svr_laplace_scale
+
+svmutil = pytest.importorskip("libsvm.svmutil")
+from libsvm.svm import gen_svm_nodearray, libsvm as libsvm_c  # noqa: E402
+
+# name -> (training data, rows used for training, svm-train options, test data, test rows)
+LIBSVM_CASES = {
+    "c_svc_rbf_iris": ("iris.scale", None, "-s 0 -t 2 -c 4 -b 1", None, None),
+    "c_svc_rbf_dna": ("dna.scale", 500, "-s 0 -t 2 -g 0.01 -b 1", "dna.scale.t", 300),
+    "c_svc_linear_dna": ("dna.scale", 400, "-s 0 -t 0 -c 0.1", "dna.scale.t", 200),
+    "nu_svc_poly_iris": ("iris.scale", None, "-s 1 -t 1 -d 3 -g 0.5 -r 1 -n 0.3 -b 1", None, None),
+    "nu_svc_rbf_heart": ("heart_scale", None, "-s 1 -t 2 -n 0.4 -b 1", None, None),
+    "c_svc_sigmoid_heart": ("heart_scale", None, "-s 0 -t 3 -g 0.05 -r -0.5 -b 1", None, None),
+    "one_class_rbf_heart": ("heart_scale", None, "-s 2 -t 2 -n 0.3 -b 1", None, None),
+    "epsilon_svr_rbf_housing": ("housing_scale", None, "-s 3 -t 2 -c 10 -p 0.1 -b 1", None, None),
+    "nu_svr_poly_housing": ("housing_scale", None, "-s 4 -t 1 -d 2 -g 0.2 -r 0.5 -b 1", None, None),
+    "precomputed_heart": ("heart_scale", None, "-s 0 -t 4 -b 1", None, None),
+    "single_class_iris": ("iris.scale", "class1", "-s 0 -t 2", None, None),
+}
+
+
+def read_data(name, rows=None):
+    y, x = svmutil.svm_read_problem(str(shared_file(name)), return_scipy=True)
+    x = to_csr(x)
+    if rows == "class1":
+        keep = np.flatnonzero(y == 1)
+        return y[keep], x[keep]
+    if rows is not None:
+        return y[:rows], x[:rows]
+    return y, x
+
+
+def precomputed_rows(x, basis):
+    """Rows [serial, x.basis_1, x.basis_2, ...] of a linear-kernel matrix, dense."""
+    k = (x @ basis.T).toarray()
+    return np.hstack([np.arange(1, x.shape[0] + 1)[:, None], k])
+
+
+class LibsvmCase:
+    """A model LIBSVM trained and wrote, with test rows for it (CSR, column j = index j + 1; for
+    the precomputed kernel a dense matrix whose column c is index c)."""
+
+    def __init__(self, name, path, X, svm_type, nr_class):
+        self.name, self.path, self.X = name, path, X
+        self.svm_type, self.nr_class = svm_type, nr_class
+        self.precomputed = "precomputed" in name
+
+
+@pytest.fixture(scope="session")
+def libsvm_cases(tmp_path_factory):
+    """Every case of LIBSVM_CASES trained once per session (skipped cases are left out)."""
+    out = {}
+    for name, (train, rows, options, test, test_rows) in LIBSVM_CASES.items():
+        try:
+            y, x = read_data(train, rows)
+            X = read_data(test, test_rows)[1] if test else x
+        except pytest.skip.Exception:
+            continue
+        path = tmp_path_factory.mktemp("libsvm") / f"{name}.model"
+        with openmp_serial():
+            if "-t 4" in options:
+                X = precomputed_rows(x, x)
+                m = svmutil.svm_train(list(y), [list(row) for row in X], options + " -q")
+            else:
+                m = svmutil.svm_train(y, x, options + " -q")
+        svmutil.svm_save_model(str(path), m)
+        out[name] = LibsvmCase(name, path, X, m.get_svm_type(), m.get_nr_class())
+    return out
+
+
+def case_list():
+    return list(LIBSVM_CASES)
+
+
+def libsvm_row(X, i, precomputed):
+    if precomputed:
+        return gen_svm_nodearray((np.arange(X.shape[1]), np.asarray(X[i], dtype=float)), isKernel=True)[0]
+    lo, hi = X.indptr[i], X.indptr[i + 1]
+    return gen_svm_nodearray((X.indices[lo:hi].astype(np.int64), X.data[lo:hi]))[0]
+
+
+@contextlib.contextmanager
+def openmp_serial():
+    """LIBSVM's OpenMP loops over support vectors run on one thread: its sums then follow
+    fastsvm's order, and a busy machine does not turn every call's thread barrier into a wait."""
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        yield
+        return
+    before = gomp.omp_get_max_threads()
+    gomp.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        gomp.omp_set_num_threads(before)
+
+
+def libsvm_predict(path, X, precomputed=False, probability=False):
+    """LIBSVM's own (labels, decision values, probabilities) for every row, from the file."""
+    with openmp_serial():
+        return _libsvm_predict(path, X, precomputed, probability)
+
+
+def _libsvm_predict(path, X, precomputed, probability):
+    m = svmutil.svm_load_model(str(path))
+    nr_class = m.get_nr_class()
+    regression_like = m.get_svm_type() in (2, 3, 4)
+    n_dec = 1 if regression_like else nr_class * (nr_class - 1) // 2
+    dec = (ctypes.c_double * max(n_dec, 1))()
+    prob = (ctypes.c_double * max(nr_class, 2))()
+    labels, decs, probs, prob_labels = [], [], [], []
+    for i in range(X.shape[0]):
+        row = libsvm_row(X, i, precomputed)
+        labels.append(libsvm_c.svm_predict_values(m, row, dec))
+        decs.append(dec[:n_dec])
+        if probability:
+            prob_labels.append(libsvm_c.svm_predict_probability(m, row, prob))
+            probs.append(prob[:nr_class])
+    return np.array(labels), np.array(decs).reshape(len(labels), n_dec), np.array(prob_labels), np.array(probs)
+
+
+def fastsvm_input(case):
+    return sp.csr_matrix(case.X) if case.precomputed else case.X
+
+
+def assert_close(actual, expected, rtol=1e-12):
+    """Relative agreement, with an absolute floor rtol * max|expected| for values near zero."""
+    scale = np.abs(expected).max() if np.size(expected) else 0.0
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale)
+
+
+# ----------------------------------------------------------------------------------------------
+# against LIBSVM
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", case_list())
+def test_decision_values_and_labels_match_libsvm(libsvm_cases, name):
+    case = libsvm_cases.get(name) or pytest.skip("data not available")
+    model = load_model(case.path)
+    labels, dec, _, _ = libsvm_predict(case.path, case.X, case.precomputed)
+    X = fastsvm_input(case)
+    ours = decision_values(model, X, n_jobs=2)
+    assert ours.shape == dec.shape
+    assert_close(ours, dec)
+    if model.svm_type in ("epsilon_svr", "nu_svr"):
+        assert_close(predict(model, X, n_jobs=2), labels)
+    else:
+        np.testing.assert_array_equal(predict(model, X, n_jobs=2), labels)
+
+
+@pytest.mark.parametrize("name", [n for n in case_list() if "-b 1" in LIBSVM_CASES[n][2]])
+def test_probabilities_match_libsvm(libsvm_cases, name):
+    case = libsvm_cases.get(name) or pytest.skip("data not available")
+    model = load_model(case.path)
+    X = fastsvm_input(case)
+    labels, prob = predict_probability(model, X)
+    lib_labels, _, lib_prob_labels, lib_prob = libsvm_predict(case.path, case.X, case.precomputed, True)
+    if model.svm_type in ("epsilon_svr", "nu_svr"):
+        assert prob.shape == (X.shape[0], 0)  # LIBSVM leaves the estimates empty for SVR
+        assert svr_laplace_scale(model) == svmutil.svm_load_model(str(case.path)).get_svr_probability()
+        assert_close(labels, lib_labels)
+    else:
+        np.testing.assert_array_equal(labels, lib_prob_labels)
+        np.testing.assert_allclose(prob, lib_prob, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(prob.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_feature_width_differs_from_model(libsvm_cases):
+    """Features beyond the model's width are ignored; missing ones count as zeros."""
+    case = libsvm_cases.get("c_svc_rbf_iris") or pytest.skip("data not available")
+    model = load_model(case.path)
+    rng = np.random.default_rng(0)
+    wide = sp.hstack([case.X, sp.random(case.X.shape[0], 5, density=0.5, random_state=rng)]).tocsr()
+    narrow = case.X[:, :2]
+    for X in (wide, narrow):
+        X = to_csr(X)
+        _, dec, _, _ = libsvm_predict(case.path, X)
+        assert_close(decision_values(model, X), dec)
+
+
+def test_single_class_model_predicts_its_label(libsvm_cases):
+    case = libsvm_cases.get("single_class_iris") or pytest.skip("data not available")
+    model = load_model(case.path)
+    assert model.nr_class == 1
+    assert decision_values(model, case.X).shape == (case.X.shape[0], 0)
+    np.testing.assert_array_equal(predict(model, case.X), np.ones(case.X.shape[0]))
+
+
+def test_probability_needs_probability_model(libsvm_cases):
+    case = libsvm_cases.get("c_svc_linear_dna") or pytest.skip("data not available")
+    with pytest.raises(FastSVMError, match="probability"):
+        predict_probability(load_model(case.path), case.X)
+
+
+def test_tied_votes_go_to_the_first_label():
+    """Three classes each winning one pair: LIBSVM picks the first label in label order."""
+    sv = sp.csr_matrix(np.array([[1.0], [1.0], [1.0]]))
+    # decision values: (0,1) > 0, (0,2) < 0, (1,2) > 0 -> one vote each
+    model = Model("c_svc", "linear", sv, sv_coef=[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+                  rho=[-1.0, 1.0, -1.0], labels=[7, 5, 9], n_sv=[1, 1, 1])
+    X = sp.csr_matrix(np.zeros((1, 1)))
+    np.testing.assert_array_equal(np.sign(decision_values(model, X)), [[1, -1, 1]])
+    assert predict(model, X)[0] == 7.0
+
+
+# ----------------------------------------------------------------------------------------------
+# the Cython kernel against a dense NumPy twin
+# ----------------------------------------------------------------------------------------------
+
+def twin_kernel(kind, X, Z, gamma, degree, coef0):
+    """k(x_i, z_j) with dense arithmetic (distances formed directly for the RBF kernel)."""
+    dot = X @ Z.T
+    if kind == "linear":
+        return dot
+    if kind == "polynomial":
+        return (gamma * dot + coef0) ** degree
+    if kind == "sigmoid":
+        return np.tanh(gamma * dot + coef0)
+    return np.exp(-gamma * ((X[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2))
+
+
+def twin_decision_values(model, X):
+    """LIBSVM's svm_predict_values written out densely."""
+    if model.kernel_type == "precomputed":
+        Xd = X.toarray()
+        K = np.array([[Xd[i, s] if s < Xd.shape[1] else 0.0 for s in model.sv_indices]
+                      for i in range(Xd.shape[0])]).reshape(Xd.shape[0], -1)
+    else:
+        width = max(X.shape[1], model.n_features)
+        Xd = np.zeros((X.shape[0], width))
+        Xd[:, :X.shape[1]] = X.toarray()
+        Zd = np.zeros((model.support_vectors.shape[0], width))
+        Zd[:, :model.n_features] = model.support_vectors.toarray()
+        K = twin_kernel(model.kernel_type, Xd, Zd, model.gamma, model.degree, model.coef0)
+    if not model.is_classification:
+        return K @ model.sv_coef[0][:, None] - model.rho[0]
+    start = np.concatenate([[0], np.cumsum(model.n_sv)])
+    cols = []
+    p = 0
+    for i in range(model.nr_class):
+        for j in range(i + 1, model.nr_class):
+            si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+            cols.append(K[:, si] @ model.sv_coef[j - 1, si] + K[:, sj] @ model.sv_coef[i, sj]
+                        - model.rho[p])
+            p += 1
+    return np.stack(cols, axis=1)
+
+
+def random_model(rng, svm_type, kernel, n_features=7, nr_class=4):
+    n_sv = rng.integers(1, 6, size=nr_class) if svm_type == "c_svc" else None
+    l = int(n_sv.sum()) if n_sv is not None else 9
+    k = nr_class if svm_type == "c_svc" else 2
+    if kernel == "precomputed":
+        sv = sp.csr_matrix((l, 0))
+        serial = rng.integers(1, 40, size=l)
+    else:
+        sv = sp.random(l, n_features, density=0.5, random_state=rng, format="csr")
+        serial = None
+    return Model(svm_type, kernel, sv, sv_coef=rng.normal(size=(k - 1, l)),
+                 rho=rng.normal(size=k * (k - 1) // 2), degree=3, gamma=0.3, coef0=0.7,
+                 labels=np.arange(k) + 1 if n_sv is not None else None, n_sv=n_sv, sv_indices=serial)
+
+
+KERNELS = ["linear", "polynomial", "rbf", "sigmoid", "precomputed"]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("svm_type", ["c_svc", "epsilon_svr"])
+def test_kernel_matches_numpy_twin(kernel, svm_type):
+    rng = np.random.default_rng(KERNELS.index(kernel) + 10 * (svm_type == "c_svc"))
+    model = random_model(rng, svm_type, kernel)
+    # rows narrower and wider than the model (for the precomputed kernel: than its serials)
+    for cols in ((20, 46) if kernel == "precomputed" else (3, 12)):
+        X = to_csr(sp.random(3000, cols, density=0.4, random_state=rng, format="csr"))
+        ours = decision_values(model, X, n_jobs=1)
+        assert_close(ours, twin_decision_values(model, X))
+        # threads over rows: the very same bits
+        assert np.array_equal(decision_values(model, X, n_jobs=2), ours)
+
+
+def test_empty_input_and_empty_rows():
+    rng = np.random.default_rng(1)
+    model = random_model(rng, "c_svc", "rbf")
+    assert decision_values(model, sp.csr_matrix((0, 7))).shape == (0, 6)
+    X = sp.csr_matrix((4, 7))
+    assert_close(decision_values(model, X), twin_decision_values(model, X))
+
+
+# ----------------------------------------------------------------------------------------------
+# pairwise coupling
+# ----------------------------------------------------------------------------------------------
+
+def libsvm_coupling_reference(r):
+    """multiclass_probability for one row, scalar loops in LIBSVM's order."""
+    k = r.shape[0]
+    Q = np.zeros((k, k))
+    for t in range(k):
+        for j in range(k):
+            if j != t:
+                Q[t, t] += r[j, t] * r[j, t]
+                Q[t, j] = -r[j, t] * r[t, j]
+    p = np.full(k, 1.0 / k)
+    for _ in range(max(100, k)):
+        Qp = np.array([sum(Q[t, j] * p[j] for j in range(k)) for t in range(k)])
+        pQp = sum(p[t] * Qp[t] for t in range(k))
+        if max(abs(Qp[t] - pQp) for t in range(k)) < 0.005 / k:
+            break
+        for t in range(k):
+            diff = (-Qp[t] + pQp) / Q[t, t]
+            p[t] += diff
+            pQp = (pQp + diff * (diff * Q[t, t] + 2 * Qp[t])) / (1 + diff) / (1 + diff)
+            Qp = (Qp + diff * Q[t]) / (1 + diff)
+            p = p / (1 + diff)
+    return p
+
+
+def test_coupling_matches_row_by_row_reference():
+    rng = np.random.default_rng(2)
+    for k in (3, 5, 8):
+        upper = rng.uniform(0.01, 0.99, size=(40, k, k))
+        r = np.triu(upper, 1) + np.tril(1 - upper.transpose(0, 2, 1), -1)
+        ours = couple(r)
+        ref = np.array([libsvm_coupling_reference(row) for row in r])
+        np.testing.assert_array_equal(ours, ref)
