@@ -87,7 +87,8 @@ cdef struct State:
     double* w             # X.n_cols + 1 entries, the last one weighs the bias feature
     int* index            # visiting order; index[0:active] is the active set
     int active
-    int pos               # next position in index; 0 = at the start of an epoch
+    int pos               # next position in index within the current epoch
+    bint in_epoch         # an epoch is under way (shuffled, extremes being collected)
     double pg_max_old     # shrinking thresholds from the previous epoch
     double pg_min_old
     double pg_max_new     # extremes of the projected gradient in the current epoch
@@ -115,7 +116,7 @@ cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long 
     cdef long work = 0, epochs_done = 0
     cdef double G, PG, a_old, a_new, d, U, yi
     while True:
-        if S.pos == 0:
+        if not S.in_epoch:
             if S.epoch >= max_epochs:
                 return MAX_ITER
             if read_flag(stop):
@@ -123,7 +124,11 @@ cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long 
             shuffle(S.index, S.active, &S.rng)
             S.pg_max_new = -INFINITY
             S.pg_min_new = INFINITY
+            S.pos = 0
+            S.in_epoch = True
         while S.pos < S.active:
+            if work >= budget:
+                return CHUNK_DONE                    # resumes here, in the middle of the epoch
             s = S.pos
             i = S.index[s]
             yi = P.y[i]
@@ -139,8 +144,6 @@ cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long 
                     t = S.index[s]
                     S.index[s] = S.index[S.active]
                     S.index[S.active] = t
-                    if work >= budget:
-                        return CHUNK_DONE
                     continue
                 if G < 0.0:
                     PG = G
@@ -150,8 +153,6 @@ cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long 
                     t = S.index[s]
                     S.index[s] = S.index[S.active]
                     S.index[S.active] = t
-                    if work >= budget:
-                        return CHUNK_DONE
                     continue
                 if G > 0.0:
                     PG = G
@@ -167,10 +168,8 @@ cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long 
                 row_axpy(P.X, i, d, S.w)
                 S.w[nb] += d * P.bias
             S.pos += 1
-            if work >= budget and S.pos < S.active:
-                return CHUNK_DONE
         # end of an epoch
-        S.pos = 0
+        S.in_epoch = False
         S.epoch += 1
         epochs_done += 1
         S.violation = epoch_violation(S.pg_max_new, S.pg_min_new)
@@ -236,6 +235,7 @@ cdef class DualCD:
         self.S.index = &self.index_[0] if n > 0 else NULL
         self.S.active = n
         self.S.pos = 0
+        self.S.in_epoch = False
         self.S.pg_max_old = INFINITY
         self.S.pg_min_old = -INFINITY
         self.S.pg_max_new = -INFINITY
@@ -290,4 +290,4 @@ cdef class DualCD:
     @property
     def in_epoch(self):
         """True when the last run() stopped in the middle of an epoch."""
-        return self.S.pos != 0
+        return self.S.in_epoch
