@@ -20,6 +20,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._cache cimport KernelCache
+from ..errors import FastSVMError
 
 cnp.import_array()
 
@@ -147,6 +148,9 @@ cdef class SMO:
                 self.QD[i] = cache.diagonal(i % svr_rows)
             else:
                 self.QD[i] = cache.diagonal(i)
+        for i in range(l):
+            if not isfinite(self.QD[i]):
+                raise FastSVMError("kernel values are not finite (features or gamma far too large?)")
         self.active_size = l
         self.counter = min(l, 1000) + 1
         self.n_iter = 0

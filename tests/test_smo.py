@@ -1,0 +1,545 @@
+"""SMO against LIBSVM (libsvm-official) on the same subproblems, and its pieces against NumPy twins.
+
+Every formulation x kernel is solved by fastsvm's SMO and by LIBSVM at -e 1e-6; the dual
+objectives (computed the same way from both coefficient vectors), rho, the support-vector sets
+and decision values must agree. The working-set selection, the two-variable step and the kernel
+cache are checked step by step against plain NumPy.
+"""
+import ctypes
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import shared_file
+from fastsvm._core._cache import KernelCache
+from fastsvm._core._kernel import kernel_matrix
+from fastsvm._core._smo import SMO, Status
+from fastsvm.csr import to_csr
+from fastsvm.errors import FastSVMError, ParameterError
+from fastsvm.params import Params
+from fastsvm.solvers import get_solver, smo
+from fastsvm.solvers.base import Kernel, Subproblem
+
+svmutil = pytest.importorskip("libsvm.svmutil")
+
+SVM_TYPE = {"c_svc": 0, "nu_svc": 1, "one_class": 2, "epsilon_svr": 3, "nu_svr": 4}
+KERNEL_TYPE = {"linear": 0, "polynomial": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
+KERNELS = tuple(KERNEL_TYPE)
+CLASSIFICATION = ("c_svc", "nu_svc", "one_class")
+REGRESSION = ("epsilon_svr", "nu_svr")
+
+
+def _libsvm_single_thread():
+    """LIBSVM's wheel computes kernel columns with OpenMP; on a shared 2-core machine its threads
+    only slow the oracle down. The pool size is a runtime setting of the shared libgomp."""
+    try:
+        ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)
+    except OSError:
+        pass
+
+
+_libsvm_single_thread()
+
+
+# ---------------------------------------------------------------- data and oracles
+
+def _read(name, n=None):
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = load_svmlight_file(str(shared_file(name)), zero_based=False)
+    if n is not None:
+        X, y = X[:n], y[:n]
+    return to_csr(X), np.asarray(y, dtype=np.float64)
+
+
+@pytest.fixture(scope="module")
+def heart():
+    X, y = _read("heart_scale")
+    return X, np.where(y > 0, 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def housing():
+    return _read("housing_scale")
+
+
+@pytest.fixture(scope="module")
+def abalone():
+    return _read("abalone_scale", 600)
+
+
+def _kernel_of(kind, n_features):
+    return Kernel(kind, gamma=1.0 / n_features, degree=3, coef0=0.0)
+
+
+def _precomputed(X, kernel):
+    """Kernel matrix and the precomputed-kernel input: column 0 = serial number, column j = K[:, j-1]."""
+    K = kernel_matrix(X, X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0)
+    n = K.shape[0]
+    Xp = to_csr(np.hstack([np.arange(1, n + 1, dtype=np.float64)[:, None], K]))
+    return K, Xp
+
+
+def _libsvm_rows(X):
+    return [dict(zip((X.indices[X.indptr[i]:X.indptr[i + 1]] + 1).tolist(),
+                     X.data[X.indptr[i]:X.indptr[i + 1]].tolist())) for i in range(X.shape[0])]
+
+
+def _libsvm_precomputed_rows(K):
+    return [{0: i + 1, **{j + 1: float(v) for j, v in enumerate(row)}} for i, row in enumerate(K)]
+
+
+def libsvm_solve(formulation, X, y, kernel, K=None, C=1.0, nu=0.5, p=0.1, extra=""):
+    """LIBSVM's coefficients (one per training row, 0 off the SVs) and rho, oriented so that
+    the decision value is coef . k(x) - rho for the +1 class (LIBSVM puts its first label first)."""
+    opts = (f"-s {SVM_TYPE[formulation]} -t {KERNEL_TYPE[kernel.kind]} -d {kernel.degree} "
+            f"-g {kernel.gamma!r} -r {kernel.coef0!r} -c {C!r} -n {nu!r} -p {p!r} -e 1e-6 -q {extra}")
+    rows = _libsvm_precomputed_rows(K) if kernel.kind == "precomputed" else _libsvm_rows(X)
+    model = svmutil.svm_train(y.tolist(), rows, opts)
+    coef = np.zeros(X.shape[0])
+    idx = np.asarray(model.get_sv_indices(), dtype=np.int64) - 1
+    coef[idx] = [c[0] for c in model.get_sv_coef()]
+    rho = model.rho[0]
+    if formulation in ("c_svc", "nu_svc") and model.get_labels()[0] != 1:
+        coef, rho = -coef, -rho
+    return coef, rho
+
+
+def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, **params):
+    if upper is None:
+        box = C if formulation in ("c_svc", "epsilon_svr", "nu_svr") else 1.0
+        upper = np.full(X.shape[0], box)
+    target = np.ones(X.shape[0]) if formulation == "one_class" else y
+    prm = Params(svm_type=formulation, C=C, nu=nu, epsilon=p, tol=params.pop("tol", 1e-6), **params)
+    sub = Subproblem(formulation, X, target, upper, kernel, prm)
+    return smo.SPEC.solve(sub)
+
+
+def dual_objective(formulation, K, coef, y, p=0.1):
+    """LIBSVM's reported objective, from a coefficient vector (nu-SVC: of the rescaled problem)."""
+    quad = 0.5 * coef @ K @ coef
+    if formulation == "c_svc":
+        return quad - np.abs(coef).sum()
+    if formulation in ("nu_svc", "one_class"):
+        return quad
+    if formulation == "epsilon_svr":
+        return quad + p * np.abs(coef).sum() - y @ coef
+    return quad - y @ coef
+
+
+def _data(formulation, kind, heart, regression):
+    """Subproblem data, kernel and kernel matrix (precomputed: of the RBF kernel)."""
+    X, y = heart if formulation in CLASSIFICATION else regression
+    if kind == "precomputed":
+        K, Xp = _precomputed(X, _kernel_of("rbf", X.shape[1]))
+        return Xp, y, Kernel("precomputed"), K
+    kernel = _kernel_of(kind, X.shape[1])
+    return X, y, kernel, kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, kernel.coef0)
+
+
+def assert_matches_libsvm(formulation, X, y, kernel, K, upper=None, extra="", **kw):
+    sol = fastsvm_solve(formulation, X, y, kernel, upper=upper, **kw)
+    coef_l, rho_l = libsvm_solve(formulation, X, y, kernel, K, extra=extra, **kw)
+    assert sol.status == "converged"
+    f_ours = dual_objective(formulation, K, sol.coef, y, p=kw.get("p", 0.1))
+    f_lib = dual_objective(formulation, K, coef_l, y, p=kw.get("p", 0.1))
+    assert abs(f_ours - f_lib) <= 1e-6 * max(1.0, abs(f_lib))
+    # our reported objective is LIBSVM's "obj" (computed from the float32 kernel columns)
+    assert abs(sol.objective - f_ours) <= 1e-5 * max(1.0, abs(f_ours))
+    assert abs(sol.rho - rho_l) <= 1e-5 * max(1.0, abs(rho_l))
+    n_sv, n_sv_lib = np.count_nonzero(sol.coef), np.count_nonzero(coef_l)
+    assert abs(n_sv - n_sv_lib) <= max(1, 0.01 * n_sv_lib)
+    assert sol.info["nSV"] == n_sv
+    dec, dec_l = K @ sol.coef - sol.rho, K @ coef_l - rho_l
+    close = np.abs(dec - dec_l) <= 1e-4 * (1.0 + np.abs(dec_l))
+    assert close.mean() >= 0.999
+    if formulation not in REGRESSION:
+        assert (np.sign(dec) == np.sign(dec_l)).mean() >= 0.999
+    return sol
+
+
+# ---------------------------------------------------------------- parity with LIBSVM
+
+@pytest.mark.parametrize("kind", KERNELS)
+@pytest.mark.parametrize("formulation", list(SVM_TYPE))
+def test_matches_libsvm(formulation, kind, heart, housing):
+    X, y, kernel, K = _data(formulation, kind, heart, housing)
+    assert_matches_libsvm(formulation, X, y, kernel, K)
+
+
+@pytest.mark.parametrize("formulation", REGRESSION)
+@pytest.mark.parametrize("kind", ("rbf", "polynomial"))
+def test_matches_libsvm_abalone(formulation, kind, heart, abalone):
+    X, y, kernel, K = _data(formulation, kind, heart, abalone)
+    assert_matches_libsvm(formulation, X, y, kernel, K, C=4.0)
+
+
+def test_non_default_parameters(heart, housing):
+    X, y = heart
+    kernel = Kernel("polynomial", gamma=0.3, degree=2, coef0=1.5)
+    K = kernel_matrix(X, X, "polynomial", 0.3, 2, 1.5)
+    assert_matches_libsvm("c_svc", X, y, kernel, K, C=10.0)
+    assert_matches_libsvm("nu_svc", X, y, kernel, K, nu=0.2)
+    assert_matches_libsvm("one_class", X, y, kernel, K, nu=0.05)
+    X, y = housing
+    kernel = Kernel("sigmoid", gamma=0.01, coef0=-0.5)
+    K = kernel_matrix(X, X, "sigmoid", 0.01, 3, -0.5)
+    assert_matches_libsvm("epsilon_svr", X, y, kernel, K, C=3.0, p=0.5)
+    assert_matches_libsvm("nu_svr", X, y, kernel, K, C=0.5, nu=0.8)
+
+
+def test_libsvm_summary_lines_and_iterations(heart, housing, capfd):
+    """The lines LIBSVM prints after a solve, #iter included: SMO takes LIBSVM's exact path."""
+    cases = [("c_svc", heart, "rbf"), ("nu_svc", heart, "polynomial"), ("one_class", heart, "linear"),
+             ("epsilon_svr", housing, "rbf"), ("nu_svr", housing, "sigmoid")]
+    for formulation, (X, y), kind in cases:
+        kernel = _kernel_of(kind, X.shape[1])
+        target = np.ones(len(y)) if formulation == "one_class" else y
+        capfd.readouterr()
+        svmutil.svm_train(target.tolist(), _libsvm_rows(X),
+                          f"-s {SVM_TYPE[formulation]} -t {KERNEL_TYPE[kind]} -g {kernel.gamma!r} -e 1e-4")
+        out = capfd.readouterr().out
+        lines = [line.lstrip(".*") for line in out.splitlines()
+                 if line.strip(".*") and not line.startswith(("Total", "WARNING"))]
+        sol = fastsvm_solve(formulation, X, y, kernel, tol=1e-4)
+        assert sol.info["lines"] == lines, formulation
+
+
+def test_class_weights_match_libsvm(heart):
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    K = kernel_matrix(X, X, "rbf", kernel.gamma)
+    upper = np.where(y > 0, 2.0, 0.5)
+    sol = assert_matches_libsvm("c_svc", X, y, kernel, K, upper=upper, extra="-w1 2 -w-1 0.5")
+    assert "nu" not in sol.info  # LIBSVM prints nu only when Cp == Cn
+    assert np.all(np.abs(sol.coef) <= upper + 1e-12)
+
+
+# ---------------------------------------------------------------- equivalences
+
+@pytest.mark.parametrize("formulation", list(SVM_TYPE))
+def test_integer_sample_weights_equal_repeated_rows(formulation, heart, housing):
+    X, y = heart if formulation in CLASSIFICATION else housing
+    X, y = X[:150], y[:150]
+    kernel = _kernel_of("rbf", X.shape[1])
+    w = np.random.default_rng(3).integers(1, 4, size=X.shape[0]).astype(np.float64)
+    box = 1.0 if formulation in ("nu_svc", "one_class") else 2.0
+    weighted = fastsvm_solve(formulation, X, y, kernel, upper=box * w, C=2.0)
+    rep = np.repeat(np.arange(X.shape[0]), w.astype(int))
+    repeated = fastsvm_solve(formulation, X[rep], y[rep], kernel, upper=np.full(rep.size, box), C=2.0)
+    assert abs(weighted.objective - repeated.objective) <= 1e-6 * max(1.0, abs(repeated.objective))
+    assert abs(weighted.rho - repeated.rho) <= 1e-4 * max(1.0, abs(repeated.rho))
+    # same decision function: the repeated copies' coefficients add up
+    K = kernel_matrix(X, X, "rbf", kernel.gamma)
+    summed = np.bincount(rep, weights=repeated.coef, minlength=X.shape[0])
+    np.testing.assert_allclose(K @ weighted.coef - weighted.rho, K @ summed - repeated.rho,
+                               atol=1e-4 * max(1.0, np.abs(K @ summed).max()))
+
+
+def test_precomputed_equals_linear(heart):
+    X, y = heart
+    linear = fastsvm_solve("c_svc", X, y, Kernel("linear"))
+    _, Xp = _precomputed(X, Kernel("linear"))
+    pre = fastsvm_solve("c_svc", Xp, y, Kernel("precomputed"))
+    np.testing.assert_array_equal(pre.coef, linear.coef)
+    assert pre.rho == linear.rho and pre.n_iter == linear.n_iter
+
+
+@pytest.mark.parametrize("formulation", ["c_svc", "nu_svc", "epsilon_svr"])
+def test_shrinking_on_off_same_optimum(formulation, heart, housing):
+    X, y = heart if formulation in CLASSIFICATION else housing
+    kernel = _kernel_of("rbf", X.shape[1])
+    on = fastsvm_solve(formulation, X, y, kernel, shrinking=True)
+    off = fastsvm_solve(formulation, X, y, kernel, shrinking=False)
+    assert abs(on.objective - off.objective) <= 1e-6 * max(1.0, abs(off.objective))
+    assert abs(on.rho - off.rho) <= 1e-5 * max(1.0, abs(off.rho))
+    assert np.abs(on.coef - off.coef).max() <= 1e-3 * max(1.0, np.abs(off.coef).max())
+
+
+@pytest.mark.parametrize("formulation", ["c_svc", "nu_svr"])
+def test_tiny_cache_same_result_as_large(formulation, heart, housing):
+    """Evictions change what is recomputed, never a value: the run is identical."""
+    X, y = heart if formulation in CLASSIFICATION else housing
+    kernel = _kernel_of("rbf", X.shape[1])
+    large = fastsvm_solve(formulation, X, y, kernel, cache_size=100.0)
+    tiny = fastsvm_solve(formulation, X, y, kernel, cache_size=1e-6)  # two columns
+    np.testing.assert_array_equal(tiny.coef, large.coef)
+    assert tiny.rho == large.rho and tiny.n_iter == large.n_iter
+
+
+def test_threads_and_chunking_do_not_change_the_result(monkeypatch):
+    X, y = _read("abalone_scale", 1500)  # columns long enough to be computed by two threads
+    kernel = _kernel_of("rbf", X.shape[1])
+    reference = fastsvm_solve("epsilon_svr", X, y, kernel)
+    sub = Subproblem("epsilon_svr", X, y, np.ones(len(y)), kernel,
+                     Params(svm_type="epsilon_svr", tol=1e-6), n_threads=2)
+    threaded = smo.solve(sub)
+    monkeypatch.setattr(smo, "FIRST_CHUNK", 1)
+    monkeypatch.setattr(smo, "CHUNK_SECONDS", 1e-9)  # every chunk is as short as allowed
+    lines = []
+    sub.log = lines.append
+    chunked = smo.solve(sub)
+    for sol in (threaded, chunked):
+        np.testing.assert_array_equal(sol.coef, reference.coef)
+        assert sol.rho == reference.rho and sol.n_iter == reference.n_iter
+    assert len(chunked.history) > 2 and len(lines) == len(chunked.history)
+    assert "max violation" in lines[0] and "active" in lines[0]
+
+
+# ---------------------------------------------------------------- stopping, limits, errors
+
+def test_max_iter_status(heart):
+    X, y = heart
+    sol = fastsvm_solve("c_svc", X, y, _kernel_of("rbf", X.shape[1]), max_iter=10)
+    assert sol.status == "max_iter" and sol.n_iter == 10
+    assert np.all(np.isfinite(sol.coef)) and np.isfinite(sol.rho)
+    assert sol.kkt > 1e-6
+
+
+def test_libsvm_iteration_cap():
+    assert smo.libsvm_max_iter(10) == 10_000_000
+    assert smo.libsvm_max_iter(200_000) == 20_000_000
+    assert smo.libsvm_max_iter(2**30) == 2**31 - 1
+
+
+def test_stop_flag_raises_keyboard_interrupt(heart):
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel, Params(tol=1e-6))
+    sub.stop[0] = 1
+    with pytest.raises(KeyboardInterrupt):
+        smo.solve(sub)
+    sub.stop[0] = 0
+    sub.log = lambda line: sub.stop.__setitem__(0, 1)  # set after the first chunk
+    with pytest.raises(KeyboardInterrupt):
+        smo.solve(sub)
+
+
+def test_stop_flag_seen_within_a_second_mid_chunk(monkeypatch):
+    """A worker thread in the middle of a long chunk returns soon after the flag is set."""
+    rng = np.random.default_rng(0)
+    X = to_csr(rng.normal(size=(3000, 20)))
+    y = np.where(rng.random(3000) < 0.5, 1.0, -1.0)  # pure noise: many SVs, slow to converge
+    sub = Subproblem("c_svc", X, y, np.full(3000, 100.0), Kernel("rbf", gamma=0.5),
+                     Params(C=100.0, tol=1e-12, cache_size=1e-6, max_iter=50_000_000))
+    monkeypatch.setattr(smo, "FIRST_CHUNK", 10**9)  # one chunk: only the nogil loop can stop it
+    outcome = {}
+
+    def work():
+        try:
+            smo.solve(sub)
+            outcome["result"] = "finished"
+        except KeyboardInterrupt:
+            outcome["result"] = "interrupted"
+        outcome["at"] = time.perf_counter()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    time.sleep(0.5)
+    flagged = time.perf_counter()
+    sub.stop[0] = 1
+    worker.join(10)
+    assert outcome["result"] == "interrupted"
+    assert outcome["at"] - flagged < 1.0
+
+
+def test_bad_input(heart):
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    with pytest.raises(ParameterError):
+        fastsvm_solve("l2r_lr", X, y, kernel)
+    with pytest.raises(ParameterError, match="infeasible"):
+        fastsvm_solve("nu_svc", X, y, kernel, nu=0.99)
+    with pytest.raises(FastSVMError, match="rows"):
+        smo.solve(Subproblem("c_svc", X, y[:-1], np.ones(len(y) - 1), kernel, Params()))
+    with pytest.raises(FastSVMError, match="bounds"):
+        fastsvm_solve("c_svc", X, y, kernel, upper=np.full(len(y), np.nan))
+    bad = to_csr(np.hstack([np.zeros((3, 1)), np.eye(3)]))  # serial numbers missing
+    with pytest.raises(FastSVMError, match="serial"):
+        fastsvm_solve("c_svc", bad, np.array([1.0, -1.0, 1.0]), Kernel("precomputed"))
+    huge = to_csr(np.array([[1e200], [2e200]]))
+    with pytest.raises(FastSVMError):
+        fastsvm_solve("c_svc", huge, np.array([1.0, -1.0]), Kernel("linear"))
+
+
+def test_zero_bound_rows_are_left_out(heart):
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    upper = np.ones(len(y))
+    upper[::7] = 0.0
+    keep = upper > 0
+    full = fastsvm_solve("c_svc", X, y, kernel, upper=upper)
+    sub = fastsvm_solve("c_svc", X[keep], y[keep], kernel)
+    assert np.all(full.coef[~keep] == 0)
+    np.testing.assert_array_equal(full.coef[keep], sub.coef)
+
+
+def test_registered():
+    spec = get_solver("smo")
+    assert spec is smo.SPEC and spec.multiclass == "ovo" and spec.default_kernel == "rbf"
+    assert spec.default_tol == 1e-3 and set(spec.kernels) == set(KERNELS)
+
+
+# ---------------------------------------------------------------- NumPy twins: one SMO step
+
+TAU = 1e-12
+
+
+def twin_select(G, alpha, C, y, Q, eps, nu):
+    """Second-order working set selection (Fan, Chen & Lin 2005), written with NumPy."""
+    upper, lower = alpha >= C, alpha <= 0
+    I_up = np.flatnonzero(((y > 0) & ~upper) | ((y < 0) & ~lower))
+    I_low = np.flatnonzero(((y > 0) & ~lower) | ((y < 0) & ~upper))
+    score = -y * G
+
+    def last_argmax(idx):
+        if idx.size == 0:
+            return -1, -np.inf
+        best = score[idx].max()
+        return int(idx[score[idx] == best][-1]), best
+
+    if nu:  # one maximal violator per sign (two equality constraints)
+        pick = {s: last_argmax(I_up[y[I_up] == s]) for s in (1, -1)}
+    else:
+        pick = dict.fromkeys((1, -1), last_argmax(I_up))
+    low_score = y[I_low] * G[I_low]
+    gap = max(pick[s][1] + low_score[y[I_low] == s].max(initial=-np.inf) for s in (1, -1))
+    best_j, best_obj = -1, np.inf
+    for j in I_low:
+        i, g = pick[1 if y[j] > 0 else -1]
+        diff = g + y[j] * G[j]
+        if diff > 0:
+            quad = Q[i, i] + Q[j, j] - 2.0 * y[i] * y[j] * Q[i, j]
+            obj = -diff * diff / (quad if quad > 0 else TAU)
+            if obj <= best_obj:
+                best_j, best_obj = j, obj
+    if gap < eps or best_j == -1:
+        return None
+    return pick[1 if y[best_j] > 0 else -1][0], best_j
+
+
+def twin_step(G, alpha, C, y, Q, i, j):
+    """Exact minimization over the segment of (alpha_i, alpha_j) that keeps y^T alpha fixed."""
+    s = -y[i] * y[j]  # alpha_i moves by s * t when alpha_j moves by t
+    d = np.zeros_like(alpha)
+    d[i], d[j] = s, 1.0
+    quad = d @ Q @ d
+    t = -(d @ G) / (quad if quad > 0 else TAU)
+    lo = max(-alpha[j], (-alpha[i]) / s if s > 0 else (alpha[i] - C[i]) / 1.0)
+    hi = min(C[j] - alpha[j], (C[i] - alpha[i]) / s if s > 0 else alpha[i])
+    t = min(max(t, lo), hi)
+    return alpha + t * d
+
+
+@pytest.mark.parametrize("formulation", ["c_svc", "nu_svc", "nu_svr", "epsilon_svr"])
+def test_selection_and_step_match_numpy_twin(formulation, heart, housing):
+    X, y = heart if formulation in CLASSIFICATION else housing
+    X, y = X[:80], y[:80]
+    n = X.shape[0]
+    kernel = _kernel_of("rbf", X.shape[1])
+    upper = np.random.default_rng(1).uniform(0.5, 2.0, n)
+    p, signs, alpha, C, nu, regression = smo.dual_problem(formulation, y, upper, 0.4, 0.1)
+    K = kernel_matrix(X, X, "rbf", kernel.gamma)
+    if regression:
+        K = np.block([[K, K], [K, K]])
+    s = signs.astype(np.float64)
+    Q = (s[:, None] * s[None, :] * K).astype(np.float32).astype(np.float64)
+    np.fill_diagonal(Q, np.diag(K))  # the diagonal is kept in double precision
+    cache = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, None if regression else signs)
+    state = SMO(cache, p, signs, alpha, C, 1e-6, False, nu, n if regression else 0, 10**6,
+                np.zeros(1, np.int32), False)
+    assert state.init() == Status.CONVERGED
+    np.testing.assert_allclose(state.gradient(), Q @ alpha + p, rtol=1e-12, atol=1e-12)
+    for _ in range(60):
+        a, G = state.alpha_now(), state.gradient()
+        pair = state.select_pair()
+        assert pair == twin_select(G, a, C, s, Q, 1e-6, nu)
+        if pair is None:
+            break
+        expected = twin_step(G, a, C, s, Q, *pair)
+        state.step(*pair)
+        np.testing.assert_allclose(state.alpha_now(), expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(state.gradient(), G + Q @ (expected - a), rtol=0, atol=1e-9)
+        assert abs(signs @ state.alpha_now() - signs @ alpha) < 1e-10
+        assert np.all(state.alpha_now() >= 0) and np.all(state.alpha_now() <= C)
+
+
+# ---------------------------------------------------------------- NumPy twin: the kernel cache
+
+@pytest.mark.parametrize("kind", KERNELS)
+def test_cache_columns_equal_numpy(kind, heart):
+    X, y = heart
+    X = X[:60]
+    signs = np.where(y[:60] > 0, 1, -1).astype(np.int8)
+    kernel = _kernel_of(kind, X.shape[1])
+    if kind == "precomputed":
+        K, X = _precomputed(X, _kernel_of("polynomial", X.shape[1]))
+    else:
+        K = kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, kernel.coef0)
+    Q = (signs[:, None] * signs[None, :] * K).astype(np.float32)
+    cache = KernelCache(X, kind, kernel.gamma, kernel.degree, kernel.coef0, 1 << 20, 1, signs)
+    np.testing.assert_allclose(cache.get_diagonal(), np.diag(K), rtol=1e-14)
+    np.testing.assert_array_equal(cache.get_column(5, 10), Q[:10, 5])
+    np.testing.assert_array_equal(cache.get_column(5), Q[:, 5])  # extended in place
+    # permuted positions: column i is Q[perm, perm[i]]
+    perm = np.arange(60)
+    for i, j in [(0, 59), (5, 20), (3, 5), (7, 7)]:
+        cache.swap_positions(i, j)
+        perm[[i, j]] = perm[[j, i]]
+    np.testing.assert_array_equal(cache.rows_at_positions(), perm)
+    for i in (0, 5, 20, 33):
+        np.testing.assert_array_equal(cache.get_column(i), Q[perm][:, perm[i]])
+    idx = [3, 17, 40]
+    np.testing.assert_array_equal(cache.get_block(idx), Q[perm][:, perm][np.ix_(idx, idx)])
+
+
+def test_cache_eviction_under_tiny_budget(heart):
+    X, y = heart
+    n = X.shape[0]
+    kernel = _kernel_of("rbf", X.shape[1])
+    Q = kernel_matrix(X, X, "rbf", kernel.gamma).astype(np.float32)
+    tiny = KernelCache(X, "rbf", kernel.gamma, cache_bytes=1, n_threads=2)
+    order = np.random.default_rng(0).integers(0, n, 200)
+    for i in order:
+        np.testing.assert_array_equal(tiny.get_column(int(i)), Q[:, i])
+        assert sum(length for _, length in tiny.cached()) <= 2 * n  # LIBSVM's floor: two columns
+    assert [pos for pos, _ in tiny.cached()][-1] == order[-1]  # most recent last
+    assert tiny.n_computed > 2 * n  # columns really were recomputed
+    roomy = KernelCache(X, "rbf", kernel.gamma, cache_bytes=1 << 24)
+    for i in order:
+        roomy.get_column(int(i))
+    assert roomy.n_computed == len(set(order.tolist())) * n  # each column computed once
+    # LRU: with room for three columns the oldest goes first
+    three = KernelCache(X, "rbf", kernel.gamma, cache_bytes=(3 * n + n * 5) * 4)
+    for i in (1, 2, 3):
+        three.get_column(i)
+    three.get_column(1)
+    three.get_column(4)
+    assert [pos for pos, _ in three.cached()] == [3, 1, 4]
+
+
+def test_cache_threaded_columns_equal_serial():
+    X, _ = _read("abalone_scale", 2500)
+    serial = KernelCache(X, "rbf", 0.7, n_threads=1)
+    threaded = KernelCache(X, "rbf", 0.7, n_threads=2)
+    for i in (0, 1234, 2499):
+        np.testing.assert_array_equal(threaded.get_column(i), serial.get_column(i))
+        np.testing.assert_array_equal(threaded.get_column(i, 1500), serial.get_column(i)[:1500])
+
+
+# ---------------------------------------------------------------- larger parity (slow)
+
+@pytest.mark.slow
+@pytest.mark.parametrize("formulation", list(SVM_TYPE))
+def test_matches_libsvm_larger(formulation):
+    if formulation in CLASSIFICATION:
+        X, y = _read("a9a", 3000)
+        y = np.where(y > 0, 1.0, -1.0)
+    else:
+        X, y = _read("abalone_scale")
+    kernel = _kernel_of("rbf", X.shape[1])
+    K = kernel_matrix(X, X, "rbf", kernel.gamma)
+    assert_matches_libsvm(formulation, X, y, kernel, K, nu=0.3)  # a9a is 24% positive
