@@ -40,6 +40,14 @@ _LIBLINEAR_SOLVERS = {
 }
 _LIBLINEAR_REGRESSION = ("L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL")
 
+# the kernel parameters LIBSVM writes (and needs) for each kernel
+_KERNEL_KEYS = {"linear": (), "polynomial": ("degree", "gamma", "coef0"), "rbf": ("gamma",),
+                "sigmoid": ("gamma", "coef0"), "precomputed": ()}
+# the probability keys LIBSVM's training produces for each svm type
+_PROBABILITY_KEYS = {"c_svc": ("probA", "probB"), "nu_svc": ("probA", "probB"),
+                     "one_class": ("prob_density_marks",), "epsilon_svr": ("probA",),
+                     "nu_svr": ("probA",)}
+
 
 # ----------------------------------------------------------------------------------------------
 # Writing
@@ -87,11 +95,11 @@ def _write_model(model, f):
     l = model.support_vectors.shape[0]
     kernel = model.kernel_type
     f.write(f"svm_type {model.svm_type}\nkernel_type {kernel}\n")
-    if kernel == "polynomial":
+    if "degree" in _KERNEL_KEYS[kernel]:
         f.write("degree %d\n" % _int32(model.degree, "degree"))
-    if kernel in ("polynomial", "rbf", "sigmoid"):
+    if "gamma" in _KERNEL_KEYS[kernel]:
         f.write(f"gamma {_g17(model.gamma)}\n")
-    if kernel in ("polynomial", "sigmoid"):
+    if "coef0" in _KERNEL_KEYS[kernel]:
         f.write(f"coef0 {_g17(model.coef0)}\n")
     f.write(f"nr_class {k}\ntotal_sv {l}\n")
     f.write("rho" + "".join(" " + _g17(v) for v in _values(model.rho, n_pairs, "rho")) + "\n")
@@ -308,19 +316,18 @@ def _libsvm_model(reader, header):
         raise reader.error(h.line("nr_class"), f"nr_class of a {svm_type} model must be 2")
     n_pairs = nr_class * (nr_class - 1) // 2
     l = h.int("total_sv", minimum=0)
+    if nr_class == 1 and l > 0:  # an SV line would have no coefficient (LIBSVM cannot read it)
+        raise reader.error(h.line("total_sv"), "a single-class model has no support vectors")
     for key in ("rho", "label", "probA", "probB", "nr_sv"):
         if key in h:
             h.counted(key)
 
     kw = {}
-    if kernel == "polynomial":
-        h.require("degree", " (needed by the polynomial kernel)")
-        kw["degree"] = h.int("degree", minimum=0)
-    elif "degree" in h:
-        kw["degree"] = h.int("degree")
-    for key, kernels in (("gamma", ("polynomial", "rbf", "sigmoid")), ("coef0", ("polynomial", "sigmoid"))):
-        if kernel in kernels:
-            h.require(key, f" (needed by the {kernel} kernel)")
+    for key in _KERNEL_KEYS[kernel]:
+        h.require(key, f" (needed by the {kernel} kernel)")
+    if "degree" in h:
+        kw["degree"] = h.int("degree", minimum=0 if kernel == "polynomial" else -_INT32_MAX - 1)
+    for key in ("gamma", "coef0"):
         if key in h:
             kw[key] = h.float(key)
 
@@ -339,8 +346,7 @@ def _libsvm_model(reader, header):
                 raise reader.error(h.line(key), f"'{key}' belongs to classification models only")
 
     prob = {}
-    allowed = {"c_svc": ("probA", "probB"), "nu_svc": ("probA", "probB"), "one_class": ("prob_density_marks",),
-               "epsilon_svr": ("probA",), "nu_svr": ("probA",)}[svm_type]
+    allowed = _PROBABILITY_KEYS[svm_type]
     for key, name, count in (("probA", "prob_a", n_pairs), ("probB", "prob_b", n_pairs),
                              ("prob_density_marks", "prob_density_marks", N_DENSITY_MARKS)):
         if key in h:
@@ -362,9 +368,8 @@ def _libsvm_model(reader, header):
 
 def _read_support_vectors(reader, l, m, precomputed):
     """l SV lines of m coefficients and index:value pairs -> coef (m x l), CSR, serial numbers."""
-    coef = np.empty((m, l))
-    indptr = np.zeros(l + 1, dtype=np.int64)
-    indices, values, first_lines = [], [], []
+    # grown line by line: the header's counts are not trusted with an allocation
+    coef, indptr, indices, values, first_lines = [], [0], [], [], []
     for i in range(l):
         lineno, text = reader.next_line()
         if lineno is None:
@@ -375,17 +380,18 @@ def _read_support_vectors(reader, l, m, precomputed):
         if len(parts) < m or not all(_FLOAT_RE.fullmatch(t) for t in parts[:m]) \
                 or not _PAIRS_RE.fullmatch(rest):
             raise reader.error(lineno, _sv_line_problem(text.split(), m))
-        coef[:, i] = [_float(reader, lineno, t, "coefficient") for t in parts[:m]]
+        coef.append([_float(reader, lineno, t, "coefficient") for t in parts[:m]])
         pairs = rest.replace(":", " ").split()
         indices.extend(pairs[0::2])
         values.extend(pairs[1::2])
-        indptr[i + 1] = len(indices)
+        indptr.append(len(indices))
         first_lines.append(lineno)
-    first_lines = np.array(first_lines, dtype=np.int64)
+    coef = np.array(coef, dtype=np.float64).reshape(l, m).T
+    indptr = np.array(indptr, dtype=np.int64)
     row_of = np.repeat(np.arange(l), np.diff(indptr))  # the SV each stored pair belongs to
 
     def pair_error(k, message):
-        return reader.error(int(first_lines[row_of[k]]), message)
+        return reader.error(first_lines[row_of[k]], message)
 
     idx = [int(t) for t in indices]
     too_large = [k for k, j in enumerate(idx) if j > _INT32_MAX]
@@ -400,7 +406,7 @@ def _read_support_vectors(reader, l, m, precomputed):
         ok = np.diff(indptr) == 1
         ok[ok] = idx[indptr[:-1][ok]] == 0
         if not ok.all():
-            raise reader.error(int(first_lines[np.argmin(ok)]), "a precomputed-kernel support "
+            raise reader.error(first_lines[int(np.argmin(ok))], "a precomputed-kernel support "
                                "vector is its coefficients and '0:serial' only")
         bad = np.flatnonzero((val != np.floor(val)) | (val < 1) | (val > _INT32_MAX))
         if bad.size:
@@ -470,17 +476,19 @@ def _liblinear_model(reader, header):
 
     nr_w = 1 if nr_class == 2 and solver != "MCSVM_CS" else nr_class
     w_size = nr_feature + (1 if bias >= 0 else 0)
-    w = np.empty((w_size, nr_w))
+    w = []  # grown line by line: nr_feature is not trusted with an allocation
     for i in range(w_size):
         lineno, text = reader.next_line()
         if lineno is None:
-            raise reader.error(max(len(reader.lines), 1), f"file ends after {i} of {w_size} weight lines")
+            raise reader.error(max(len(reader.lines), 1),
+                               f"file ends after {i} of {w_size} weight lines")
         tokens = text.split()
         if len(tokens) != nr_w:
             raise reader.error(lineno, f"a weight line needs {nr_w} value{'s' * (nr_w != 1)}, "
                                        f"found {len(tokens)}")
-        w[i] = [_float(reader, lineno, t, "weight") for t in tokens]
+        w.append([_float(reader, lineno, t, "weight") for t in tokens])
     reader.trailing()
+    w = np.array(w, dtype=np.float64).reshape(w_size, nr_w)
 
     # the bias feature's contribution to each decision value
     offset = w[nr_feature] * bias if bias >= 0 else np.zeros(nr_w)
@@ -490,8 +498,9 @@ def _liblinear_model(reader, header):
         if regression or one_class:
             rho_value = (rho if one_class else 0.0) - offset[0]
             return Model(svm_type="one_class" if one_class else "epsilon_svr", kernel_type="linear",
-                         support_vectors=_sparse_rows(weights), sv_coef=[[1.0]], rho=[rho_value], info=info)
-        if nr_w == 1:  # binary: decision value w.x + b, positive for labels[0]
+                         support_vectors=_sparse_rows(weights), sv_coef=[[1.0]], rho=[rho_value],
+                         info=info)
+        if nr_class == 2 and nr_w == 1:  # binary: decision value w.x + b, positive for labels[0]
             return Model(svm_type="c_svc", kernel_type="linear", support_vectors=_sparse_rows(weights),
                          sv_coef=[[1.0]], rho=[0.0 - offset[0]], labels=labels, n_sv=[1, 0], info=info)
         return _one_vs_rest_model(weights, offset, labels, info)
@@ -519,4 +528,5 @@ def _sparse_rows(dense):
     """CSR of the non-zero weights (zeros add nothing to a dot product)."""
     m = sp.csr_matrix(dense)
     m.eliminate_zeros()
-    return sp.csr_matrix((m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32)), shape=dense.shape)
+    return sp.csr_matrix((m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32)),
+                         shape=dense.shape)

@@ -39,12 +39,17 @@ def pairwise_probabilities(dec, prob_a, prob_b, nr_class):
     p = 0
     for i in range(nr_class):
         for j in range(i + 1, nr_class):
-            rij = np.minimum(np.maximum(sigmoid_predict(dec[:, p], prob_a[p], prob_b[p]), MIN_PROB),
-                             1 - MIN_PROB)
+            rij = _clip(sigmoid_predict(dec[:, p], prob_a[p], prob_b[p]), MIN_PROB, 1 - MIN_PROB)
             r[:, i, j] = rij
             r[:, j, i] = 1 - rij
             p += 1
     return r
+
+
+def _clip(x, low, high):
+    """min(max(x, low), high) with C's comparisons: a NaN becomes low, as in LIBSVM."""
+    x = np.where(x > low, x, low)
+    return np.where(x < high, x, high)
 
 
 def couple(r):

@@ -13,7 +13,9 @@ from fastsvm.model import Model
 from fastsvm import modelfile
 from fastsvm.modelfile import load_model, save_model
 from fastsvm.predict import decision_values, predict
-from test_predict import LIBSVM_CASES, assert_close, libsvm_cases, libsvm_predict, read_data  # noqa: F401
+# the LIBSVM oracle and its trained models are shared with the prediction tests
+from test_predict import (LIBSVM_CASES, assert_close, libsvm_cases,  # noqa: F401
+                          libsvm_predict, read_data)
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 liblinearutil = pytest.importorskip("liblinear.liblinearutil")
@@ -125,6 +127,7 @@ LIBLINEAR_CASES = {
     "svr_bias_housing": ("housing_scale", None, "-s 11 -B 1"),
     "svr_housing": ("housing_scale", None, "-s 12"),
     "one_class_heart": ("heart_scale", None, "-s 21"),
+    "single_class_iris": ("iris.scale", "class1", "-s 1"),
 }
 
 
@@ -146,7 +149,10 @@ def test_liblinear_model_predicts_as_liblinear(name, tmp_path):
     assert model.kernel_type == "linear"
     labels, dec = liblinear_predict(m, X)
     ours = decision_values(model, X)
-    if model.is_classification and model.nr_class > 2 or "-s 4" in options:
+    if model.nr_class == 1:  # LIBLINEAR's single weight vector only ever picks the one label
+        assert ours.shape == (X.shape[0], 0)
+        np.testing.assert_array_equal(predict(model, X), labels)
+    elif model.nr_class > 2 or "-s 4" in options:
         k = model.nr_class
         order = [list(m.get_labels()).index(c) for c in model.labels]
         pairs = [dec[:, order[i]] - dec[:, order[j]] for i in range(k) for j in range(i + 1, k)]
@@ -244,6 +250,8 @@ MALFORMED = [
     ("missing gamma", edit(VALID, 3, None), 8, "no 'gamma' (needed by the rbf kernel)"),
     ("SV with text", edit(VALID, 9, "SV 1"), 9, "unexpected text after 'SV'"),
     ("nr_class zero", edit(VALID, 4, "nr_class 0"), 4, "not a positive integer"),
+    ("single class with SVs", "svm_type c_svc\nkernel_type linear\nnr_class 1\ntotal_sv 1\nrho\n"
+     "label 3\nnr_sv 1\nSV\n1:1 \n", 4, "a single-class model has no support vectors"),
     ("float count", edit(VALID, 5, "total_sv 4.0"), 5, "'4.0' is not a non-negative integer"),
     ("non-ascii", edit(VALID, 1, "svm_type c_svc\u00e9"), 1, "non-ASCII"),
     ("empty file", "", 1, "file ends inside the header"),
@@ -260,6 +268,11 @@ MALFORMED = [
      "no 'label'"),
     ("liblinear truncated", "solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 3\nbias 1\nw\n1 \n2 \n",
      7, "file ends after 2 of 4 weight lines"),
+    ("huge counts", edit(edit(VALID, 5, "total_sv 2000000000"), 8, "nr_sv 1999999996 2 2"), 13,
+     "file ends after 4 of 2000000000 support vectors"),
+    ("liblinear huge nr_feature",
+     "solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 2000000000\nbias -1\nw\n1 \n", 6,
+     "file ends after 1 of 2000000000 weight lines"),
     ("precomputed with features",
      "svm_type one_class\nkernel_type precomputed\nnr_class 2\ntotal_sv 1\nrho 0\nSV\n1 1:0.5 \n", 7,
      "'0:serial' only"),

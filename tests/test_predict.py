@@ -5,8 +5,10 @@ LIBSVM is called at the C level row by row (svm_predict_values / svm_predict /
 svm_predict_probability): the Python svm_predict of libsvm-official 3.37 sizes its decision
 buffer wrongly for nu-SVC and multi-class models.
 """
+import _thread
 import contextlib
 import ctypes
+import threading
 
 import numpy as np
 import pytest
@@ -94,7 +96,8 @@ def case_list():
 
 def libsvm_row(X, i, precomputed):
     if precomputed:
-        return gen_svm_nodearray((np.arange(X.shape[1]), np.asarray(X[i], dtype=float)), isKernel=True)[0]
+        row = np.asarray(X[i], dtype=float)
+        return gen_svm_nodearray((np.arange(X.shape[1]), row), isKernel=True)[0]
     lo, hi = X.indptr[i], X.indptr[i + 1]
     return gen_svm_nodearray((X.indices[lo:hi].astype(np.int64), X.data[lo:hi]))[0]
 
@@ -137,7 +140,8 @@ def _libsvm_predict(path, X, precomputed, probability):
         if probability:
             prob_labels.append(libsvm_c.svm_predict_probability(m, row, prob))
             probs.append(prob[:nr_class])
-    return np.array(labels), np.array(decs).reshape(len(labels), n_dec), np.array(prob_labels), np.array(probs)
+    decs = np.array(decs).reshape(len(labels), n_dec)
+    return np.array(labels), decs, np.array(prob_labels), np.array(probs)
 
 
 def fastsvm_input(case):
@@ -297,6 +301,21 @@ def test_kernel_matches_numpy_twin(kernel, svm_type):
         assert_close(ours, twin_decision_values(model, X))
         # threads over rows: the very same bits
         assert np.array_equal(decision_values(model, X, n_jobs=2), ours)
+
+
+def test_ctrl_c_stops_a_long_prediction():
+    """The kernel returns to Python between blocks of rows, where Ctrl-C raises."""
+    rng = np.random.default_rng(5)
+    sv = sp.random(3000, 200, density=0.25, random_state=rng, format="csr")
+    model = Model("one_class", "rbf", sv, sv_coef=[np.ones(3000)], rho=[0.0], gamma=0.1)
+    X = to_csr(sp.random(40000, 200, density=0.25, random_state=rng, format="csr"))  # seconds of work
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            decision_values(model, X, n_jobs=2)
+    finally:
+        timer.cancel()
 
 
 def test_empty_input_and_empty_rows():
