@@ -28,14 +28,21 @@ from .parallel import effective_n_jobs
 
 __all__ = ["load_svmlight_file", "load_svmlight_files", "dump_svmlight_file", "format_rows"]
 
-CHUNK_BYTES = 16 << 20   # text per parse call: large enough to keep threads busy, small beside the CSR
+# The read buffer starts small and doubles while it is under 1/_BUFFER_SHARE of the arrays parsed
+# so far, up to CHUNK_BYTES: text in flight (plus the other threads' scratch output) then stays
+# a small fraction of the result at every file size. Chunks of at least _THREADED_BYTES are
+# split among threads; smaller ones cost more in thread hand-offs than they save.
+CHUNK_BYTES = 16 << 20
+_FIRST_CHUNK = 256 << 10
+_BUFFER_SHARE = 8
+_THREADED_BYTES = 512 << 10
 _COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _COMPRESSED_WRITERS = {
     ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="wb"),
     ".bz2": lambda raw: bz2.BZ2File(raw, "wb"),
     ".xz": lambda raw: lzma.LZMAFile(raw, "wb"),
 }
-_TOKEN = re.compile(rb"[^\s#]{0,60}")
+_TOKEN = re.compile(rb"[^\s#]{0,61}")
 
 
 # ---------------------------------------------------------------- reading
@@ -139,15 +146,17 @@ def _parse_file(f, zero_based, n_features, query_id, offset, length, n_jobs, chu
         index_limit, watch = n_features, n_features
     parser = Parser(allow_zero=zero_based is not False, index_limit=index_limit, limit_watch=watch,
                     keep_qid=bool(query_id), n_threads=effective_n_jobs(n_jobs))
-    with _open_for_reading(f) as (stream, name):
-        if offset > 0:
-            _skip(stream, offset)
-        try:
-            _feed(stream, parser, chunk_bytes, offset, length)
-        except _ParseFailure as failure:
-            err, buf, at_end = failure.args
-            raise _format_error(name, err, buf, at_end, offset, n_features) from None
-    return _Parsed(name, parser)
+    try:
+        with _open_for_reading(f) as (stream, name):
+            if offset > 0:
+                _skip(stream, offset)
+            try:
+                _feed(stream, parser, chunk_bytes, offset, length)
+            except _ParseFailure as failure:
+                raise _format_error(name, *failure.args, offset, n_features) from None
+        return _Parsed(name, parser)
+    finally:
+        parser.free()   # after an error: nothing half-read stays alive (a no-op after result())
 
 
 class _ParseFailure(Exception):
@@ -160,7 +169,8 @@ def _feed(stream, parser, chunk_bytes, offset, length):
     before offset + length are read (scikit-learn's rule, so consecutive parts tile the file)."""
     read_into = _reader(stream)
     chunk_bytes = max(int(chunk_bytes), 2)
-    buf = bytearray(min(chunk_bytes, 1 << 20))   # grows to chunk_bytes only for large inputs
+    threaded_bytes = min(_THREADED_BYTES, chunk_bytes // 2)
+    buf = bytearray(min(chunk_bytes, _FIRST_CHUNK))
     filled, pos = 0, offset          # pos: stream position of buf[0]
     skip_partial = offset > 0
     limit = offset + length if length > 0 else None
@@ -181,10 +191,12 @@ def _feed(stream, parser, chunk_bytes, offset, length):
                 end, done = nl + 1, True
         if end > begin:
             try:
-                # threads only for full-size chunks: on small inputs they cost more than they save
-                parser.parse(buf, begin, end, 0 if 2 * (end - begin) >= chunk_bytes else 1)
+                parser.parse(buf, begin, end, 0 if end - begin >= threaded_bytes else 1)
             except LineError as err:
-                raise _ParseFailure(err, buf, eof and end == filled and buf[end - 1] != ord("\n"))
+                token = _TOKEN.match(buf, err.offset, end).group() if err.offset >= 0 else b""
+                unfinished = (eof and end == filled and buf[end - 1] != ord("\n")
+                              and err.offset > buf.rfind(b"\n", begin, end))
+                raise _ParseFailure(err, token, unfinished) from None
         if done:
             return
         keep = max(begin, end)
@@ -193,8 +205,8 @@ def _feed(stream, parser, chunk_bytes, offset, length):
         filled -= keep
         if filled == len(buf):                    # a line longer than the buffer
             buf.extend(bytes(len(buf)))
-        elif len(buf) < chunk_bytes:              # a large input: read bigger chunks
-            buf.extend(bytes(min(3 * len(buf), chunk_bytes - len(buf))))
+        elif len(buf) < chunk_bytes and len(buf) * _BUFFER_SHARE <= parser.nbytes:
+            buf.extend(bytes(min(len(buf), chunk_bytes - len(buf))))
 
 
 def _fill(read_into, buf, filled):
@@ -282,20 +294,20 @@ _MESSAGES = {
 _CODE_NAMES = {code: name for name, code in ERROR_CODES.items()}
 
 
-def _format_error(name, err, buf, at_end, offset, n_features):
-    """FileFormatError for a LineError raised while parsing buf."""
+def _format_error(name, err, token, unfinished, offset, n_features):
+    """FileFormatError for a LineError; token: the text of the offending token; unfinished:
+    the error is in a last line that lacks its newline."""
     kind = _CODE_NAMES[err.code]
-    token = _TOKEN.match(bytes(buf[err.offset: err.offset + 61])).group() if err.offset >= 0 else b""
-    tok = repr(token.decode("utf-8", "backslashreplace"))
+    tok = repr(token[:60].decode("utf-8", "backslashreplace"))
     if len(token) > 60:
         tok = tok[:-1] + "...'"
-    if kind == "bad_value" and token.endswith(b":"):
+    if kind == "bad_value" and token.find(b":") == len(token) - 1:
         message = f"feature {tok} has no value"
     elif kind == "bad_index" and token.startswith(b":"):
         message = f"feature {tok} has no index"
     else:
         message = _MESSAGES[kind].format(tok=tok, detail=err.detail, limit=n_features)
-    if at_end and err.offset >= buf.rfind(b"\n") + 1:
+    if unfinished:
         message += " (the input ends in the middle of this line)"
     if offset > 0:
         message += f" (line counted from byte offset {offset})"

@@ -435,7 +435,7 @@ cdef int parse_line(const char* p, const char* end, Rows* r, const Options* opt,
     cdef int64_t index, qid = 0
     cdef Py_ssize_t row_start = r.nnz, k
     cdef int status, prev = -1
-    cdef bint unsorted = False
+    cdef bint unsorted = False, seen_qid = False
     while p < end and is_blank(p[0]):
         p += 1
     if p == end or p[0] == c'#':
@@ -453,11 +453,11 @@ cdef int parse_line(const char* p, const char* end, Rows* r, const Options* opt,
         if p == end or p[0] == c'#':
             break
         where[0] = p
-        if prev < 0 and r.nnz == row_start and is_qid(p, end):   # qid: only before features
+        if not seen_qid and r.nnz == row_start and is_qid(p, end):   # one qid, before features
             status = parse_qid(&p, end, &qid)
             if status != OK:
                 return status
-            t.has_qid = True
+            seen_qid = t.has_qid = True
             continue
         status = parse_index(&p, end, &index)
         if status != OK or p == end or p[0] != c':':
@@ -607,13 +607,18 @@ cdef class Parser:
             raise MemoryError()
 
     def __dealloc__(self):
+        self.free()
+        PyMem_RawFree(self.scratch)
+        PyMem_RawFree(self.tallies)
+
+    def free(self):
+        """Release every row buffer now (after an error the parser may outlive it in a
+        traceback); the parser is empty afterwards."""
         cdef int i
         free_rows(&self.rows)
         if self.scratch != NULL:
             for i in range(self.n_threads):
                 free_rows(&self.scratch[i])
-        PyMem_RawFree(self.scratch)
-        PyMem_RawFree(self.tallies)
 
     @property
     def n_rows(self):
@@ -622,6 +627,12 @@ cdef class Parser:
     @property
     def nnz(self):
         return self.rows.nnz
+
+    @property
+    def nbytes(self):
+        """Bytes of the arrays parsed so far."""
+        return self.rows.nnz * (sizeof(double) + sizeof(int)) + self.rows.n_rows * (
+            sizeof(double) + sizeof(int) + (sizeof(int64_t) if self.opt.keep_qid else 0))
 
     def parse(self, const unsigned char[::1] buf, Py_ssize_t begin, Py_ssize_t end, int n_threads=0):
         """Parse the whole lines in buf[begin:end) (the last one may lack its newline only at
