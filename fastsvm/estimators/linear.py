@@ -60,7 +60,7 @@ class LinearSVC(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         if self.dual is False:
             raise ValueError("fastsvm's LinearSVC solves the dual; dual=False is not supported")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                             order="C", accept_large_sparse=False)
+                             order="C")
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
@@ -97,7 +97,8 @@ class LinearSVC(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             self.coef_ = W[order]
             self.intercept_ = -rho[order]
         self.coef_ = np.ascontiguousarray(self.coef_)
-        self.intercept_ = np.asarray(self.intercept_, dtype=np.float64)
+        # scikit-learn's LinearSVC holds a plain 0.0 when there is no intercept
+        self.intercept_ = np.asarray(self.intercept_, dtype=np.float64) if self.fit_intercept else 0.0
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
