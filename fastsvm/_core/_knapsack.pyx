@@ -1,0 +1,495 @@
+"""Euclidean projection onto K = {x : a^T x = d, l <= x <= u} by break-point search, and the
+HS-Jacobian of that projection (ALGORITHMS.md section 1; seed 000 section 3.2).
+
+x(lam) = clip(v - lam a, l, u) and g(lam) = a^T x(lam) - d is continuous, non-increasing and
+piecewise linear with break points (v_i - u_i)/a_i and (v_i - l_i)/a_i. The root is bracketed by
+medians of the break points still inside the bracket (three-way quickselect, deterministic pivots
+with a median-of-medians fallback, so O(m) even on adversarial input), then read off the linear
+piece. A hint (the previous multiplier, or else the median break point of a small sample) first
+narrows the bracket with a few doubled Newton steps on g, which leaves few break points to select
+among when consecutive projections are close.
+"""
+from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isnan
+from libc.stdlib cimport free, malloc
+import numpy as np
+
+from ..errors import FastSVMError
+
+cdef int HINT_EVALUATIONS = 5
+cdef int SAMPLE_SIZE = 64
+
+cdef double MARGIN = 0.01          # regula falsi margin, relative to the bracket width
+
+cdef enum:
+    PIVOT_SECANT = 0
+    PIVOT_MEDIAN = 1
+cdef Py_ssize_t SMALL_SELECT = 16
+
+
+# ---------------------------------------------------------------------------------------------
+# selection
+
+cdef inline void _swap(double* arr, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    cdef double t = arr[i]
+    arr[i] = arr[j]
+    arr[j] = t
+
+
+cdef inline void _insertion_sort(double* arr, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef double t
+    for i in range(lo + 1, hi):
+        t = arr[i]
+        j = i - 1
+        while j >= lo and arr[j] > t:
+            arr[j + 1] = arr[j]
+            j -= 1
+        arr[j + 1] = t
+
+
+cdef inline double _median3(double a, double b, double c) noexcept nogil:
+    if a < b:
+        if b < c:
+            return b
+        return c if a < c else a
+    if a < c:
+        return a
+    return c if b < c else b
+
+
+cdef double _median_of_medians(double* arr, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """A pivot guaranteed to have >= 30% of arr[lo:hi] on each side: medians of groups of five,
+    gathered at the front, then their median by select_kth (recursion on n/5 elements)."""
+    cdef Py_ssize_t start, end, n_groups = 0
+    for start in range(lo, hi, 5):
+        end = min(start + 5, hi)
+        _insertion_sort(arr, start, end)
+        _swap(arr, lo + n_groups, start + (end - start - 1) // 2)
+        n_groups += 1
+    return select_kth(arr + lo, n_groups, (n_groups - 1) // 2)
+
+
+cdef double select_kth(double* arr, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """The k-th smallest of arr[0:n] (0-based); arr is reordered. Three-way partitions make runs
+    of equal values cost one pass; median-of-three pivots switch to median-of-medians once the
+    partition count exceeds 2 log2(n), bounding the worst case at O(n) without randomness."""
+    cdef Py_ssize_t lo = 0, hi = n, lt, gt, i
+    cdef int budget = 4
+    cdef Py_ssize_t size = n
+    cdef double pivot, t
+    while size > 1:
+        budget += 2
+        size >>= 1
+    while hi - lo > SMALL_SELECT:
+        if budget > 0:
+            budget -= 1
+            pivot = _median3(arr[lo], arr[lo + (hi - lo) // 2], arr[hi - 1])
+        else:
+            pivot = _median_of_medians(arr, lo, hi)
+        lt = lo
+        i = lo
+        gt = hi
+        while i < gt:
+            t = arr[i]
+            if t < pivot:
+                arr[i] = arr[lt]
+                arr[lt] = t
+                lt += 1
+                i += 1
+            elif t > pivot:
+                gt -= 1
+                arr[i] = arr[gt]
+                arr[gt] = t
+            else:
+                i += 1
+        if k < lt:
+            hi = lt
+        elif k >= gt:
+            lo = gt
+        else:
+            return pivot
+    _insertion_sort(arr, lo, hi)
+    return arr[k]
+
+
+# ---------------------------------------------------------------------------------------------
+# projection
+
+cdef inline void _breaks(Knapsack K, const double* v, int i, double* lo, double* hi) noexcept nogil:
+    """The two break points of coordinate i (a_i != 0): x_i is at one bound for lam <= lo, at
+    the other for lam >= hi, and v_i - lam a_i in between."""
+    cdef double ai = K.a[i], p, q
+    if K.unit:
+        p = ai * (v[i] - K.upper[i])
+        q = ai * (v[i] - K.lower[i])
+    else:
+        p = (v[i] - K.upper[i]) / ai
+        q = (v[i] - K.lower[i]) / ai
+    lo[0] = p if p < q else q
+    hi[0] = q if p < q else p
+
+
+cdef inline double _left_value(Knapsack K, int i) noexcept nogil:
+    """x_i for lam below both break points."""
+    return K.upper[i] if K.a[i] > 0 else K.lower[i]
+
+
+cdef inline double _right_value(Knapsack K, int i) noexcept nogil:
+    """x_i for lam above both break points."""
+    return K.lower[i] if K.a[i] > 0 else K.upper[i]
+
+
+cdef inline double _fixed_value(Knapsack K, int i, bint right) noexcept nogil:
+    """x_i on the right (lam >= both break points) or left side, as a select: the lower bound
+    when a_i > 0 on the right or a_i < 0 on the left."""
+    return K.lower[i] if (K.a[i] > 0) == right else K.upper[i]
+
+
+cdef inline double _clip(double t, double lo, double hi) noexcept nogil:
+    """Written as two selects, which compile to maxsd/minsd (fmin/fmax would be libm calls)."""
+    t = lo if t < lo else t
+    return hi if t > hi else t
+
+
+cdef struct _Sums:
+    double fixed         # sum of a_i x_i over coordinates at a bound across the bracket, minus d
+    double free_const    # sum of a_i v_i over coordinates free across the bracket
+    double free_slope    # sum of a_i^2 over the same
+
+
+cdef inline bint _undecided(Knapsack K, const double* v, int i, double lam_l, double lam_r,
+                            _Sums* acc) noexcept nogil:
+    """Add coordinate i to the sums when its state is the same for every lam in the bracket;
+    True when a break point lies strictly inside (it stays on the work list)."""
+    cdef double lo, hi, ai = K.a[i]
+    _breaks(K, v, i, &lo, &hi)
+    if hi > lam_l and lo < lam_r:        # rare once the bracket is narrow
+        if lo <= lam_l and hi >= lam_r:
+            acc.free_const += ai * v[i]
+            acc.free_slope += ai * ai
+            return False
+        return True
+    acc.fixed += ai * _fixed_value(K, i, hi <= lam_l)
+    return False
+
+
+cdef inline void _update_bracket(double t, double g, double* lam_l, double* g_l, double* lam_r,
+                                 double* g_r) noexcept nogil:
+    """Narrow [lam_l, lam_r] with the value g = g(t) (g is non-increasing; t inside the bracket)."""
+    if g > 0.0:
+        if t > lam_l[0]:
+            lam_l[0] = t
+            g_l[0] = g
+    elif g < 0.0:
+        if t < lam_r[0]:
+            lam_r[0] = t
+            g_r[0] = g
+    else:
+        lam_l[0] = lam_r[0] = t
+        g_l[0] = g_r[0] = 0.0
+
+
+cdef double _g_and_slope(Knapsack K, const double* v, double lam, double* slope) noexcept nogil:
+    """g(lam) and the magnitude of its slope there (sum of a_i^2 over coordinates strictly
+    between their bounds)."""
+    cdef int i
+    cdef double g = -K.d, s = 0.0, ai, t, c
+    for i in range(K.m):
+        ai = K.a[i]
+        t = v[i] - lam * ai
+        c = _clip(t, K.lower[i], K.upper[i])
+        s += (ai * ai) * ((t > K.lower[i]) & (t < K.upper[i]))
+        g += ai * c
+    slope[0] = s
+    return g
+
+
+cdef double _sample_median(Knapsack K, const double* v, double* breaks) noexcept nogil:
+    """Median of the finite break points of at most SAMPLE_SIZE evenly spaced coordinates: a
+    starting point for the bracketing when no hint is given (NaN when there is none)."""
+    cdef int i = 0, nb = 0, stride = K.m // SAMPLE_SIZE + 1
+    cdef double lo, hi
+    while i < K.m:
+        if K.a[i] != 0.0:
+            _breaks(K, v, i, &lo, &hi)
+            if lo - lo == 0.0:
+                breaks[nb] = lo
+                nb += 1
+            if hi - hi == 0.0:
+                breaks[nb] = hi
+                nb += 1
+        i += stride
+    if nb == 0:
+        return NAN
+    return select_kth(breaks, nb, nb // 2)
+
+
+cdef int knapsack_check(Knapsack K) noexcept nogil:
+    """KNAPSACK_BAD_BOUNDS if some l_i > u_i (or a bound or a_i is NaN); KNAPSACK_INFEASIBLE if d
+    lies outside [min, max] of a^T x over the box (with a relative rounding allowance)."""
+    cdef int i
+    cdef double lo_sum = 0.0, hi_sum = 0.0, scale = fabs(K.d), ai, s, t
+    for i in range(K.m):
+        ai = K.a[i]
+        if isnan(ai) or isnan(K.lower[i]) or isnan(K.upper[i]) or K.lower[i] > K.upper[i]:
+            return KNAPSACK_BAD_BOUNDS
+        if ai == 0.0:
+            continue
+        s = ai * _right_value(K, i)       # the smaller of a_i l_i, a_i u_i
+        t = ai * _left_value(K, i)
+        lo_sum += s
+        hi_sum += t
+        scale += fabs(s) if fabs(s) < INFINITY else 0.0
+        scale += fabs(t) if fabs(t) < INFINITY else 0.0
+    if K.d < lo_sum - 1e-12 * scale or K.d > hi_sum + 1e-12 * scale:
+        return KNAPSACK_INFEASIBLE
+    return KNAPSACK_OK
+
+
+cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* x, double* lam,
+                          int* free_idx, int* n_free, KnapsackScratch S) noexcept nogil:
+    """x = Pi_K(v), the multiplier lam (x = clip(v - lam a, l, u)) and the free set
+    J = {i : l_i < v_i - lam a_i < u_i} in increasing order. K must have passed knapsack_check.
+    When g is flat at its root (no coordinate free) lam is the midpoint of the flat piece, so the
+    result does not depend on the hint."""
+    cdef int i, nw = 0, nb, it, pivot = PIVOT_SECANT
+    cdef double t_lo, t_hi, g_hi, margin = MARGIN
+    cdef bint captured
+    cdef double lam_l = -INFINITY, lam_r = INFINITY, g_l = NAN, g_r = NAN
+    cdef double t, g, slope, step, lo, hi, ai, root, flat_l, flat_r, mag = fabs(K.d)
+    cdef _Sums acc
+    acc.fixed = -K.d
+    acc.free_const = 0.0
+    acc.free_slope = 0.0
+    cdef double* breaks = S.breaks
+    cdef int* work = S.work
+
+    # 1. bracket the root near the hint: twice the Newton step, doubled until g changes sign
+    t = lam_hint if not isnan(lam_hint) else _sample_median(K, v, breaks)
+    if not isnan(t):
+        step = 0.0
+        for it in range(HINT_EVALUATIONS):
+            g = _g_and_slope(K, v, t, &slope)
+            if g - g != 0.0:
+                return KNAPSACK_BAD_BOUNDS
+            if g > 0.0:
+                lam_l, g_l = t, g
+            elif g < 0.0:
+                lam_r, g_r = t, g
+            else:
+                lam_l = lam_r = t
+                break
+            if lam_l > -INFINITY and lam_r < INFINITY:
+                break
+            if slope > 0.0:
+                step = fmax(2.0 * fabs(g) / slope, fmax(2.0 * fabs(step), 1e-12 * (1.0 + fabs(t))))
+                t = t + step if g > 0.0 else t - step
+            else:
+                break
+
+    # 2. one pass: coordinates whose state is the same across the bracket go into the sums,
+    #    the others into the work list
+    for i in range(K.m):
+        if v[i] - v[i] != 0.0:
+            return KNAPSACK_BAD_BOUNDS
+        if K.a[i] != 0.0:
+            work[nw] = i
+            nw += _undecided(K, v, i, lam_l, lam_r, &acc)
+
+    # 3. shrink the bracket until no break point is left inside. A round evaluates g on the
+    #    work list only (the sums carry the rest) at two pivots in one pass: either the regula
+    #    falsi point +- a margin (no selection; the margin shrinks while the root keeps falling
+    #    between the two), or, when that did not halve the work list, the median break point,
+    #    which always halves the break points inside. So every other round at least halves them.
+    while nw > 0:
+        if pivot == PIVOT_SECANT and lam_l > -INFINITY and lam_r < INFINITY:
+            t = lam_l + (lam_r - lam_l) * (g_l / (g_l - g_r))
+            margin *= lam_r - lam_l
+            t_lo = fmax(t - margin, lam_l)
+            t_hi = fmin(t + margin, lam_r)
+        else:
+            pivot = PIVOT_MEDIAN
+            nb = 0
+            for it in range(nw):
+                _breaks(K, v, work[it], &lo, &hi)
+                if lam_l < lo < lam_r:
+                    breaks[nb] = lo
+                    nb += 1
+                if lam_l < hi < lam_r:
+                    breaks[nb] = hi
+                    nb += 1
+            t_lo = t_hi = select_kth(breaks, nb, nb // 2)
+        g = acc.fixed + acc.free_const - t_lo * acc.free_slope
+        g_hi = acc.fixed + acc.free_const - t_hi * acc.free_slope
+        for it in range(nw):
+            i = work[it]
+            ai = K.a[i]
+            g += ai * _clip(v[i] - t_lo * ai, K.lower[i], K.upper[i])
+            g_hi += ai * _clip(v[i] - t_hi * ai, K.lower[i], K.upper[i])
+        _update_bracket(t_hi, g_hi, &lam_l, &g_l, &lam_r, &g_r)
+        _update_bracket(t_lo, g, &lam_l, &g_l, &lam_r, &g_r)
+        captured = lam_l == t_lo and lam_r == t_hi
+        nb = nw
+        nw = 0
+        for it in range(nb):
+            i = work[it]
+            work[nw] = i
+            nw += _undecided(K, v, i, lam_l, lam_r, &acc)
+        if pivot == PIVOT_SECANT and 2 * nw > nb:
+            pivot = PIVOT_MEDIAN
+        else:
+            pivot = PIVOT_SECANT
+        margin = MARGIN if captured else fmin(10.0 * MARGIN, 0.25)
+
+    # 4. the root on the remaining linear piece
+    g = acc.fixed + acc.free_const
+    if acc.free_slope > 0.0:
+        root = _clip(g / acc.free_slope, lam_l, lam_r)
+    else:
+        # g is flat here: zero if K is feasible; take the midpoint of the whole flat piece
+        flat_l = -INFINITY
+        flat_r = INFINITY
+        for i in range(K.m):
+            ai = K.a[i]
+            if ai == 0.0:
+                continue
+            _breaks(K, v, i, &lo, &hi)
+            if hi <= lam_l:
+                mag += fabs(ai * _right_value(K, i))
+                if hi > flat_l:
+                    flat_l = hi
+            else:
+                mag += fabs(ai * _left_value(K, i))
+                if lo < flat_r:
+                    flat_r = lo
+        if fabs(g) > 1e-9 * (1.0 + mag):
+            return KNAPSACK_INFEASIBLE
+        if flat_l > -INFINITY and flat_r < INFINITY:
+            root = 0.5 * (flat_l + flat_r)
+        elif flat_l > -INFINITY:
+            root = flat_l
+        elif flat_r < INFINITY:
+            root = flat_r
+        else:
+            root = 0.0
+    lam[0] = root
+
+    # 5. x and the free set
+    nw = 0
+    for i in range(K.m):
+        t = v[i] - root * K.a[i]
+        x[i] = _clip(t, K.lower[i], K.upper[i])
+        free_idx[nw] = i                               # branch-free append
+        nw += (t > K.lower[i]) & (t < K.upper[i])
+    n_free[0] = nw
+    return KNAPSACK_OK
+
+
+cdef void hs_jacobian_free(const double* a_free, int n_free, double* r) noexcept nogil:
+    """r <- V_JJ r in place for a vector r on the free set J, V_JJ = I - a_J a_J^T / (a_J^T a_J)
+    (the identity when a_J = 0). Off J the HS-Jacobian is zero."""
+    cdef int j
+    cdef double aa = 0.0, ar = 0.0
+    for j in range(n_free):
+        aa += a_free[j] * a_free[j]
+        ar += a_free[j] * r[j]
+    if aa == 0.0:
+        return
+    ar /= aa
+    for j in range(n_free):
+        r[j] -= ar * a_free[j]
+
+
+# ---------------------------------------------------------------------------------------------
+# Python entry points
+
+cdef Knapsack _knapsack(const double[::1] a, double d, const double[::1] lower,
+                        const double[::1] upper) except *:
+    cdef Knapsack K
+    cdef Py_ssize_t m = a.shape[0]
+    if lower.shape[0] != m or upper.shape[0] != m:
+        raise FastSVMError(f"a, lower and upper must have the same length ({m}, {lower.shape[0]}, {upper.shape[0]})")
+    if m == 0 or m >= 2 ** 31:
+        raise FastSVMError(f"cannot project a vector of length {m}")
+    K.a = &a[0]
+    K.lower = &lower[0]
+    K.upper = &upper[0]
+    K.d = d
+    K.m = <int>m
+    K.unit = bool(np.all(np.abs(np.asarray(a)) == 1.0))
+    return K
+
+
+def _raise_for(int status, K_desc=""):
+    if status == KNAPSACK_BAD_BOUNDS:
+        raise FastSVMError("projection onto {a^T x = d, l <= x <= u}: a lower bound exceeds its upper bound, "
+                           "or the input holds NaN/infinity")
+    if status == KNAPSACK_INFEASIBLE:
+        raise FastSVMError("projection onto {a^T x = d, l <= x <= u}: the set is empty "
+                           f"(a^T x cannot equal d within the bounds{K_desc})")
+
+
+def check_knapsack(a, double d, lower, upper):
+    """Raise FastSVMError when K = {a^T x = d, lower <= x <= upper} is empty or malformed."""
+    a, lower, upper = (np.ascontiguousarray(z, dtype=np.float64) for z in (a, lower, upper))
+    cdef Knapsack K = _knapsack(a, d, lower, upper)
+    cdef int status
+    with nogil:
+        status = knapsack_check(K)
+    _raise_for(status)
+
+
+def project(v, a, double d, lower, upper, double lam_hint=NAN):
+    """Pi_K(v) for K = {x : a^T x = d, lower <= x <= upper}.
+
+    Returns (x, lam, free) with x = clip(v - lam a, lower, upper) and free the increasing int32
+    indices with lower < v - lam a < upper. Raises FastSVMError for an empty or malformed K.
+    """
+    a, lower, upper = (np.ascontiguousarray(z, dtype=np.float64) for z in (a, lower, upper))
+    cdef const double[::1] v_ = np.ascontiguousarray(v, dtype=np.float64)
+    cdef Knapsack K = _knapsack(a, d, lower, upper)
+    if v_.shape[0] != K.m:
+        raise FastSVMError(f"v has length {v_.shape[0]}, the constraint has {K.m}")
+    cdef double[::1] x = np.empty(K.m)
+    cdef int[::1] free_idx = np.empty(K.m, dtype=np.int32)
+    cdef double[::1] breaks = np.empty(2 * K.m)
+    cdef int[::1] work = np.empty(K.m, dtype=np.int32)
+    cdef KnapsackScratch S
+    S.breaks = &breaks[0]
+    S.work = &work[0]
+    cdef double lam = NAN
+    cdef int n_free = 0, status
+    with nogil:
+        status = knapsack_check(K)
+        if status == KNAPSACK_OK:
+            status = knapsack_project(K, &v_[0], lam_hint, &x[0], &lam, &free_idx[0], &n_free, S)
+    _raise_for(status)
+    return np.asarray(x), lam, np.asarray(free_idx[:n_free]).copy()
+
+
+def hs_jacobian_apply(a, free, r):
+    """V r for the HS-Jacobian V = Diag(theta) - (theta a)(theta a)^T / (a_J^T a_J) of the
+    projection whose free set is ``free`` (theta its indicator); V = 0 when free is empty."""
+    cdef const double[::1] a_ = np.ascontiguousarray(a, dtype=np.float64)
+    r = np.ascontiguousarray(r, dtype=np.float64)
+    free = np.asarray(free, dtype=np.intp)
+    out = np.zeros_like(r)
+    cdef double[::1] a_free = np.ascontiguousarray(np.asarray(a_)[free])
+    cdef double[::1] r_free = np.ascontiguousarray(r[free])
+    cdef int n = <int>a_free.shape[0]
+    if n > 0:
+        with nogil:
+            hs_jacobian_free(&a_free[0], n, &r_free[0])
+    out[free] = r_free
+    return out
+
+
+def kth_smallest(values, Py_ssize_t k):
+    """The k-th smallest value (0-based) by the solver's selection routine (for tests)."""
+    cdef double[::1] arr = np.array(values, dtype=np.float64)
+    if not 0 <= k < arr.shape[0]:
+        raise FastSVMError(f"k = {k} out of range for {arr.shape[0]} values")
+    cdef double out
+    with nogil:
+        out = select_kth(&arr[0], arr.shape[0], k)
+    return out
