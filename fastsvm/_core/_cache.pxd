@@ -28,10 +28,19 @@ cdef class KernelCache:
     cdef int* lru_next
     cdef Py_ssize_t free_floats
     cdef readonly long long n_computed  # kernel values computed so far (statistics)
+    # seconds per kernel value of long columns computed by one thread and by n_threads
+    # (moving averages): a busy machine can make a parallel region slower than one thread
+    cdef readonly double cost_serial
+    cdef readonly double cost_parallel
+    cdef long long n_long
+    cdef long long next_probe         # when to try the slower way again (interval doubles)
+    cdef long long probe_interval
+    cdef bint parallel_was_winning
 
     cdef void unlink(self, int i) noexcept nogil
     cdef void append(self, int i) noexcept nogil
     cdef void drop(self, int i) noexcept nogil
+    cdef bint use_threads(self, int count) noexcept nogil
     cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil
     cdef float* column(self, int i, int length) noexcept nogil
     cdef void swap(self, int i, int j) noexcept nogil

@@ -21,10 +21,28 @@ from ..errors import FastSVMError
 
 cnp.import_array()
 
+cdef extern from "<time.h>" nogil:
+    # C11 wall clock (POSIX and Windows alike)
+    struct timespec:
+        long tv_sec
+        long tv_nsec
+    int timespec_get(timespec* ts, int base)
+    int TIME_UTC
+
 cdef enum:
     # A column shorter than this is computed by one thread: starting a parallel region costs
     # more than a few hundred kernel values.
     PARALLEL_MIN = 1024
+    # The slower way is tried again after REPROBE long columns, then after twice as many while
+    # it keeps losing, at most every REPROBE_MAX.
+    REPROBE = 32
+    REPROBE_MAX = 4096
+
+
+cdef inline double wall_seconds() noexcept nogil:
+    cdef timespec ts
+    timespec_get(&ts, TIME_UTC)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef inline double kernel_value(KernelParams kp, CSR X, const double* sqnorm, const int* serial,
@@ -102,6 +120,12 @@ cdef class KernelCache:
         cdef Py_ssize_t header = <Py_ssize_t>n * (sizeof(float*) + 3 * sizeof(int)) // sizeof(float)
         self.free_floats = max(cache_bytes // <Py_ssize_t>sizeof(float) - header, 2 * <Py_ssize_t>n)
         self.n_computed = 0
+        self.cost_serial = 0.0
+        self.cost_parallel = 0.0
+        self.n_long = 0
+        self.next_probe = REPROBE
+        self.probe_interval = REPROBE
+        self.parallel_was_winning = True
 
     def __dealloc__(self):
         cdef int i
@@ -139,6 +163,29 @@ cdef class KernelCache:
 
     # ---- columns ----
 
+    cdef bint use_threads(self, int count) noexcept nogil:
+        """Threads for a column of count values? Yes when long, unless measurements say that
+        one thread is currently faster (other processes holding the cores make every parallel
+        region wait for a descheduled thread). Only the speed depends on this choice."""
+        cdef bint parallel_wins
+        if self.n_threads <= 1 or count < PARALLEL_MIN:
+            return False
+        self.n_long += 1
+        if self.cost_parallel == 0.0:
+            return True
+        if self.cost_serial == 0.0:
+            return False
+        parallel_wins = self.cost_parallel <= self.cost_serial
+        if parallel_wins != self.parallel_was_winning:
+            self.parallel_was_winning = parallel_wins
+            self.probe_interval = REPROBE
+            self.next_probe = self.n_long + REPROBE
+        if self.n_long >= self.next_probe:
+            self.probe_interval = min(2 * self.probe_interval, <long long>REPROBE_MAX)
+            self.next_probe = self.n_long + self.probe_interval
+            return not parallel_wins
+        return parallel_wins
+
     cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil:
         """out[t] = sign_i sign_t k(x_row(i), x_row(t)) for t in [start, stop)."""
         cdef KernelParams kp = self.kp
@@ -152,10 +199,13 @@ cdef class KernelCache:
         cdef double x_sqnorm = sqnorm[r]
         cdef signed char s_i = sign[i] if sign != NULL else 1
         cdef int t
-        cdef double v
+        cdef double v, cost, started = 0.0
+        cdef bint threads = self.use_threads(stop - start)
         scatter_row(X, r, dense)
-        if self.n_threads > 1 and stop - start >= PARALLEL_MIN:
-            for t in prange(start, stop, num_threads=self.n_threads, schedule="guided"):
+        if stop - start >= PARALLEL_MIN:
+            started = wall_seconds()
+        if threads:
+            for t in prange(start, stop, num_threads=self.n_threads, schedule="static"):
                 v = kernel_value(kp, X, sqnorm, serial, dense, x_sqnorm, rows[t])
                 if sign != NULL and sign[t] != s_i:
                     v = -v
@@ -166,6 +216,12 @@ cdef class KernelCache:
                 if sign != NULL and sign[t] != s_i:
                     v = -v
                 out[t] = <float>v
+        if stop - start >= PARALLEL_MIN and self.n_threads > 1:
+            cost = (wall_seconds() - started) / (stop - start)
+            if threads:
+                self.cost_parallel = cost if self.cost_parallel == 0.0 else 0.875 * self.cost_parallel + 0.125 * cost
+            else:
+                self.cost_serial = cost if self.cost_serial == 0.0 else 0.875 * self.cost_serial + 0.125 * cost
         unscatter_row(X, r, dense)
         self.n_computed += stop - start
 
