@@ -106,15 +106,91 @@ cdef inline double epoch_violation(double pg_max, double pg_min) noexcept nogil:
     return fmax(pg_max - pg_min, fmax(fabs(pg_max), fabs(pg_min)))
 
 
+cdef enum EpochEnd:
+    EPOCH_DONE
+    OUT_OF_BUDGET
+    OVERFLOW
+
+
+cdef EpochEnd sweep_epoch(const Problem* P, State* S, bint shrinking, long budget, long* work) noexcept nogil:
+    """Visit the active coordinates from S.pos to the end of the epoch, or until `work` reaches
+    `budget`. The state is worked on in locals (stores through w and alpha cannot then alias it)
+    and written back once."""
+    cdef CSR X = P.X
+    cdef const double* y = P.y
+    cdef const double* upper = P.upper
+    cdef const double* diag = P.diag
+    cdef const double* qd = P.qd
+    cdef double B = P.bias
+    cdef double* alpha = S.alpha
+    cdef double* w = S.w
+    cdef int* index = S.index
+    cdef int active = S.active, pos = S.pos
+    cdef double pg_max = S.pg_max_new, pg_min = S.pg_min_new
+    cdef double pg_max_old = S.pg_max_old, pg_min_old = S.pg_min_old
+    cdef double w_bias = w[X.n_cols]
+    cdef long done = work[0]
+    cdef EpochEnd end = EPOCH_DONE
+    cdef int i, t
+    cdef double G, PG, a_old, a_new, d, U, yi
+    while pos < active:
+        if done >= budget:
+            end = OUT_OF_BUDGET                  # resumes here, in the middle of the epoch
+            break
+        i = index[pos]
+        yi = y[i]
+        G = yi * (row_dot(X, i, w) + B * w_bias) - 1.0 + alpha[i] * diag[i]
+        done += X.indptr[i + 1] - X.indptr[i] + 1
+        if not isfinite(G):
+            end = OVERFLOW
+            break
+        U = upper[i]
+        PG = 0.0
+        if alpha[i] == 0.0:
+            if shrinking and G > pg_max_old:
+                active -= 1                      # shrink: the slot is refilled from the end
+                t = index[pos]
+                index[pos] = index[active]
+                index[active] = t
+                continue
+            if G < 0.0:
+                PG = G
+        elif alpha[i] == U:
+            if shrinking and G < pg_min_old:
+                active -= 1
+                t = index[pos]
+                index[pos] = index[active]
+                index[active] = t
+                continue
+            if G > 0.0:
+                PG = G
+        else:
+            PG = G
+        pg_max = fmax(pg_max, PG)
+        pg_min = fmin(pg_min, PG)
+        if fabs(PG) > 1.0e-12:
+            a_old = alpha[i]
+            a_new = fmin(fmax(a_old - G / qd[i], 0.0), U)
+            alpha[i] = a_new
+            d = (a_new - a_old) * yi
+            row_axpy(X, i, d, w)
+            w_bias += d * B
+        pos += 1
+    w[X.n_cols] = w_bias
+    S.active = active
+    S.pos = pos
+    S.pg_max_new = pg_max
+    S.pg_min_new = pg_min
+    work[0] = done
+    return end
+
+
 cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long chunk_epochs,
                   long budget, bint shrinking, const int* stop) noexcept nogil:
     """Run epochs until convergence, max_epochs, chunk_epochs epochs in this call, or about
     `budget` units of work (one unit per stored value visited, plus one per coordinate)."""
-    cdef int n = P.X.n_rows
-    cdef int nb = P.X.n_cols                 # w[nb] is the bias weight
-    cdef int s, i, t
     cdef long work = 0, epochs_done = 0
-    cdef double G, PG, a_old, a_new, d, U, yi
+    cdef EpochEnd end
     while True:
         if not S.in_epoch:
             if S.epoch >= max_epochs:
@@ -126,57 +202,19 @@ cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long 
             S.pg_min_new = INFINITY
             S.pos = 0
             S.in_epoch = True
-        while S.pos < S.active:
-            if work >= budget:
-                return CHUNK_DONE                    # resumes here, in the middle of the epoch
-            s = S.pos
-            i = S.index[s]
-            yi = P.y[i]
-            G = yi * (row_dot(P.X, i, S.w) + P.bias * S.w[nb]) - 1.0 + S.alpha[i] * P.diag[i]
-            work += P.X.indptr[i + 1] - P.X.indptr[i] + 1
-            if not isfinite(G):
-                return NONFINITE
-            U = P.upper[i]
-            PG = 0.0
-            if S.alpha[i] == 0.0:
-                if shrinking and G > S.pg_max_old:
-                    S.active -= 1                    # shrink: the slot s is refilled from the end
-                    t = S.index[s]
-                    S.index[s] = S.index[S.active]
-                    S.index[S.active] = t
-                    continue
-                if G < 0.0:
-                    PG = G
-            elif S.alpha[i] == U:
-                if shrinking and G < S.pg_min_old:
-                    S.active -= 1
-                    t = S.index[s]
-                    S.index[s] = S.index[S.active]
-                    S.index[S.active] = t
-                    continue
-                if G > 0.0:
-                    PG = G
-            else:
-                PG = G
-            S.pg_max_new = fmax(S.pg_max_new, PG)
-            S.pg_min_new = fmin(S.pg_min_new, PG)
-            if fabs(PG) > 1.0e-12:
-                a_old = S.alpha[i]
-                a_new = fmin(fmax(a_old - G / P.qd[i], 0.0), U)
-                S.alpha[i] = a_new
-                d = (a_new - a_old) * yi
-                row_axpy(P.X, i, d, S.w)
-                S.w[nb] += d * P.bias
-            S.pos += 1
-        # end of an epoch
+        end = sweep_epoch(P, S, shrinking, budget, &work)
+        if end == OUT_OF_BUDGET:
+            return CHUNK_DONE
+        if end == OVERFLOW:
+            return NONFINITE
         S.in_epoch = False
         S.epoch += 1
         epochs_done += 1
         S.violation = epoch_violation(S.pg_max_new, S.pg_min_new)
         if S.violation <= eps:
-            if S.active == n:
+            if S.active == P.X.n_rows:
                 return CONVERGED
-            S.active = n                           # shrunk too early? re-check all before stopping
+            S.active = P.X.n_rows                  # shrunk too early? re-check all before stopping
             S.pg_max_old = INFINITY
             S.pg_min_old = -INFINITY
         else:
