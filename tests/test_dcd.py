@@ -400,6 +400,45 @@ def test_stop_flag_from_another_thread():
     assert outcome["time"] - stopped_at < 1.0
 
 
+SIGINT_SCRIPT = """
+import sys
+import numpy as np
+import scipy.sparse as sp
+from fastsvm.params import Params
+from fastsvm.solvers.base import Kernel, Subproblem
+from fastsvm.solvers.dcd import solve
+rng = np.random.default_rng(0)
+X = sp.random(20000, 500, density=0.05, format="csr", random_state=rng)
+y = np.where(rng.random(20000) < 0.5, 1.0, -1.0)
+params = Params(solver="dcd", tol=1e-12, max_iter=10**9, C=100.0)
+sub = Subproblem("c_svc", X, y, np.full(20000, 100.0), Kernel("linear"), params)
+print("ready", flush=True)
+try:
+    solve(sub)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+"""
+
+
+def test_ctrl_c_in_the_main_thread():
+    """A real SIGINT while the main thread is inside solve(): KeyboardInterrupt within a second."""
+    import signal
+    import subprocess
+    import sys
+    proc = subprocess.Popen([sys.executable, "-c", SIGINT_SCRIPT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        out, _ = proc.communicate(timeout=10)
+        assert time.perf_counter() - sent < 1.0
+    finally:
+        proc.kill()
+    assert proc.returncode == 3 and "interrupted" in out
+
+
 def test_progress_log_and_history():
     X, labels = load("heart_scale")
     y = as_pm(labels)
@@ -443,3 +482,27 @@ def test_registered():
     spec = get_solver("dcd")
     assert spec.solve is solve and spec.multiclass == "ovr" and spec.default_tol == 0.1
     assert spec.formulations == ("c_svc",) and spec.kernels == ("linear",)
+
+
+def test_one_vs_rest_through_fit_model_equals_liblinear():
+    """End to end through fastsvm.train (one-vs-rest, class weight on one class): each class's
+    subproblem has liblinear's optimum (its C_p = C w_c, C_n = C), predictions agree."""
+    fit_model = pytest.importorskip("fastsvm.train").fit_model
+    X, labels = load("dna.scale")
+    C, weight = 1.0, {2: 2.0}
+    params = Params(solver="dcd", loss="squared_hinge", C=C, tol=TIGHT, max_iter=100_000, bias=1.0,
+                    class_weight=weight)
+    model = fit_model(X, labels, params)
+    ll = liblinearutil.train(liblinearutil.problem(labels, X),
+                             liblinearutil.parameter(f"-s 1 -c {C} -e {TIGHT} -B 1 -w2 2 -q"))
+    ll_labels = ll.get_labels()
+    ours, theirs = [], []
+    for c, label in enumerate(model.labels):
+        w, b = ll.get_decfun(ll_labels.index(label))
+        y = np.where(labels == label, 1.0, -1.0)
+        upper = np.where(y > 0, C * weight.get(int(label), 1.0), C)
+        p_ll = primal(X, y, upper, np.asarray(w), b, 1.0, "squared_hinge")
+        assert abs(model.info["objective"][c] - p_ll) <= 1e-6 * p_ll
+        ours.append(X @ model.info["primal_weights"][c] - model.info["rho"][c])
+        theirs.append(X @ np.asarray(w) + b)
+    assert np.mean(np.argmax(ours, axis=0) == np.argmax(theirs, axis=0)) >= 0.999
