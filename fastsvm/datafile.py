@@ -34,7 +34,7 @@ __all__ = ["load_svmlight_file", "load_svmlight_files", "dump_svmlight_file", "f
 # split among threads; smaller ones cost more in thread hand-offs than they save.
 CHUNK_BYTES = 16 << 20
 _FIRST_CHUNK = 256 << 10
-_BUFFER_SHARE = 8
+_BUFFER_SHARE = 16
 _THREADED_BYTES = 512 << 10
 _COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _COMPRESSED_WRITERS = {
@@ -105,9 +105,7 @@ def _load_files(files, *, n_features=None, dtype=np.float64, multilabel=False, z
                 raise FileFormatError(p.name, p.watch_line,
                                       f"feature index {n_features} is beyond n_features={n_features}")
     n_f = max((p.max_index - shift) if p.nnz else 0 for p in parsed) + 1
-    n_features = n_f if n_features is None else n_features
-    if n_f > n_features:
-        raise AssertionError("the parser let an index beyond n_features through")
+    n_features = n_f if n_features is None else n_features   # the parser refused larger indices
 
     result = []
     for p in parsed:
@@ -160,7 +158,8 @@ def _parse_file(f, zero_based, n_features, query_id, offset, length, n_jobs, chu
 
 
 class _ParseFailure(Exception):
-    """A LineError with the buffer it points into, carried out of the chunk loop."""
+    """(LineError, offending token bytes, error in an unterminated last line), carried out of
+    the chunk loop while the buffer is still at hand."""
 
 
 def _feed(stream, parser, chunk_bytes, offset, length):

@@ -17,7 +17,6 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport strtod
 from libc.string cimport memchr, memcpy
 cimport numpy as cnp
-import numpy as np
 
 cnp.import_array()
 
@@ -105,13 +104,13 @@ cdef struct Tally:
 # ---------------------------------------------------------------- buffers
 
 cdef bint grow(void** ptr, Py_ssize_t* cap, Py_ssize_t need, size_t item) noexcept nogil:
-    """Make room for `need` items (plus 1/8 slack, so repeated appends stay cheap without
-    overshooting the final size by much)."""
+    """Make room for `need` items, plus 1/16 slack: large blocks grow by mremap without
+    copying, so growing often is cheap, and the capacity never overshoots the result by much."""
     cdef Py_ssize_t new_cap
     cdef void* p
     if need <= cap[0]:
         return True
-    new_cap = need + need // 8 + 1024
+    new_cap = need + need // 16 + 1024
     p = PyMem_RawRealloc(ptr[0], <size_t>new_cap * item)
     if p == NULL:
         return False
@@ -641,6 +640,8 @@ cdef class Parser:
         MemoryError; returns the number of lines read."""
         if not (0 <= begin <= end <= buf.shape[0]):
             raise ValueError("range outside the buffer")
+        if self.rows.indptr == NULL:
+            raise ValueError("the parser was freed or has handed over its result")
         if begin == end:
             return 0
         cdef const char* text = <const char*>&buf[0]
