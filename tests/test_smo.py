@@ -370,6 +370,10 @@ def test_bad_input(heart):
     bad = to_csr(np.hstack([np.zeros((3, 1)), np.eye(3)]))  # serial numbers missing
     with pytest.raises(FastSVMError, match="serial"):
         fastsvm_solve("c_svc", bad, np.array([1.0, -1.0, 1.0]), Kernel("precomputed"))
+    with pytest.raises(FastSVMError, match="one class"):
+        fastsvm_solve("c_svc", X, np.ones(len(y)), kernel)
+    with pytest.raises(FastSVMError, match="positive bound"):
+        fastsvm_solve("c_svc", X, y, kernel, upper=np.zeros(len(y)))
     huge = to_csr(np.array([[1e200], [2e200]]))
     with pytest.raises(FastSVMError):
         fastsvm_solve("c_svc", huge, np.array([1.0, -1.0]), Kernel("linear"))

@@ -108,7 +108,16 @@ def _check(sub):
 
 
 def solve(sub: Subproblem) -> Solution:
-    """Solve one subproblem exactly as LIBSVM's svm_train_one does."""
+    """Solve one subproblem exactly as LIBSVM's svm_train_one does.
+
+    Solution.coef is y_i alpha_i (alpha_i - alpha_i^* for regression; nu-SVC rescaled by 1/r as
+    LIBSVM does), rho and objective are LIBSVM's, kkt the final maximal violation, and ``info``
+    holds what LIBSVM prints: nSV, nBSV, r (nu-formulations), nu (C-SVC when all bounds are
+    equal, epsilon-SVR), C = 1/r (nu-SVC), epsilon = -r (nu-SVR), ``lines`` (LIBSVM's lines after
+    the solve, in order) and ``h0_warnings`` (times LIBSVM would print "using -h 0 may be faster").
+    status "max_iter" means the iteration cap (LIBSVM's max(10^7, 100 l) unless params.max_iter)
+    was reached; the caller warns.
+    """
     X, y, upper, tol = _check(sub)
     params = sub.params
     n_all = X.shape[0]
@@ -118,6 +127,8 @@ def solve(sub: Subproblem) -> Solution:
     if keep.size < n_all:
         X, y, upper = X[keep], y[keep], upper[keep]
     n = X.shape[0]
+    if n == 0:
+        raise FastSVMError("no training samples with a positive bound C_i")
     formulation = sub.formulation
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
@@ -136,7 +147,8 @@ def solve(sub: Subproblem) -> Solution:
     status, history = _iterate(smo, sub.log)
     res = smo.result()
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
-        raise FastSVMError("SMO produced non-finite values (kernel values or C far too large?)")
+        raise FastSVMError("SMO produced a non-finite rho or alpha (a classification subproblem "
+                           "with one class only, or kernel values / C far too large)")
     return _solution(formulation, res, signs, C, upper, n, keep, n_all, status, history,
                      smo.n_unshrink_warnings)
 
