@@ -462,3 +462,29 @@ def test_cython_parser_matches_python_twin(tmp_path, seed):
     path = write(tmp_path, text)
     X, y = datafile._load_files([path], chunk_bytes=2048, n_jobs=2)
     assert_same(X, y, *twin_parse(text))
+
+
+def test_numbers_parse_exactly_like_float():
+    """Fast path and strtod fallback against float() (correctly rounded) on hard cases."""
+    rng = np.random.default_rng(21)
+    numbers = ["0", "-0", "007", "1.", ".5", "-.5e-3", "9007199254740992", "9007199254740993",
+               "9007199254740995", "123456789012345678901234567890", "0.1e23", "1e22", "1e23",
+               "4.9406564584124654e-324", "2.4703282292062328e-324", "2.2250738585072011e-308",
+               "1.7976931348623157e308", "0.000000000000000000000000000001234567890123456789",
+               "1e-400", "179769313486231570000000000000000000000000000000000000000000000000000e239"]
+    for _ in range(3000):
+        digits = "".join(rng.choice(list("0123456789"), int(rng.integers(1, 25))))
+        point = int(rng.integers(0, len(digits) + 1))
+        text = digits[:point] + "." + digits[point:] if rng.random() < 0.7 else digits
+        if rng.random() < 0.5:
+            text += f"e{int(rng.integers(-330, 310))}"
+        numbers.append(rng.choice(["", "-", "+"]) + text)
+    numbers += [repr(float(v)) for v in rng.standard_normal(500) * 10.0 ** rng.integers(-300, 300, 500)]
+    numbers = [n for n in numbers if np.isfinite(float(n))]
+    text = "".join(f"{n} 1:{n}\n" for n in numbers).encode()
+    X, y = load_svmlight_file(io.BytesIO(text), zero_based=True, n_features=2)
+    expected = np.array([float(n) for n in numbers])
+    assert y.tobytes() == expected.tobytes()
+    rows = np.repeat(np.arange(len(numbers)), np.diff(X.indptr))
+    assert np.array_equal(rows, np.arange(len(numbers)))        # one stored value per line
+    assert X.data.tobytes() == expected.tobytes()
