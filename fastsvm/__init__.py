@@ -8,12 +8,21 @@ __version__ = "0.1.0"
 
 from .datafile import dump_svmlight_file, load_svmlight_file, load_svmlight_files
 from .errors import FastSVMError, FileFormatError, ParameterError
-from .estimators import LinearSVC
 from .model import Model
 from .modelfile import load_model, save_model
 from .params import Params
 from .predict import decision_values, predict, predict_probability
 from .train import fit_model
+
+_ESTIMATORS = ("LinearSVC",)
+
+
+def __getattr__(name):
+    # the estimators pull in scikit-learn (most of a second); the command-line programs never need it
+    if name in _ESTIMATORS:
+        from . import estimators
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'fastsvm' has no attribute {name!r}")
 
 __all__ = [
     "load_svmlight_file", "load_svmlight_files", "dump_svmlight_file",
