@@ -14,7 +14,7 @@ from .params import Params
 from .predict import decision_values, predict, predict_probability
 from .train import fit_model
 
-_ESTIMATORS = ("LinearSVC",)
+_ESTIMATORS = ("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM")
 
 
 def __getattr__(name):

@@ -1,4 +1,5 @@
 """scikit-learn compatible estimators over fastsvm's solvers."""
+from .kernel import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 from .linear import LinearSVC
 
-__all__ = ["LinearSVC"]
+__all__ = ["LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
