@@ -72,8 +72,8 @@ class _KernelSVM(BaseEstimator):
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"Precomputed matrix must be a square matrix. Input is a "
                              f"{X.shape[0]}x{X.shape[1]} matrix.")
-        targets = self._encode_targets(y)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        targets = self._encode_targets(y, sample_weight)
         if callable(self.kernel):
             self._X_fit = X
         rows = self._kernel_rows(X, serial=True)
@@ -97,7 +97,7 @@ class _KernelSVM(BaseEstimator):
         if callable(self.kernel) and "precomputed" not in spec.kernels:
             raise ValueError(f"solver {spec.name!r} does not take callable (precomputed) kernels")
 
-    def _encode_targets(self, y):
+    def _encode_targets(self, y, sample_weight):
         return np.asarray(y, dtype=np.float64)
 
     def _row_order(self, targets):
@@ -242,12 +242,16 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
         "break_ties": ["boolean"],
     }
 
-    def _encode_targets(self, y):
+    def _encode_targets(self, y, sample_weight):
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"The number of classes has to be greater than one; got "
                              f"{len(self.classes_)} class")
+        weighted = np.bincount(codes, weights=sample_weight, minlength=len(self.classes_)) > 0
+        if not weighted.all():
+            raise ValueError(f"every sample of class {self.classes_[~weighted][0]} has weight 0: "
+                             "each class needs a sample of positive weight")
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         return codes.astype(np.float64)
 
