@@ -6,7 +6,7 @@ import numpy as np
 
 from .csr import to_csr
 from .parallel import effective_n_jobs, run_tasks
-from .predict import predict
+from .predict import predict, predict_probability
 from .train import fit_model, group_classes
 
 
@@ -52,6 +52,9 @@ def cross_validation(X, y, params, n_folds, sample_weight=None):
         train = np.concatenate([perm[:fold_start[f]], perm[fold_start[f + 1]:]])
         model = fit_model(X[train], y[train], inner,
                           sample_weight=None if weights is None else weights[train], stop=stop)
+        if inner.probability and inner.svm_type in ("c_svc", "nu_svc"):
+            # LIBSVM labels by the largest probability here, not by the votes
+            return test, predict_probability(model, X[test], n_jobs=inner.n_jobs)[0]
         return test, predict(model, X[test], n_jobs=inner.n_jobs)
 
     tasks = [(lambda f=f: fold(f)) for f in range(n_folds)]

@@ -141,5 +141,150 @@ def has_probability_model(model):
 
 # ----------------------------------------------------------------------------------------------
 # Fitting side (Platt's sigmoid on cross-validation decision values, density marks, Laplace
-# scale): added with probability training.
+# scale). fastsvm.train supplies the training of each fold; the folds come from a seeded
+# generator instead of the C library's rand().
 # ----------------------------------------------------------------------------------------------
+
+N_PROBABILITY_FOLDS = 5  # LIBSVM's internal cross-validation for probability models
+PLATT_MAX_ITER = 100
+PLATT_MIN_STEP = 1e-10  # smallest line-search step
+PLATT_RIDGE = 1e-12  # added to the Hessian's diagonal: strictly positive definite
+PLATT_TOL = 1e-5  # on both gradient components
+
+
+def probability_generator(seed, index):
+    """The random stream of one probability fit: from the training seed and the subproblem's
+    position (one-vs-one pair index, 0 otherwise), so threads cannot change it."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+
+
+def sigmoid_train(dec, labels, log=None):
+    """Platt's sigmoid fitted as Lin, Lin and Weng (2007) improve it: (A, B) minimising the
+    log-loss of P(y = +1 | f) = 1 / (1 + exp(A f + B)) against Platt's regularised targets
+    (n+ + 1) / (n+ + 2) for positives and 1 / (n- + 2) for negatives, by Newton's method with a
+    backtracking line search from A = 0, B = log((n- + 1) / (n+ + 1)).
+
+    ``labels`` > 0 marks the positive class. LIBSVM's two notes (line search failed, iteration
+    limit reached) go to ``log``.
+    """
+    dec = np.asarray(dec, dtype=np.float64)
+    positive = np.asarray(labels) > 0
+    n_pos = float(np.count_nonzero(positive))
+    n_neg = float(positive.size) - n_pos
+    target = np.where(positive, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    a, b = 0.0, float(np.log((n_neg + 1.0) / (n_pos + 1.0)))
+    loss = _sigmoid_loss(dec, target, a, b)
+    for _ in range(PLATT_MAX_ITER):
+        p, q = _sigmoid_sides(dec * a + b)
+        d2 = p * q
+        h11 = PLATT_RIDGE + dec @ (dec * d2)
+        h22 = PLATT_RIDGE + d2.sum()
+        h21 = dec @ d2
+        d1 = target - p
+        g1, g2 = dec @ d1, d1.sum()
+        if abs(g1) < PLATT_TOL and abs(g2) < PLATT_TOL:
+            break
+        det = h11 * h22 - h21 * h21
+        da = -(h22 * g1 - h21 * g2) / det
+        db = -(-h21 * g1 + h11 * g2) / det
+        slope = g1 * da + g2 * db
+        step = 1.0
+        while step >= PLATT_MIN_STEP:
+            new_loss = _sigmoid_loss(dec, target, a + step * da, b + step * db)
+            if new_loss < loss + 1e-4 * step * slope:  # sufficient decrease (Armijo)
+                a, b, loss = a + step * da, b + step * db, new_loss
+                break
+            step /= 2.0
+        if step < PLATT_MIN_STEP:
+            _note(log, "Line search fails in two-class probability estimates")
+            break
+    else:
+        _note(log, "Reaching maximal iterations in two-class probability estimates")
+    return a, b
+
+
+def _sigmoid_sides(f):
+    """(1 / (1 + e^f), 1 / (1 + e^-f)) without overflow: P(+1) and P(-1) at f = A dec + B."""
+    e = np.exp(-np.abs(f))
+    small, large = e / (1.0 + e), 1.0 / (1.0 + e)
+    nonneg = f >= 0
+    return np.where(nonneg, small, large), np.where(nonneg, large, small)
+
+
+def _sigmoid_loss(dec, target, a, b):
+    """sum_i t_i f_i + log(1 + e^-f_i), f = A dec + B: the cross-entropy against the targets,
+    written on the side where the exponential cannot overflow."""
+    f = dec * a + b
+    return float(np.sum(target * f - np.minimum(f, 0.0) + np.log1p(np.exp(-np.abs(f)))))
+
+
+def _note(log, line):
+    if log is not None:
+        log(line)
+
+
+def cross_validated_values(n, fit_fold, rng, n_folds=N_PROBABILITY_FOLDS):
+    """Decision values of n rows, each from a model that did not see it: the rows are shuffled
+    and cut into n_folds consecutive pieces (LIBSVM's unstratified folds); ``fit_fold(train,
+    test)`` trains on the row indices ``train`` and returns the decision values of ``test``."""
+    perm = rng.permutation(n)
+    out = np.empty(n)
+    for f in range(n_folds):
+        begin, end = f * n // n_folds, (f + 1) * n // n_folds
+        test = perm[begin:end]
+        if test.size:
+            out[test] = fit_fold(np.concatenate((perm[:begin], perm[end:])), test)
+    return out
+
+
+def platt_parameters(y, fit_fold, rng, log=None):
+    """LIBSVM's svm_binary_svc_probability: (A, B) of a sigmoid fitted to 5-fold cross-validated
+    decision values of a +1/-1 problem. A fold whose training part holds one class only gets the
+    constant decision value +1 or -1 (0 when that part is empty) instead of a model."""
+    positive = np.asarray(y) > 0
+
+    def fold(train, test):
+        has_pos, has_neg = bool(positive[train].any()), bool((~positive[train]).any())
+        if has_pos and has_neg:
+            return fit_fold(train, test)
+        return np.full(test.size, 1.0 if has_pos else (-1.0 if has_neg else 0.0))
+
+    dec = cross_validated_values(positive.size, fold, rng)
+    return sigmoid_train(dec, positive, log)
+
+
+def laplace_scale(residuals):
+    """sigma of a Laplace fit to target - prediction (LIBSVM's svm_svr_probability): the mean
+    absolute residual, recomputed without the residuals beyond 5 standard deviations of the
+    first fit (std = sqrt(2) mean |r| for a Laplace distribution)."""
+    r = np.abs(np.asarray(residuals, dtype=np.float64))
+    std = np.sqrt(2.0) * r.mean()
+    return float(r[r <= 5.0 * std].mean())
+
+
+def svr_probability(y, fit_fold, rng, log=None):
+    """The Laplace scale of an SVR model from 5-fold cross-validated predictions."""
+    y = np.asarray(y, dtype=np.float64)
+    sigma = laplace_scale(y - cross_validated_values(y.size, fit_fold, rng))
+    _note(log, "Prob. model for test data: target value = predicted value + z,")
+    _note(log, f"z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma= {sigma:g}")
+    return sigma
+
+
+def density_marks(dec):
+    """Que and Lin's ten density marks for one-class probabilities from the training decision
+    values: five bins of equal count below zero and five above, each mark halfway between
+    neighbouring bin edges. None when fewer than five values fall on either side."""
+    dec = np.sort(np.asarray(dec, dtype=np.float64))
+    n_neg = int(np.searchsorted(dec, 0.0, side="left"))  # values < 0
+    n_pos = dec.size - n_neg
+    half = N_DENSITY_MARKS // 2
+    if n_neg < half or n_pos < half:
+        return None
+    edges = np.empty(N_DENSITY_MARKS + 1)
+    for i in range(half):
+        edges[i] = dec[i * n_neg // half]
+    edges[half] = 0.0
+    for i in range(half + 1, N_DENSITY_MARKS + 1):
+        edges[i] = dec[n_neg - 1 + (i - half) * n_pos // half]
+    return (edges[:-1] + edges[1:]) / 2

@@ -6,7 +6,7 @@ the subproblems are solved in threads, and the model is assembled in LIBSVM's la
 """
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,6 +15,9 @@ from .csr import to_csr
 from .errors import FastSVMError, ParameterError
 from .model import Model
 from .parallel import effective_n_jobs, run_tasks
+from .predict import decision_values
+from .probability import (density_marks, platt_parameters, probability_generator,
+                          svr_probability)
 from .solvers import Kernel, Subproblem, get_solver
 
 
@@ -72,8 +75,9 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
     kernel = resolve_kernel(params, spec, X.shape[1])
     if kernel.kind == "precomputed":
         _check_precomputed(X)
-    if params.probability:
-        raise ParameterError("probability estimates (-b 1) are not available for this model yet")
+    if params.probability and spec.multiclass == "ovr" and params.svm_type in ("c_svc", "nu_svc"):
+        raise ParameterError(f"probability estimates (-b 1) need a one-vs-one solver such as smo "
+                             f"(solver {spec.name} splits classes one-vs-rest)")
     if log is None and params.verbose:
         log = _print_line
     trainer = _Trainer(spec, params, kernel, log, stop)
@@ -115,8 +119,11 @@ class _Trainer:
         self.stop = np.zeros(1, dtype=np.int32) if stop is None else stop
 
     # -- running subproblems -------------------------------------------------------------
-    def _solve_all(self, problems, names):
-        """Solve subproblems in threads; seeds depend on the position only, not on threads."""
+    def _solve_all(self, problems, names, calibrations=None):
+        """Solve subproblems in threads; seeds depend on the position only, not on threads.
+
+        ``calibrations[k](problem)``, the probability fit of problem k, runs in the same task
+        after the solve; (solutions, calibration results or None) are returned."""
         n_jobs = effective_n_jobs(self.params.n_jobs)
         inner = max(1, n_jobs // max(1, len(problems)))
         seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
@@ -127,8 +134,15 @@ class _Trainer:
             if self.log is not None:
                 prefix = f"[{name}] " if len(problems) > 1 else ""
                 problem.log = (lambda line, p=prefix: self.log(p + line))
-        tasks = [(lambda p=p: self.spec.solve(p)) for p in problems]
-        solutions = run_tasks(tasks, n_jobs, self.stop)
+        calibrations = calibrations or [None] * len(problems)
+
+        def task(problem, calibrate):
+            solution = self.spec.solve(problem)
+            return solution, (calibrate(problem) if calibrate is not None else None)
+
+        results = run_tasks([(lambda p=p, c=c: task(p, c)) for p, c in zip(problems, calibrations)],
+                            n_jobs, self.stop)
+        solutions = [solution for solution, _ in results]
         for solution, problem, name in zip(solutions, problems, names):
             if solution.status == "max_iter":
                 warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
@@ -136,11 +150,40 @@ class _Trainer:
             if self.log is not None:
                 for line in summary_lines(problem, solution, self.params):
                     self.log(line)
-        return solutions
+        return solutions, [calibrated for _, calibrated in results]
 
     def _subproblem(self, formulation, X, y, upper):
         return Subproblem(formulation=formulation, X=X, y=y, upper=upper,
                           kernel=self.kernel, params=self.params)
+
+    def _calibration(self, index, weights, box=None):
+        """The probability fit of subproblem ``index``, run in its task: Platt's (A, B) for a
+        one-vs-one pair whose bounds are box = (C+, C-), else the SVR Laplace scale."""
+        def calibrate(problem):
+            fit = self._fold_fitter(problem, weights, box)
+            rng = probability_generator(self.params.seed, index)
+            if box is None:
+                return svr_probability(problem.y, fit, rng, problem.log)
+            return platt_parameters(problem.y, fit, rng, problem.log)
+
+        return calibrate
+
+    def _fold_fitter(self, problem, weights, box=None):
+        """fit(train, test): decision values of the problem's rows ``test`` by a model trained,
+        probability off, on its rows ``train`` -- the training inside LIBSVM's probability
+        cross-validation. ``box`` = (C+, C-) of a one-vs-one pair, LIBSVM's weights of +1/-1."""
+        params = replace(self.params, probability=False, verbose=False, n_jobs=problem.n_threads,
+                         kernel_type=self.kernel.kind, gamma=self.kernel.gamma)
+        if box is not None:
+            params.C, params.class_weight = 1.0, {1: box[0], -1: box[1]}
+
+        def fit(train, test):
+            model = fit_model(problem.X[train], problem.y[train], params,
+                              sample_weight=weights[train], log=problem.log, stop=self.stop)
+            dec = decision_values(model, problem.X[test], n_jobs=problem.n_threads)[:, 0]
+            return dec * model.labels[0] if model.is_classification else dec  # as +1 vs -1
+
+        return fit
 
     # -- regression and one-class ----------------------------------------------------------
     def single(self, X, y, weights):
@@ -150,15 +193,29 @@ class _Trainer:
             target, upper = np.ones(len(keep)), wk.copy()
         else:
             target, upper = y[keep], self.params.C * wk
-        (solution,) = self._solve_all([self._subproblem(self.params.svm_type, Xk, target, upper)],
-                                      [self.params.svm_type])
+        calibrations = None
+        if self.params.probability and self.params.svm_type != "one_class":
+            calibrations = [self._calibration(0, wk)]
+        (solution,), (sigma,) = self._solve_all(
+            [self._subproblem(self.params.svm_type, Xk, target, upper)], [self.params.svm_type],
+            calibrations)
         coef = np.asarray(solution.coef, dtype=np.float64)
         if self.spec.multiclass == "ovr":
-            return self._model(_weight_rows([solution.w]), [[1.0]], [solution.rho], None, None,
-                               [solution], None)
-        nz = np.flatnonzero(coef != 0)
-        return self._model(Xk[nz], coef[nz][None, :], [solution.rho], None, None, [solution],
-                           keep[nz] + 1)
+            model = self._model(_weight_rows([solution.w]), [[1.0]], [solution.rho], None, None,
+                                [solution], None)
+        else:
+            nz = np.flatnonzero(coef != 0)
+            model = self._model(Xk[nz], coef[nz][None, :], [solution.rho], None, None,
+                                [solution], keep[nz] + 1)
+        if sigma is not None:
+            model = replace(model, prob_a=[sigma])
+        if self.params.probability and self.params.svm_type == "one_class":
+            marks = density_marks(decision_values(model, Xk, n_jobs=self.params.n_jobs)[:, 0])
+            if marks is None:
+                warnings.warn("number of positive or negative decision values < 5; too few to "
+                              "do a probability estimation", RuntimeWarning, stacklevel=3)
+            model = replace(model, prob_density_marks=marks)
+        return model
 
     # -- classification -----------------------------------------------------------------
     def classification(self, X, y, weights):
@@ -184,8 +241,8 @@ class _Trainer:
     def _one_vs_one(self, X, classes, box, weights):
         k = len(classes.labels)
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        problems, rows_of, n_first = [], [], []
-        for i, j in pairs:
+        problems, rows_of, n_first, calibrations = [], [], [], []
+        for p, (i, j) in enumerate(pairs):
             rows_i = classes.rows[i][weights[classes.rows[i]] > 0]
             rows_j = classes.rows[j][weights[classes.rows[j]] > 0]
             rows = np.concatenate([rows_i, rows_j])
@@ -194,8 +251,10 @@ class _Trainer:
             problems.append(self._subproblem(self.params.svm_type, X[rows], target, upper))
             rows_of.append(rows)
             n_first.append(rows_i.size)
+            calibrations.append(self._calibration(p, weights[rows], (box[i], box[j])))
         names = [f"{classes.labels[i]} vs {classes.labels[j]}" for i, j in pairs]
-        solutions = self._solve_all(problems, names) if pairs else []
+        solutions, platt = self._solve_all(
+            problems, names, calibrations if self.params.probability else None) if pairs else ([], [])
 
         # support vectors: rows with a nonzero coefficient in any pair, grouped by class
         is_sv = np.zeros(X.shape[0], dtype=bool)
@@ -217,7 +276,10 @@ class _Trainer:
             self.log(f"Total nSV = {order.size}")
         n_sv = np.array([r.size for r in sv_rows], dtype=np.int64)
         rho = [s.rho for s in solutions]
-        return self._model(X[order], sv_coef, rho, classes.labels, n_sv, solutions, order + 1)
+        model = self._model(X[order], sv_coef, rho, classes.labels, n_sv, solutions, order + 1)
+        if self.params.probability:
+            model = replace(model, prob_a=[a for a, _ in platt], prob_b=[b for _, b in platt])
+        return model
 
     def _one_vs_rest(self, X, classes, box, weights):
         """LIBLINEAR's split: k = 2 is one problem for the first label; otherwise class c (box
@@ -237,7 +299,7 @@ class _Trainer:
             upper = np.where(target > 0, box[c], rest) * wk
             problems.append(self._subproblem("c_svc", Xk, target, upper))
         names = [f"{classes.labels[c]} vs rest" for c in positives]
-        solutions = self._solve_all(problems, names) if k > 1 else []
+        solutions = self._solve_all(problems, names)[0] if k > 1 else []
         if k == 1:
             return self._model(_weight_rows([]), np.zeros((0, 0)), [], classes.labels,
                                np.zeros(1, dtype=np.int64), [], None)
