@@ -94,8 +94,6 @@ class _KernelSVM(BaseEstimator):
         if spec.multiclass != "ovo":
             raise ValueError(f"solver {spec.name!r} trains linear one-vs-rest models without support "
                              f"vectors: use fastsvm.LinearSVC(solver={spec.name!r}) instead")
-        if callable(self.kernel) and "precomputed" not in spec.kernels:
-            raise ValueError(f"solver {spec.name!r} does not take callable (precomputed) kernels")
 
     def _encode_targets(self, y, sample_weight):
         return np.asarray(y, dtype=np.float64)
@@ -151,10 +149,9 @@ class _KernelSVM(BaseEstimator):
             warnings.warn(f"Solver terminated early (max_iter={self.max_iter}).  Consider "
                           "pre-processing your data with StandardScaler or MinMaxScaler.",
                           ConvergenceWarning, stacklevel=3)
-        self._n_iter = np.asarray(info["n_iter"], dtype=np.int32)
         n_sv = model.n_sv if model.n_sv is not None else [model.support_vectors.shape[0]]
         self.n_support_ = np.asarray(n_sv, dtype=np.int32)
-        self.n_iter_ = int(self._n_iter[0])
+        self.n_iter_ = int(info["n_iter"][0])
 
     def _sign(self):
         """scikit-learn flips binary classifiers so that positive means classes_[1]."""
@@ -267,7 +264,7 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
 
     def _set_attributes(self, X):
         super()._set_attributes(X)
-        self.n_iter_ = self._n_iter
+        self.n_iter_ = np.asarray(self.model_.info["n_iter"], dtype=np.int32)  # one per pair
         model = self.model_
         self.probA_ = model.prob_a if model.prob_a is not None else np.empty(0)
         self.probB_ = model.prob_b if model.prob_b is not None else np.empty(0)
