@@ -221,6 +221,7 @@ SAMPLE_WEIGHT_XFAIL = {
 CHECKS = [
     (fastsvm.SVC(), SAMPLE_WEIGHT_XFAIL),
     (fastsvm.SVC(kernel="precomputed"), {}),
+    (fastsvm.SVC(probability=True), SAMPLE_WEIGHT_XFAIL),
     (fastsvm.NuSVC(), {**SAMPLE_WEIGHT_XFAIL,
                        "check_class_weight_classifiers": "class_weight is ignored (as in LIBSVM)."}),
     (fastsvm.SVR(), SAMPLE_WEIGHT_XFAIL),
@@ -239,6 +240,38 @@ def test_check_estimator(estimator, xfail):
     assert not failed
     # the expected failures really fail (else they must come off the list)
     assert {r["check_name"] for r in results if r["status"] == "xfail"} == set(xfail)
+
+
+# ---------------------------------------------------------------- probabilities
+
+@pytest.mark.parametrize("cls", [fastsvm.SVC, fastsvm.NuSVC])
+@pytest.mark.parametrize("data", ["heart", "iris"])
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # scikit-learn 1.9 deprecates its probability=True
+def test_probabilities_close_to_sklearn(cls, data, request):
+    X, y = request.getfixturevalue(data)
+    ours, theirs = fit_both(cls, X, y, probability=True, random_state=0)
+    assert_same_model(ours, theirs)  # the probability fit leaves the SVM itself alone
+    n_pairs = len(ours.classes_) * (len(ours.classes_) - 1) // 2
+    assert ours.probA_.shape == ours.probB_.shape == (n_pairs,)
+    # Platt's sigmoids are fitted to 5-fold cross-validated decision values; the folds are drawn
+    # by different generators, so the parameters are close, not equal
+    np.testing.assert_allclose(ours.probA_, theirs.probA_, rtol=0.1)
+    p, q = ours.predict_proba(X), theirs.predict_proba(X)
+    assert p.shape == (y.size, len(ours.classes_))
+    assert np.abs(p - q).max() < 0.05 and np.abs(p - q).mean() < 0.01
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_allclose(ours.predict_log_proba(X), np.log(p))
+
+
+def test_probabilities_follow_random_state_not_threads(iris):
+    X, y = iris
+    fits = [fastsvm.SVC(probability=True, random_state=seed, n_jobs=n).fit(X, y)
+            for seed, n in ((3, 1), (3, 2), (4, 2))]
+    np.testing.assert_array_equal(fits[0].probA_, fits[1].probA_)
+    np.testing.assert_array_equal(fits[0].predict_proba(X), fits[1].predict_proba(X))
+    assert not np.array_equal(fits[0].probA_, fits[2].probA_)
+    plain = fastsvm.SVC().fit(X, y)
+    assert plain.probA_.shape == plain.probB_.shape == (0,)
 
 
 # ---------------------------------------------------------------- equivalences
