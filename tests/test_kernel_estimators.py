@@ -395,6 +395,19 @@ def test_solver_is_checked_against_the_registry(monkeypatch, iris):
     np.testing.assert_array_equal(ours.support_, fastsvm.SVC(kernel="linear").fit(X, y).support_)
 
 
+@pytest.mark.skipif("ssnal" not in SOLVERS, reason="the ssnal solver is not registered")
+def test_ssnal_solver_reaches_smo_optimum(heart, housing):
+    """solver= picks a registered solver; its linear C-SVC / epsilon-SVR optimum is SMO's."""
+    for cls, (X, y) in ((fastsvm.SVC, heart), (fastsvm.SVR, housing)):
+        fast = cls(kernel="linear", solver="ssnal", tol=TOL).fit(X, y)
+        ref = cls(kernel="linear", tol=TOL).fit(X, y)
+        assert fast.model_.info["solver"] == "ssnal"
+        scale = np.abs(ref.coef_.toarray()).max()
+        np.testing.assert_allclose(fast.coef_.toarray(), ref.coef_.toarray(), atol=1e-3 * scale)
+        np.testing.assert_allclose(fast.intercept_, ref.intercept_, rtol=1e-3, atol=1e-4)
+        np.testing.assert_allclose(fast.predict(X), ref.predict(X), rtol=1e-3)
+
+
 def test_misuse_gives_clear_errors(iris):
     X, y = iris
     with pytest.raises(ValueError, match="greater than one"):
