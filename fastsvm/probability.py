@@ -237,10 +237,10 @@ def cross_validated_values(n, fit_fold, rng, n_folds=N_PROBABILITY_FOLDS):
     return out
 
 
-def platt_parameters(y, fit_fold, rng, log=None):
-    """LIBSVM's svm_binary_svc_probability: (A, B) of a sigmoid fitted to 5-fold cross-validated
-    decision values of a +1/-1 problem. A fold whose training part holds one class only gets the
-    constant decision value +1 or -1 (0 when that part is empty) instead of a model."""
+def binary_cv_decision_values(y, fit_fold, rng):
+    """5-fold cross-validated decision values of a +1/-1 problem, as svm_binary_svc_probability
+    forms them: a fold whose training part holds one class only gets the constant +1 or -1 (0
+    when that part is empty) instead of a model."""
     positive = np.asarray(y) > 0
 
     def fold(train, test):
@@ -249,8 +249,12 @@ def platt_parameters(y, fit_fold, rng, log=None):
             return fit_fold(train, test)
         return np.full(test.size, 1.0 if has_pos else (-1.0 if has_neg else 0.0))
 
-    dec = cross_validated_values(positive.size, fold, rng)
-    return sigmoid_train(dec, positive, log)
+    return cross_validated_values(positive.size, fold, rng)
+
+
+def platt_parameters(y, fit_fold, rng, log=None):
+    """LIBSVM's svm_binary_svc_probability: Platt's (A, B) on cross-validated decision values."""
+    return sigmoid_train(binary_cv_decision_values(y, fit_fold, rng), np.asarray(y) > 0, log)
 
 
 def laplace_scale(residuals):
