@@ -28,6 +28,6 @@ __all__ = [
     "load_svmlight_file", "load_svmlight_files", "dump_svmlight_file",
     "Model", "load_model", "save_model",
     "Params", "fit_model", "predict", "decision_values", "predict_probability",
-    "LinearSVC",
+    *_ESTIMATORS,
     "FastSVMError", "FileFormatError", "ParameterError",
 ]

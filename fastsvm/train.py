@@ -41,12 +41,14 @@ def group_classes(y):
 
 
 def resolve_kernel(params, spec, n_features):
-    """The kernel the solver will use: LIBSVM's default gamma is 1/n_features (0 means default)."""
+    """The kernel the solver will use: gamma None means LIBSVM's default, 1/n_features."""
     kind = params.kernel_type or spec.default_kernel
     if kind not in spec.kernels:
         raise ParameterError(f"solver {spec.name} does not support the {kind} kernel "
                              f"(it supports: {', '.join(spec.kernels)})")
-    gamma = params.gamma if params.gamma else (1.0 / n_features if n_features > 0 else 0.0)
+    gamma = params.gamma
+    if gamma is None:
+        gamma = 1.0 / n_features if n_features > 0 else 0.0
     return Kernel(kind=kind, gamma=float(gamma), degree=int(params.degree), coef0=float(params.coef0))
 
 

@@ -77,7 +77,8 @@ def parse_args(argv):
         elif name == "d":
             params.degree = number("d", value, int, minimum=0)
         elif name == "g":
-            params.gamma = number("g", value, minimum=0.0)
+            # svm-train reads -g 0 as "not given": 1/num_features
+            params.gamma = number("g", value, minimum=0.0) or None
         elif name == "r":
             params.coef0 = number("r", value)
         elif name == "c":
