@@ -253,10 +253,10 @@ class _Trainer:
             problems.append(self._subproblem(self.params.svm_type, X[rows], target, upper))
             rows_of.append(rows)
             n_first.append(rows_i.size)
-            calibrations.append(self._calibration(p, weights[rows], (box[i], box[j])))
+            if self.params.probability:
+                calibrations.append(self._calibration(p, weights[rows], (box[i], box[j])))
         names = [f"{classes.labels[i]} vs {classes.labels[j]}" for i, j in pairs]
-        solutions, platt = self._solve_all(
-            problems, names, calibrations if self.params.probability else None) if pairs else ([], [])
+        solutions, platt = self._solve_all(problems, names, calibrations) if pairs else ([], [])
 
         # support vectors: rows with a nonzero coefficient in any pair, grouped by class
         is_sv = np.zeros(X.shape[0], dtype=bool)

@@ -13,6 +13,8 @@ import dataclasses
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -106,10 +108,10 @@ def libsvm_model_keys(m, tmp_path):
 
 
 def log_loss(prob, labels, y):
-    column = np.searchsorted(np.sort(labels), y)
-    column = np.argsort(labels)[column]
-    assert np.all(labels[column] == y)
-    return float(-np.mean(np.log(prob[np.arange(len(y)), column])))
+    """Mean -log P(true class); column c of prob is labels[c]."""
+    column = {label: c for c, label in enumerate(labels)}
+    true = np.array([column[int(label)] for label in y])
+    return float(-np.mean(np.log(prob[np.arange(len(y)), true])))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -133,7 +135,8 @@ def test_sigmoid_train_matches_scipy(case):
     rng = np.random.default_rng(["noisy", "separable", "imbalanced", "scaled"].index(case))
     n = 400
     positive = rng.random(n) < (0.1 if case == "imbalanced" else 0.5)
-    dec = np.where(positive, 1.0, -1.0) + rng.normal(scale=0.05 if case == "separable" else 1.2, size=n)
+    noise = 0.05 if case == "separable" else 1.2
+    dec = np.where(positive, 1.0, -1.0) + rng.normal(scale=noise, size=n)
     if case == "scaled":
         dec *= 30.0
     a, b = sigmoid_train(dec, positive)
@@ -285,6 +288,19 @@ def test_probability_folds_reuse_fit_model_with_the_pair_bounds_and_stop_flag(mo
         assert not params.probability and params.C == 1.0
         assert list(classes) == [-1.0, 1.0]
         assert (params.class_weight[1], params.class_weight[-1]) in boxes
+
+
+def test_stop_flag_interrupts_the_probability_folds():
+    y, x = read_data("satimage.scale")
+    stop = np.zeros(1, dtype=np.int32)
+    timer = threading.Timer(0.2, lambda: stop.__setitem__(0, 1))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        fit_model(x, y, Params(svm_type="nu_svc", nu=0.2, kernel_type="rbf", probability=True,
+                               n_jobs=2), stop=stop)
+    assert time.perf_counter() - start < 1.5
+    timer.join()
 
 
 def test_probability_needs_a_one_vs_one_solver():
