@@ -89,7 +89,9 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
 
 
 def _print_line(line):
-    print(line, file=sys.stdout, flush=True)
+    # one write per line, so lines from threads solving pairs side by side do not interleave
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def _sample_weights(sample_weight, n):
