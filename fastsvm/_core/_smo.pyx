@@ -136,6 +136,8 @@ cdef class SMO:
                                                                  or self.buf0 == NULL or self.buf1 == NULL))):
             raise MemoryError("cannot allocate the SMO state")
         for i in range(l):
+            if y_[i] != 1 and y_[i] != -1:
+                raise ValueError("SMO signs y must be +1 or -1")
             self.alpha[i] = a_[i]
             self.p[i] = p_[i]
             self.C[i] = c_[i]
