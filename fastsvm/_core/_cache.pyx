@@ -205,7 +205,7 @@ cdef class KernelCache:
         if stop - start >= PARALLEL_MIN:
             started = wall_seconds()
         if threads:
-            for t in prange(start, stop, num_threads=self.n_threads, schedule="static"):
+            for t in prange(start, stop, num_threads=self.n_threads, schedule="guided"):
                 v = kernel_value(kp, X, sqnorm, serial, dense, x_sqnorm, rows[t])
                 if sign != NULL and sign[t] != s_i:
                     v = -v
