@@ -11,7 +11,6 @@ import time
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from conftest import shared_file
 from fastsvm._core._cache import KernelCache

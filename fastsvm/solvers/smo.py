@@ -149,7 +149,7 @@ def solve(sub: Subproblem) -> Solution:
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
         raise FastSVMError("SMO produced a non-finite rho or alpha (a classification subproblem "
                            "with one class only, or kernel values / C far too large)")
-    return _solution(formulation, res, signs, C, upper, n, keep, n_all, status, history,
+    return _solution(formulation, res, signs, upper, keep, n_all, status, history,
                      smo.n_unshrink_warnings)
 
 
@@ -182,10 +182,12 @@ def _iterate(smo, log):
         chunk = int(min(max(chunk * CHUNK_SECONDS / max(elapsed, 1e-4), 100), 10_000_000))
 
 
-def _solution(formulation, res, signs, C, upper, n, keep, n_all, status, history, n_warn):
+def _solution(formulation, res, signs, upper, keep, n_all, status, history, n_warn):
+    """LIBSVM's post-processing: coefficients, rescaling (nu-SVC), statistics and lines."""
     alpha, rho, r, obj = res["alpha"], res["rho"], res["r"], res["obj"]
+    n = upper.shape[0]
     info = {"n_iter": res["n_iter"], "h0_warnings": n_warn}
-    uniform = n > 0 and bool(np.all(upper == upper[0]))
+    uniform = bool(np.all(upper == upper[0]))
     bound = upper
     if formulation == "c_svc":
         coef = alpha * signs
