@@ -18,3 +18,8 @@ class FileFormatError(FastSVMError):
 
 class ParameterError(FastSVMError):
     """A parameter value or combination the chosen solver cannot accept."""
+
+
+class DegenerateProblemError(FastSVMError):
+    """The problem has no finite solution of the solver's kind (e.g. nu-SVC's margin scale is
+    infinite); inside probability cross-validation LIBSVM carries on with NaN decision values."""

@@ -21,8 +21,10 @@ def effective_n_jobs(n_jobs):
 def run_tasks(tasks, n_jobs, stop):
     """Run callables in up to n_jobs threads; return their results in task order.
 
-    The first exception raised by a task is re-raised here after the others stopped. On Ctrl-C,
-    ``stop[0]`` is set, the workers are awaited and KeyboardInterrupt is raised.
+    When a task raises, the tasks not yet started are dropped, the running ones finish, and the
+    first exception in task order is re-raised (``stop`` is left alone: a caller may handle the
+    error and go on). On Ctrl-C, ``stop[0]`` is set, the workers are awaited and
+    KeyboardInterrupt is raised.
     """
     n_workers = max(1, min(effective_n_jobs(n_jobs), len(tasks)))
     pool = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="fastsvm")
@@ -32,15 +34,13 @@ def run_tasks(tasks, n_jobs, stop):
         while pending:
             done, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
             if any(f.exception() is not None for f in done):
-                stop[0] = 1
                 break
     except KeyboardInterrupt:
         stop[0] = 1
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True, cancel_futures=True)
-    errors = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
-    if errors:
-        # a worker stopped by the flag raises KeyboardInterrupt; report the error that set it
-        raise next((e for e in errors if not isinstance(e, KeyboardInterrupt)), errors[0])
+    for f in futures:
+        if not f.cancelled() and f.exception() is not None:
+            raise f.exception()
     return [f.result() for f in futures]

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .csr import to_csr
-from .errors import FastSVMError, ParameterError
+from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .model import Model
 from .parallel import effective_n_jobs, run_tasks
 from .predict import decision_values
@@ -80,12 +80,11 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
     if params.probability and spec.multiclass == "ovr" and params.svm_type in ("c_svc", "nu_svc"):
         raise ParameterError(f"probability estimates (-b 1) need a one-vs-one solver such as smo "
                              f"(solver {spec.name} splits classes one-vs-rest)")
+    if params.svm_type == "nu_svc":
+        _check_nu_feasible(y, weights, params.nu)
     if log is None and params.verbose:
         log = _print_line
-    trainer = _Trainer(spec, params, kernel, log, stop)
-    if params.svm_type in ("c_svc", "nu_svc"):
-        return trainer.classification(X, y, weights)
-    return trainer.single(X, y, weights)
+    return _Trainer(spec, params, kernel, log, stop).train(X, y, weights)
 
 
 def _print_line(line):
@@ -105,6 +104,15 @@ def _sample_weights(sample_weight, n):
     return w
 
 
+def _check_nu_feasible(y, weights, nu):
+    """svm_check_parameter's test for nu-SVC, on every pair of classes (weights summed)."""
+    mass = [weights[rows].sum() for rows in group_classes(y).rows]
+    for i in range(len(mass)):
+        for j in range(i + 1, len(mass)):
+            if nu * (mass[i] + mass[j]) / 2 > min(mass[i], mass[j]):
+                raise ParameterError("specified nu is infeasible")
+
+
 def _check_precomputed(X):
     serial = X[:, 0].toarray().ravel()
     if np.any(serial < 1) or np.any(serial != np.round(serial)) or np.any(serial > X.shape[1] - 1):
@@ -121,6 +129,11 @@ class _Trainer:
         self.kernel = kernel
         self.log = log
         self.stop = np.zeros(1, dtype=np.int32) if stop is None else stop
+
+    def train(self, X, y, weights):
+        if self.params.svm_type in ("c_svc", "nu_svc"):
+            return self.classification(X, y, weights)
+        return self.single(X, y, weights)
 
     # -- running subproblems -------------------------------------------------------------
     def _solve_all(self, problems, names, calibrations=None):
@@ -152,7 +165,7 @@ class _Trainer:
                 warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
                               "the model may not be optimal", RuntimeWarning, stacklevel=3)
             if self.log is not None:
-                for line in summary_lines(problem, solution, self.params):
+                for line in summary_lines(problem, solution):
                     self.log(line)
         return solutions, [calibrated for _, calibrated in results]
 
@@ -181,9 +194,14 @@ class _Trainer:
         if box is not None:
             params.C, params.class_weight = 1.0, {1: box[0], -1: box[1]}
 
+        trainer = _Trainer(self.spec, params, self.kernel, problem.log, self.stop)
+
         def fit(train, test):
-            model = fit_model(problem.X[train], problem.y[train], params,
-                              sample_weight=weights[train], log=problem.log, stop=self.stop)
+            # a fold is trained as it comes, without the whole problem's checks (as LIBSVM)
+            try:
+                model = trainer.train(problem.X[train], problem.y[train], weights[train])
+            except DegenerateProblemError:
+                return np.full(len(test), np.nan)  # LIBSVM's NaN values: Platt keeps its prior
             dec = decision_values(model, problem.X[test], n_jobs=problem.n_threads)[:, 0]
             return dec * model.labels[0] if model.is_classification else dec  # as +1 vs -1
 
@@ -362,22 +380,26 @@ def _weight_rows(ws):
     return sp.csr_matrix(np.vstack([np.asarray(w, dtype=np.float64) for w in ws]))
 
 
-def summary_lines(problem, solution, params):
-    """The lines LIBSVM prints after each solve (svm_train_one and the solve_* functions)."""
+def summary_lines(problem, solution):
+    """The lines LIBSVM prints after each solve (the solve_* functions and svm_train_one).
+
+    Statistics a solver reports in ``solution.info`` (nu, C, epsilon, nSV, nBSV) are used as
+    given; otherwise they are counted from the coefficients and the problem's bounds."""
+    info = solution.info
     coef = np.abs(np.asarray(solution.coef, dtype=np.float64))
-    upper = problem.upper
+    upper = np.asarray(problem.upper, dtype=np.float64)
     lines = [f"optimization finished, #iter = {solution.n_iter}"]
-    r = solution.info.get("r")
-    if problem.formulation == "c_svc" and upper.size:
-        c_pos = upper[problem.y > 0].max(initial=params.C)
-        lines.append(f"nu = {coef.sum() / (c_pos * coef.size):f}")
-    elif problem.formulation == "epsilon_svr" and coef.size:
-        lines.append(f"nu = {coef.sum() / (params.C * coef.size):f}")
-    elif problem.formulation == "nu_svc" and r:
-        lines.append(f"C = {1.0 / r:f}")
-    elif problem.formulation == "nu_svr" and r is not None:
-        lines.append(f"epsilon = {-r:f}")
+    uniform = upper.size > 0 and np.all(upper == upper[0])
+    if "nu" in info:
+        lines.append(f"nu = {info['nu']:f}")
+    elif problem.formulation in ("c_svc", "epsilon_svr") and uniform:  # LIBSVM: only when Cp == Cn
+        lines.append(f"nu = {coef.sum() / (upper[0] * coef.size):f}")
+    elif "C" in info:
+        lines.append(f"C = {info['C']:f}")
+    elif "epsilon" in info:
+        lines.append(f"epsilon = {info['epsilon']:f}")
     lines.append(f"obj = {solution.objective:f}, rho = {solution.rho:f}")
-    n_bsv = solution.info.get("nBSV", int(np.count_nonzero(coef >= upper)))
-    lines.append(f"nSV = {int(np.count_nonzero(coef))}, nBSV = {n_bsv}")
+    n_sv = info.get("nSV", int(np.count_nonzero(coef)))
+    n_bsv = info.get("nBSV", int(np.count_nonzero((coef > 0) & (coef >= upper))))
+    lines.append(f"nSV = {n_sv}, nBSV = {n_bsv}")
     return lines

@@ -268,22 +268,23 @@ def test_same_seed_same_model_whatever_the_threads(tmp_path):
     assert not np.array_equal(other_seed.prob_a, first.prob_a)  # the seed is what decides
 
 
-def test_probability_folds_reuse_fit_model_with_the_pair_bounds_and_stop_flag(monkeypatch):
+def test_probability_folds_train_with_the_pair_bounds_and_stop_flag(monkeypatch):
     y, x = read_data("iris.scale")
     calls = []
-    original = fastsvm.train.fit_model
+    original = fastsvm.train._Trainer.train
 
-    def recording(X, y, params, sample_weight=None, log=None, stop=None):
-        calls.append((params, np.unique(y), stop))
-        return original(X, y, params, sample_weight=sample_weight, log=log, stop=stop)
+    def recording(trainer, X, y, weights):
+        calls.append((trainer.params, np.unique(y), trainer.stop))
+        return original(trainer, X, y, weights)
 
-    monkeypatch.setattr(fastsvm.train, "fit_model", recording)
+    monkeypatch.setattr(fastsvm.train._Trainer, "train", recording)
     stop = np.zeros(1, dtype=np.int32)
-    original(x, y, Params(kernel_type="rbf", C=2.0, class_weight={2: 3.0}, probability=True),
-             stop=stop)
-    assert len(calls) == 3 * 5  # 5 folds for each of the 3 pairs
+    fit_model(x, y, Params(kernel_type="rbf", C=2.0, class_weight={2: 3.0}, probability=True),
+              stop=stop)
+    folds = calls[1:]  # the first call trains the whole problem
+    assert len(folds) == 3 * 5  # 5 folds for each of the 3 pairs
     boxes = {(2.0, 6.0), (2.0, 2.0), (6.0, 2.0)}  # (1, 2), (1, 3), (2, 3) with C_2 = 3 C
-    for params, classes, passed in calls:
+    for params, classes, passed in folds:
         assert passed is stop
         assert not params.probability and params.C == 1.0
         assert list(classes) == [-1.0, 1.0]
@@ -414,3 +415,15 @@ def test_cli_probability_model_read_by_libsvm(data, tmp_path):
     their_labels, their_prob = libsvm_probabilities(svmutil.svm_load_model(str(model_file)), x)
     np.testing.assert_allclose(their_prob, prob, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(their_labels, labels)
+
+
+def test_degenerate_nu_svc_folds_fall_back_to_the_prior_as_libsvm():
+    """Tiny nu-SVC data whose probability folds have no finite solution: LIBSVM carries on with
+    NaN decision values and Platt's starting point (A = 0, B = log prior); so do we."""
+    x = 3 * np.random.RandomState(0).uniform(size=(10, 1))
+    y = x[:, 0].astype(int).astype(float)
+    model = fit_model(x, y, Params(svm_type="nu_svc", kernel_type="rbf", probability=True))
+    ref = svmutil.svm_train(y.tolist(), [{1: float(v)} for v in x[:, 0]], "-s 1 -b 1 -q")
+    n_pairs = len(model.rho)
+    np.testing.assert_array_equal(model.prob_a, [ref.probA[i] for i in range(n_pairs)])
+    np.testing.assert_allclose(model.prob_b, [ref.probB[i] for i in range(n_pairs)], rtol=1e-15)

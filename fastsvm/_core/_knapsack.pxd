@@ -27,3 +27,12 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
 cdef double select_kth(double* arr, Py_ssize_t n, Py_ssize_t k) noexcept nogil
 
 cdef void hs_jacobian_free(const double* a_free, int n_free, double* r) noexcept nogil
+
+
+cdef class KnapsackSet:
+    """K with its scratch space, checked once, for repeated projections (not thread-safe)."""
+    cdef Knapsack K
+    cdef KnapsackScratch S
+    cdef readonly object a, lower, upper
+    cdef double[::1] _breaks
+    cdef int[::1] _work

@@ -403,40 +403,72 @@ cdef void hs_jacobian_free(const double* a_free, int n_free, double* r) noexcept
 # ---------------------------------------------------------------------------------------------
 # Python entry points
 
-cdef Knapsack _knapsack(const double[::1] a, double d, const double[::1] lower,
-                        const double[::1] upper) except *:
-    cdef Knapsack K
-    cdef Py_ssize_t m = a.shape[0]
-    if lower.shape[0] != m or upper.shape[0] != m:
-        raise FastSVMError(f"a, lower and upper must have the same length ({m}, {lower.shape[0]}, {upper.shape[0]})")
-    if m == 0 or m >= 2 ** 31:
-        raise FastSVMError(f"cannot project a vector of length {m}")
-    K.a = &a[0]
-    K.lower = &lower[0]
-    K.upper = &upper[0]
-    K.d = d
-    K.m = <int>m
-    K.unit = bool(np.all(np.abs(np.asarray(a)) == 1.0))
-    return K
-
-
-def _raise_for(int status, K_desc=""):
+def _raise_for(int status):
     if status == KNAPSACK_BAD_BOUNDS:
         raise FastSVMError("projection onto {a^T x = d, l <= x <= u}: a lower bound exceeds its upper bound, "
                            "or the input holds NaN/infinity")
     if status == KNAPSACK_INFEASIBLE:
         raise FastSVMError("projection onto {a^T x = d, l <= x <= u}: the set is empty "
-                           f"(a^T x cannot equal d within the bounds{K_desc})")
+                           "(a^T x cannot equal d within the bounds)")
+
+
+cdef class KnapsackSet:
+    """K = {x : a^T x = d, lower <= x <= upper}, checked on construction (FastSVMError when empty
+    or malformed), projected onto repeatedly without allocation."""
+
+    def __init__(self, a, double d, lower, upper):
+        self.a, self.lower, self.upper = (np.ascontiguousarray(z, dtype=np.float64) for z in (a, lower, upper))
+        cdef const double[::1] a_ = self.a
+        cdef const double[::1] lower_ = self.lower
+        cdef const double[::1] upper_ = self.upper
+        cdef Py_ssize_t m = a_.shape[0]
+        if self.a.ndim != 1 or lower_.shape[0] != m or upper_.shape[0] != m:
+            raise FastSVMError(f"a, lower and upper must be vectors of one length ({m}, {lower_.shape[0]}, {upper_.shape[0]})")
+        if m == 0 or m >= 2 ** 30:
+            raise FastSVMError(f"cannot project a vector of length {m}")
+        self._breaks = np.empty(2 * m)
+        self._work = np.empty(m, dtype=np.int32)
+        self.K.a = &a_[0]
+        self.K.lower = &lower_[0]
+        self.K.upper = &upper_[0]
+        self.K.d = d
+        self.K.m = <int>m
+        self.K.unit = bool(np.all(np.abs(self.a) == 1.0))
+        self.S.breaks = &self._breaks[0]
+        self.S.work = &self._work[0]
+        cdef int status
+        with nogil:
+            status = knapsack_check(self.K)
+        _raise_for(status)
+
+    @property
+    def m(self):
+        return self.K.m
+
+    def project(self, v, double lam_hint=NAN, double[::1] x=None, int[::1] free=None):
+        """(x, lam, free): x = Pi_K(v) = clip(v - lam a, lower, upper) and the increasing int32
+        indices with lower < v - lam a < upper. ``x`` and ``free`` may be given as output
+        buffers of length m (then ``free`` is returned as a view of its first |J| entries)."""
+        cdef const double[::1] v_ = np.ascontiguousarray(v, dtype=np.float64)
+        if v_.shape[0] != self.K.m:
+            raise FastSVMError(f"v has length {v_.shape[0]}, the constraint has {self.K.m}")
+        if x is None:
+            x = np.empty(self.K.m)
+        if free is None:
+            free = np.empty(self.K.m, dtype=np.int32)
+        if x.shape[0] != self.K.m or free.shape[0] != self.K.m:
+            raise FastSVMError("output buffers must have length m")
+        cdef double lam = NAN
+        cdef int n_free = 0, status
+        with nogil:
+            status = knapsack_project(self.K, &v_[0], lam_hint, &x[0], &lam, &free[0], &n_free, self.S)
+        _raise_for(status)
+        return np.asarray(x), lam, np.asarray(free)[:n_free]
 
 
 def check_knapsack(a, double d, lower, upper):
     """Raise FastSVMError when K = {a^T x = d, lower <= x <= upper} is empty or malformed."""
-    a, lower, upper = (np.ascontiguousarray(z, dtype=np.float64) for z in (a, lower, upper))
-    cdef Knapsack K = _knapsack(a, d, lower, upper)
-    cdef int status
-    with nogil:
-        status = knapsack_check(K)
-    _raise_for(status)
+    KnapsackSet(a, d, lower, upper)
 
 
 def project(v, a, double d, lower, upper, double lam_hint=NAN):
@@ -445,26 +477,8 @@ def project(v, a, double d, lower, upper, double lam_hint=NAN):
     Returns (x, lam, free) with x = clip(v - lam a, lower, upper) and free the increasing int32
     indices with lower < v - lam a < upper. Raises FastSVMError for an empty or malformed K.
     """
-    a, lower, upper = (np.ascontiguousarray(z, dtype=np.float64) for z in (a, lower, upper))
-    cdef const double[::1] v_ = np.ascontiguousarray(v, dtype=np.float64)
-    cdef Knapsack K = _knapsack(a, d, lower, upper)
-    if v_.shape[0] != K.m:
-        raise FastSVMError(f"v has length {v_.shape[0]}, the constraint has {K.m}")
-    cdef double[::1] x = np.empty(K.m)
-    cdef int[::1] free_idx = np.empty(K.m, dtype=np.int32)
-    cdef double[::1] breaks = np.empty(2 * K.m)
-    cdef int[::1] work = np.empty(K.m, dtype=np.int32)
-    cdef KnapsackScratch S
-    S.breaks = &breaks[0]
-    S.work = &work[0]
-    cdef double lam = NAN
-    cdef int n_free = 0, status
-    with nogil:
-        status = knapsack_check(K)
-        if status == KNAPSACK_OK:
-            status = knapsack_project(K, &v_[0], lam_hint, &x[0], &lam, &free_idx[0], &n_free, S)
-    _raise_for(status)
-    return np.asarray(x), lam, np.asarray(free_idx[:n_free]).copy()
+    x, lam, free = KnapsackSet(a, d, lower, upper).project(v, lam_hint)
+    return x, lam, free.copy()
 
 
 def hs_jacobian_apply(a, free, r):

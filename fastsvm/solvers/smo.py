@@ -17,7 +17,7 @@ import numpy as np
 from .._core._cache import KernelCache
 from .._core._smo import SMO, Status
 from ..csr import to_csr
-from ..errors import FastSVMError, ParameterError
+from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem
 
 FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -61,8 +61,8 @@ def dual_problem(formulation, y, upper, nu, epsilon):
         pos, neg = upper[signs > 0], upper[signs < 0]
         # LIBSVM's bound is 1: nu l / 2 per class
         half = nu * n * upper[0] / 2 if uniform else nu * upper.sum() / 2
-        if half > min(pos.sum(), neg.sum()) * (1 + 1e-12):
-            raise ParameterError("specified nu is infeasible")
+        # an infeasible nu is refused for the whole problem (fastsvm.train, as svm_check_parameter);
+        # a subproblem (a probability fold) is solved from what the greedy start reaches, as LIBSVM
         alpha = np.zeros(n)
         alpha[signs > 0] = _greedy_fill(pos, half)
         alpha[signs < 0] = _greedy_fill(neg, half)
@@ -113,8 +113,8 @@ def solve(sub: Subproblem) -> Solution:
     Solution.coef is y_i alpha_i (alpha_i - alpha_i^* for regression; nu-SVC rescaled by 1/r as
     LIBSVM does), rho and objective are LIBSVM's, kkt the final maximal violation, and ``info``
     holds what LIBSVM prints: nSV, nBSV, r (nu-formulations), nu (C-SVC when all bounds are
-    equal, epsilon-SVR), C = 1/r (nu-SVC), epsilon = -r (nu-SVR), ``lines`` (LIBSVM's lines after
-    the solve, in order) and ``h0_warnings`` (times LIBSVM would print "using -h 0 may be faster").
+    equal, epsilon-SVR), C = 1/r (nu-SVC), epsilon = -r (nu-SVR), and ``h0_warnings`` (times
+    LIBSVM would print "using -h 0 may be faster").
     status "max_iter" means the iteration cap (LIBSVM's max(10^7, 100 l) unless params.max_iter)
     was reached; the caller warns.
     """
@@ -147,7 +147,7 @@ def solve(sub: Subproblem) -> Solution:
     status, history = _iterate(smo, sub.log)
     res = smo.result()
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
-        raise FastSVMError("SMO produced a non-finite rho or alpha (a classification subproblem "
+        raise DegenerateProblemError("SMO produced a non-finite rho or alpha (a classification subproblem "
                            "with one class only, or kernel values / C far too large)")
     return _solution(formulation, res, signs, upper, keep, n_all, status, history,
                      smo.n_unshrink_warnings)
@@ -195,7 +195,7 @@ def _solution(formulation, res, signs, upper, keep, n_all, status, history, n_wa
             info["nu"] = alpha.sum() / (upper[0] * n)
     elif formulation == "nu_svc":
         if not (np.isfinite(r) and r > 0):
-            raise FastSVMError("nu-SVC: degenerate problem (the margin scale r is not positive)")
+            raise DegenerateProblemError("nu-SVC: degenerate problem (the margin scale r is not positive)")
         coef = alpha * (signs / r)  # LIBSVM rescales to the C-SVC with C = 1/r
         rho, obj = rho / r, obj / (r * r)
         bound = upper / r
@@ -214,25 +214,10 @@ def _solution(formulation, res, signs, upper, keep, n_all, status, history, n_wa
     info["nSV"] = int(np.count_nonzero(nz))
     info["nBSV"] = int(np.count_nonzero(nz & (np.abs(coef) >= bound)))
     info["obj"], info["rho"] = obj, rho
-    info["lines"] = libsvm_lines(formulation, info)
     full = np.zeros(n_all)
     full[keep] = coef
     return Solution(coef=full, rho=float(rho), objective=float(obj), n_iter=int(res["n_iter"]),
                     kkt=float(res["kkt"]), status=status, history=history, info=info)
-
-
-def libsvm_lines(formulation, info):
-    """What LIBSVM prints after this solve (svm-train without -q)."""
-    lines = [f"optimization finished, #iter = {info['n_iter']}"]
-    if formulation in ("c_svc", "epsilon_svr") and "nu" in info:
-        lines.append(f"nu = {info['nu']:f}")
-    elif formulation == "nu_svc":
-        lines.append(f"C = {info['C']:f}")
-    elif formulation == "nu_svr":
-        lines.append(f"epsilon = {info['epsilon']:f}")
-    lines.append(f"obj = {info['obj']:f}, rho = {info['rho']:f}")
-    lines.append(f"nSV = {info['nSV']}, nBSV = {info['nBSV']}")
-    return lines
 
 
 SPEC = SolverSpec(

@@ -1,0 +1,398 @@
+"""The O(nnz) pieces of linear-kernel SSsNAL (ALGORITHMS.md section 2), without the GIL.
+
+Z (m x p) is never materialised: row r of Z is sign[r] times row source[r] of the CSR matrix X.
+C-SVC: source = 0..n-1, sign = y (Z = diag(y) X); epsilon-SVR: source = [0..n-1, 0..n-1],
+sign = [+1, -1] (Z = [X; -X]). Here: products with Z, Z^T and with the rows of a free set J,
+the pieces of the Newton system I + sigma Z_J^T P_J Z_J (P_J = I - a_J a_J^T / a_J^T a_J): the
+Gram matrix Z_J^T Z_J, the kernel block Z_J Z_J^T, matrix-free preconditioned CG, and the O(m)
+point of the line search. Dense factorizations are left to LAPACK through NumPy/SciPy.
+"""
+from cython.parallel cimport parallel, prange, threadid
+from libc.math cimport NAN, sqrt
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+import numpy as np
+
+from ._csr cimport CSR, csr_view, matvec, rmatvec, row_axpy, row_dot
+from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project
+
+from ..errors import FastSVMError
+
+cdef enum:
+    CG_CONVERGED = 0
+    CG_MAX_ITER = 1
+    CG_INTERRUPTED = 2
+    CG_BREAKDOWN = 3
+
+cdef int PARALLEL_ROWS = 2048      # fewer rows than this: one thread
+cdef int STOP_POLL_ROWS = 4096     # rows between two looks at the stop flag in long loops
+
+
+cdef class StackedRows:
+    """Z = S X as above, with the scratch its products need. Not thread-safe: one per solve."""
+    cdef CSR X
+    cdef const int[::1] source
+    cdef const double[::1] sign
+    cdef readonly int m, n, p
+    cdef readonly int n_threads
+    cdef readonly object row_nnz      # stored values of each row of Z (for pass counting)
+    cdef double[::1] _xn               # n doubles
+    cdef double[::1] _acc              # n_threads * p doubles
+    cdef const int[::1] _stop
+    cdef object _keep
+
+    def __init__(self, X, source, sign, int n_threads=1, stop=None):
+        cdef const double[::1] data = X.data
+        cdef const int[::1] indices = X.indices
+        cdef const int[::1] indptr = X.indptr
+        self._keep = (X, data, indices, indptr)
+        self.X = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
+        self.source = np.ascontiguousarray(source, dtype=np.int32)
+        self.sign = np.ascontiguousarray(sign, dtype=np.float64)
+        if self.source.shape[0] != self.sign.shape[0]:
+            raise FastSVMError("source and sign must have one length")
+        if self.source.shape[0] and (np.min(self.source) < 0 or np.max(self.source) >= X.shape[0]):
+            raise FastSVMError("source indexes a row outside X")
+        self.m = <int>self.source.shape[0]
+        self.n = X.shape[0]
+        self.p = X.shape[1]
+        self.n_threads = max(1, n_threads)
+        self.row_nnz = np.diff(np.asarray(indptr))[np.asarray(self.source)]
+        self._xn = np.zeros(max(self.n, 1))
+        self._acc = np.zeros(max(self.n_threads * self.p, 1))
+        self._stop = np.zeros(1, dtype=np.int32) if stop is None else stop
+
+    # -- whole-matrix products ---------------------------------------------------------------
+
+    def matvec(self, const double[::1] v, double[::1] out=None):
+        """Z v (length m)."""
+        self._check(v.shape[0], self.p)
+        if out is None:
+            out = np.empty(self.m)
+        cdef int r
+        with nogil:
+            matvec(self.X, &v[0] if self.p else NULL, &self._xn[0], self.n_threads)
+            for r in range(self.m):
+                out[r] = self.sign[r] * self._xn[self.source[r]]
+        return np.asarray(out)
+
+    def rmatvec(self, const double[::1] u, double[::1] out=None):
+        """Z^T u (length p)."""
+        self._check(u.shape[0], self.m)
+        if out is None:
+            out = np.empty(self.p)
+        cdef int r
+        if self.p == 0:
+            return np.asarray(out)
+        with nogil:
+            memset(&self._xn[0], 0, self.n * sizeof(double))
+            for r in range(self.m):
+                self._xn[self.source[r]] += self.sign[r] * u[r]
+            rmatvec(self.X, &self._xn[0], &out[0], &self._acc[0], self.n_threads)
+        return np.asarray(out)
+
+    # -- products with the rows of a subset (the free set) ------------------------------------
+
+    def rows_matvec(self, const int[::1] rows, const double[::1] v, double[::1] out=None):
+        """(Z_rows v)[j] = z_{rows[j]} . v."""
+        self._check(v.shape[0], self.p)
+        self._check_rows(rows)
+        if out is None:
+            out = np.empty(rows.shape[0])
+        with nogil:
+            self._rows_matvec(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0], &v[0] if self.p else NULL, &out[0] if rows.shape[0] else NULL)
+        return np.asarray(out)
+
+    def rows_rmatvec(self, const int[::1] rows, const double[::1] coef, double[::1] out=None,
+                     bint accumulate=False):
+        """Z_rows^T coef (length p); added to ``out`` when ``accumulate``."""
+        self._check(coef.shape[0], rows.shape[0])
+        self._check_rows(rows)
+        if out is None:
+            out = np.zeros(self.p)
+            accumulate = True
+        if self.p == 0:
+            return np.asarray(out)
+        with nogil:
+            if not accumulate:
+                memset(&out[0], 0, self.p * sizeof(double))
+            self._rows_rmatvec(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0], &coef[0] if rows.shape[0] else NULL, &out[0])
+        return np.asarray(out)
+
+    def rows_gram(self, const int[::1] rows, const double[::1] a_rows):
+        """(G, s): G = Z_rows^T Z_rows (p x p, dense) and s = Z_rows^T a_rows, by accumulating
+        the outer products of the sparse rows (cost: sum of nnz(z_j)^2); None when stopped."""
+        self._check(a_rows.shape[0], rows.shape[0])
+        self._check_rows(rows)
+        G = np.zeros((self.p, self.p))
+        s = np.zeros(self.p)
+        cdef double[:, ::1] G_ = G
+        cdef double[::1] s_ = s
+        cdef int status = 0
+        if self.p == 0:
+            return G, s
+        with nogil:
+            status = self._rows_gram(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0], &a_rows[0] if rows.shape[0] else NULL, &G_[0, 0], &s_[0])
+        if status:
+            return None
+        return G, s
+
+    def rows_dense(self, const int[::1] rows, double[:, ::1] out=None):
+        """Z_rows as a dense (len(rows) x p) array (for BLAS when the rows are dense)."""
+        self._check_rows(rows)
+        cdef int k = <int>rows.shape[0], j, kk, r
+        if out is None:
+            out = np.zeros((k, self.p))
+        elif out.shape[0] != k or out.shape[1] != self.p:
+            raise FastSVMError("output block has the wrong shape")
+        else:
+            out[:, :] = 0.0
+        with nogil:
+            for j in range(k):
+                r = rows[j]
+                for kk in range(self.X.indptr[self.source[r]], self.X.indptr[self.source[r] + 1]):
+                    out[j, self.X.indices[kk]] = self.sign[r] * self.X.data[kk]
+        return np.asarray(out)
+
+    def rows_kernel(self, const int[::1] rows):
+        """Z_rows Z_rows^T (dense, symmetric) by sparse dot products with one scattered row
+        (cost: about len(rows) * nnz(Z_rows) / 2); None when stopped."""
+        self._check_rows(rows)
+        cdef int k = <int>rows.shape[0]
+        Kmat = np.zeros((k, k))
+        cdef double[:, ::1] K_ = Kmat
+        cdef double[::1] dense = np.zeros(max(self.p, 1))
+        cdef int status = 0
+        if k == 0:
+            return Kmat
+        with nogil:
+            status = self._rows_kernel(&rows[0], k, &dense[0], &K_[0, 0])
+        if status:
+            return None
+        return Kmat
+
+    # -- nogil kernels ------------------------------------------------------------------------
+
+    cdef void _rows_matvec(self, const int* rows, int k, const double* v, double* out) noexcept nogil:
+        cdef int j
+        if self.n_threads <= 1 or k < PARALLEL_ROWS:
+            for j in range(k):
+                out[j] = self.sign[rows[j]] * row_dot(self.X, self.source[rows[j]], v)
+        else:
+            for j in prange(k, num_threads=self.n_threads, schedule="static"):
+                out[j] = self.sign[rows[j]] * row_dot(self.X, self.source[rows[j]], v)
+
+    cdef void _rows_rmatvec(self, const int* rows, int k, const double* coef, double* out) noexcept nogil:
+        """out += sum_j coef[j] z_{rows[j]}. With threads, each sums a block of the rows into its
+        slice of _acc and the slices are added in thread order (deterministic)."""
+        cdef int j, t, c, lo, hi, block, r
+        cdef double* acc
+        if self.n_threads <= 1 or k < PARALLEL_ROWS:
+            for j in range(k):
+                r = rows[j]
+                if coef[j] != 0.0:
+                    row_axpy(self.X, self.source[r], coef[j] * self.sign[r], out)
+            return
+        block = (k + self.n_threads - 1) // self.n_threads
+        for t in prange(self.n_threads, num_threads=self.n_threads, schedule="static"):
+            acc = &self._acc[0] + <Py_ssize_t>t * self.p
+            memset(acc, 0, self.p * sizeof(double))
+            lo = t * block
+            hi = min(lo + block, k)
+            for j in range(lo, hi):
+                r = rows[j]
+                if coef[j] != 0.0:
+                    row_axpy(self.X, self.source[r], coef[j] * self.sign[r], acc)
+        for t in range(self.n_threads):
+            acc = &self._acc[0] + <Py_ssize_t>t * self.p
+            for c in range(self.p):
+                out[c] += acc[c]
+
+    cdef int _rows_gram(self, const int* rows, int k, const double* a_rows, double* G, double* s) noexcept nogil:
+        """Upper triangle by sparse outer products (column indices are sorted), then mirrored."""
+        cdef int j, kk, ll, r, i, lo, hi, ci, c
+        cdef double xv, sg, sg2
+        cdef Py_ssize_t p = self.p
+        for j in range(k):
+            if j % STOP_POLL_ROWS == 0 and self._stop[0]:
+                return 1
+            r = rows[j]
+            i = self.source[r]
+            sg = self.sign[r]
+            sg2 = sg * sg
+            lo = self.X.indptr[i]
+            hi = self.X.indptr[i + 1]
+            for kk in range(lo, hi):
+                ci = self.X.indices[kk]
+                xv = self.X.data[kk]
+                s[ci] += a_rows[j] * sg * xv
+                xv *= sg2
+                for ll in range(kk, hi):
+                    G[ci * p + self.X.indices[ll]] += xv * self.X.data[ll]
+        for ci in range(p):
+            for c in range(ci + 1, p):
+                G[c * p + ci] = G[ci * p + c]
+        return 0
+
+    cdef int _rows_kernel(self, const int* rows, int k, double* dense, double* K) noexcept nogil:
+        cdef int i, j, kk, ri
+        cdef double v
+        for i in range(k):
+            if i % 256 == 0 and self._stop[0]:
+                return 1
+            ri = self.source[rows[i]]
+            for kk in range(self.X.indptr[ri], self.X.indptr[ri + 1]):
+                dense[self.X.indices[kk]] = self.X.data[kk]
+            for j in range(i, k):
+                v = self.sign[rows[i]] * self.sign[rows[j]] * row_dot(self.X, self.source[rows[j]], dense)
+                K[<Py_ssize_t>i * k + j] = v
+                K[<Py_ssize_t>j * k + i] = v
+            for kk in range(self.X.indptr[ri], self.X.indptr[ri + 1]):
+                dense[self.X.indices[kk]] = 0.0
+        return 0
+
+    cdef void _check(self, Py_ssize_t got, Py_ssize_t want) except *:
+        if got != want:
+            raise FastSVMError(f"vector has length {got}, expected {want}")
+
+    cdef void _check_rows(self, const int[::1] rows) except *:
+        if rows.shape[0] and (np.min(rows) < 0 or np.max(rows) >= self.m):
+            raise FastSVMError("row index out of range")
+
+
+def newton_cg(StackedRows Z, const int[::1] rows, const double[::1] a_rows, double sigma,
+              const double[::1] rhs, double[::1] out, double rtol, int max_iter):
+    """Solve (I + sigma Z_J^T P_J Z_J) d = rhs by CG preconditioned with the diagonal, from d = 0.
+
+    J = rows, P_J t = t - a_J (a_J^T t) / (a_J^T a_J). Returns (iterations, status) with status
+    'converged' (residual <= rtol |rhs|), 'max_iter', 'interrupted' (stop flag) or 'breakdown'."""
+    cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status, j, c
+    Z._check(rhs.shape[0], p)
+    Z._check(out.shape[0], p)
+    Z._check(a_rows.shape[0], k)
+    Z._check_rows(rows)
+    cdef double[::1] work = np.zeros(5 * max(p, 1) + max(k, 1))
+    cdef double* r = &work[0]
+    cdef double* z = r + p
+    cdef double* d = z + p
+    cdef double* hd = d + p
+    cdef double* diag = hd + p
+    cdef double* t = diag + p
+    if p == 0:
+        return 0, "converged"
+    with nogil:
+        status = _pcg(Z, &rows[0] if k else NULL, k, &a_rows[0] if k else NULL, sigma, &rhs[0], &out[0],
+                      rtol, max_iter, r, z, d, hd, diag, t, &it)
+    return it, ("converged", "max_iter", "interrupted", "breakdown")[status]
+
+
+cdef void _apply_hessian(StackedRows Z, const int* rows, int k, const double* a_rows, double aa,
+                         double sigma, const double* u, double* t, double* out) noexcept nogil:
+    """out = u + sigma Z_J^T P_J Z_J u."""
+    cdef int j, c
+    cdef double at = 0.0
+    Z._rows_matvec(rows, k, u, t)
+    if aa > 0.0:
+        for j in range(k):
+            at += a_rows[j] * t[j]
+        at /= aa
+        for j in range(k):
+            t[j] = sigma * (t[j] - at * a_rows[j])
+    else:
+        for j in range(k):
+            t[j] = sigma * t[j]
+    for c in range(Z.p):
+        out[c] = u[c]
+    Z._rows_rmatvec(rows, k, t, out)
+
+
+cdef int _pcg(StackedRows Z, const int* rows, int k, const double* a_rows, double sigma,
+              const double* rhs, double* x, double rtol, int max_iter, double* r, double* z,
+              double* d, double* hd, double* diag, double* t, int* n_iter) noexcept nogil:
+    cdef int j, c, kk, ri, it
+    cdef double aa = 0.0, rz, rz_new, alpha, beta, dhd, rnorm, bnorm = 0.0, sg
+    cdef Py_ssize_t p = Z.p
+    # diagonal of the Hessian: 1 + sigma (sum_j z_jc^2 - (sum_j a_j z_jc)^2 / aa)
+    for j in range(k):
+        aa += a_rows[j] * a_rows[j]
+    memset(diag, 0, p * sizeof(double))
+    memset(d, 0, p * sizeof(double))             # d holds sum_j a_j z_j for now
+    for j in range(k):
+        ri = Z.source[rows[j]]
+        sg = Z.sign[rows[j]]
+        for kk in range(Z.X.indptr[ri], Z.X.indptr[ri + 1]):
+            c = Z.X.indices[kk]
+            diag[c] += Z.X.data[kk] * Z.X.data[kk]
+            d[c] += a_rows[j] * sg * Z.X.data[kk]
+    for c in range(p):
+        diag[c] = 1.0 + sigma * (diag[c] - (d[c] * d[c] / aa if aa > 0.0 else 0.0))
+        if diag[c] < 1.0:                          # rounding; the exact diagonal is >= 1
+            diag[c] = 1.0
+        x[c] = 0.0
+        r[c] = rhs[c]
+        bnorm += rhs[c] * rhs[c]
+    bnorm = sqrt(bnorm)
+    n_iter[0] = 0
+    if bnorm == 0.0:
+        return CG_CONVERGED
+    rz = 0.0
+    for c in range(p):
+        z[c] = r[c] / diag[c]
+        d[c] = z[c]
+        rz += r[c] * z[c]
+    for it in range(max_iter):
+        if Z._stop[0]:
+            return CG_INTERRUPTED
+        _apply_hessian(Z, rows, k, a_rows, aa, sigma, d, t, hd)
+        dhd = 0.0
+        for c in range(p):
+            dhd += d[c] * hd[c]
+        if not dhd > 0.0:
+            return CG_BREAKDOWN
+        alpha = rz / dhd
+        rnorm = 0.0
+        rz_new = 0.0
+        for c in range(p):
+            x[c] += alpha * d[c]
+            r[c] -= alpha * hd[c]
+            rnorm += r[c] * r[c]
+            z[c] = r[c] / diag[c]
+            rz_new += r[c] * z[c]
+        n_iter[0] = it + 1
+        if sqrt(rnorm) <= rtol * bnorm:
+            return CG_CONVERGED
+        beta = rz_new / rz
+        rz = rz_new
+        for c in range(p):
+            d[c] = z[c] + beta * d[c]
+    return CG_MAX_ITER
+
+
+def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, double step,
+               const double[::1] x0, double lam0, double[::1] pt, double[::1] x, int[::1] free):
+    """The point of the line search at step alpha (step = alpha sigma), in one O(m) pass after
+    the projection: pt = pt0 - step zd, x = Pi_K(pt) (lam0, the multiplier of x0 = Pi_K(pt0), is
+    the hint). Returns (lam, n_free, zd.dx, s) with dx = x - x0, r = pt0 - lam0 a - x0 (zero on
+    the free set of x0) and s = r.dx - |dx|^2 / 2, from which
+
+        psi(v + alpha d) - psi(v) = alpha g.d + alpha^2 |d|^2 / 2 - alpha zd.dx + s / sigma,
+        d/dalpha psi(v + alpha d) = g.d + alpha |d|^2 - zd.dx.
+
+    Every term is small where it should be: no difference of two large values of
+    |pt|^2 - dist(pt, K)^2 (a^T dx = 0 removes lam0 a from pt0 - x0)."""
+    cdef int m = K.K.m, i, n_free = 0, status
+    if not (pt0.shape[0] == zd.shape[0] == x0.shape[0] == pt.shape[0] == x.shape[0] == free.shape[0] == m):
+        raise FastSVMError("line_point: vectors must have length m")
+    cdef double lam = NAN, zdx = 0.0, s = 0.0, dx
+    with nogil:
+        for i in range(m):
+            pt[i] = pt0[i] - step * zd[i]
+        status = knapsack_project(K.K, &pt[0], lam0, &x[0], &lam, &free[0], &n_free, K.S)
+        if status == KNAPSACK_OK:
+            for i in range(m):
+                dx = x[i] - x0[i]
+                zdx += zd[i] * dx
+                s += dx * (pt0[i] - lam0 * K.K.a[i] - x0[i] - 0.5 * dx)
+    if status != KNAPSACK_OK:
+        raise FloatingPointError("the line search produced a non-finite point")
+    return lam, n_free, zdx, s
