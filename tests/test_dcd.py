@@ -421,12 +421,14 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_in_the_main_thread():
+def test_ctrl_c_in_the_main_thread(tmp_path):
     """A real SIGINT while the main thread is inside solve(): KeyboardInterrupt within a second."""
     import signal
     import subprocess
     import sys
-    proc = subprocess.Popen([sys.executable, "-c", SIGINT_SCRIPT], stdout=subprocess.PIPE, text=True)
+    # run outside the checkout: `python -c` puts the working directory first on sys.path
+    proc = subprocess.Popen([sys.executable, "-c", SIGINT_SCRIPT], stdout=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(0.5)

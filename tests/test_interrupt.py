@@ -71,11 +71,12 @@ fastsvm.fit_model(X, y, params)
 
 
 @pytest.mark.parametrize("solver, kernel", [("dcd", "linear"), ("smo", "rbf"), ("ssnal", "linear")])
-def test_python_api_raises_keyboard_interrupt(solver, kernel, hard_problem):
+def test_python_api_raises_keyboard_interrupt(solver, kernel, hard_problem, tmp_path):
     if solver not in SOLVERS:
         pytest.skip(f"solver {solver} not available")
+    # run outside the checkout: `python -c` puts the working directory first on sys.path
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(hard_problem), solver, kernel],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     elapsed = _interrupt_after_first_progress_line(proc)
     stderr = proc.stderr.read()
     assert proc.returncode != 0
