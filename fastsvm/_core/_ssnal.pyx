@@ -119,6 +119,23 @@ cdef class StackedRows:
             self._rows_rmatvec(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0], &coef[0] if rows.shape[0] else NULL, &out[0])
         return np.asarray(out)
 
+    def rows_rmatvec_diff(self, const int[::1] rows, const double[::1] x_new, const double[::1] x_old,
+                          double[::1] out):
+        """out += Z_rows^T (x_new - x_old)[rows]: Z^T x kept current over the rows that changed."""
+        self._check(x_new.shape[0], self.m)
+        self._check(x_old.shape[0], self.m)
+        self._check(out.shape[0], self.p)
+        self._check_rows(rows)
+        cdef int k = <int>rows.shape[0], j
+        cdef double[::1] coef = np.empty(max(k, 1))
+        if self.p == 0 or k == 0:
+            return np.asarray(out)
+        with nogil:
+            for j in range(k):
+                coef[j] = x_new[rows[j]] - x_old[rows[j]]
+            self._rows_rmatvec(&rows[0], k, &coef[0], &out[0])
+        return np.asarray(out)
+
     def rows_gram(self, const int[::1] rows, const double[::1] a_rows):
         """(G, s): G = Z_rows^T Z_rows (p x p, dense) and s = Z_rows^T a_rows, by accumulating
         the outer products of the sparse rows (cost: sum of nnz(z_j)^2); None when stopped."""
@@ -369,7 +386,8 @@ cdef int _pcg(StackedRows Z, const int* rows, int k, const double* a_rows, doubl
 
 
 def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, double step,
-               const double[::1] x0, double lam0, double[::1] pt, double[::1] x, int[::1] free):
+               const double[::1] x0, double lam0, double[::1] pt, double[::1] x, int[::1] free,
+               int[::1] changed):
     """The point of the line search at step alpha (step = alpha sigma), in one O(m) pass after
     the projection: pt = pt0 - step zd, x = Pi_K(pt) (lam0, the multiplier of x0 = Pi_K(pt0), is
     the hint). Returns (lam, n_free, zd.dx, s) with dx = x - x0, r = pt0 - lam0 a - x0 (zero on
@@ -379,9 +397,11 @@ def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, doubl
         d/dalpha psi(v + alpha d) = g.d + alpha |d|^2 - zd.dx.
 
     Every term is small where it should be: no difference of two large values of
-    |pt|^2 - dist(pt, K)^2 (a^T dx = 0 removes lam0 a from pt0 - x0)."""
-    cdef int m = K.K.m, i, n_free = 0, status
-    if not (pt0.shape[0] == zd.shape[0] == x0.shape[0] == pt.shape[0] == x.shape[0] == free.shape[0] == m):
+    |pt|^2 - dist(pt, K)^2 (a^T dx = 0 removes lam0 a from pt0 - x0). The rows with dx != 0 are
+    listed in ``changed``; their number is returned last."""
+    cdef int m = K.K.m, i, n_free = 0, n_changed = 0, status
+    if not (pt0.shape[0] == zd.shape[0] == x0.shape[0] == pt.shape[0] == x.shape[0] == free.shape[0]
+            == changed.shape[0] == m):
         raise FastSVMError("line_point: vectors must have length m")
     cdef double lam = NAN, zdx = 0.0, s = 0.0, dx
     with nogil:
@@ -393,6 +413,8 @@ def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, doubl
                 dx = x[i] - x0[i]
                 zdx += zd[i] * dx
                 s += dx * (pt0[i] - lam0 * K.K.a[i] - x0[i] - 0.5 * dx)
+                changed[n_changed] = i                      # branch-free append
+                n_changed += dx != 0.0
     if status != KNAPSACK_OK:
         raise FloatingPointError("the line search produced a non-finite point")
-    return lam, n_free, zdx, s
+    return lam, n_free, zdx, s, n_changed

@@ -40,11 +40,21 @@ DENSE_P_MAX = 3000         # largest p for which the p x p Newton system may be 
 SMW_J_MAX = 4000           # largest free set for which the |J| x |J| system may be formed
 BLAS_SPEEDUP = 8.0         # dense BLAS-3 flops per sparse scalar flop (cost model of the systems)
 CG_ITER_GUESS = 25
+EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton", "union")
 
 
 # ---------------------------------------------------------------------------------------------
 # the problem
+
+def _dot(a, b):
+    # einsum's own loop: a threaded BLAS dot costs milliseconds of thread hand-off on a busy machine
+    return float(np.einsum("i,i->", a, b))
+
+
+def _norm(a):
+    return math.sqrt(_dot(a, a))
+
 
 @dataclass
 class DualQP:
@@ -69,7 +79,7 @@ class DualQP:
         """f(x) = 1/2 |Z^T x|^2 + c^T x: LIBSVM's "obj" for the same problem."""
         if w is None:
             w = self.Z.rmatvec(x)
-        return 0.5 * float(w @ w) + float(self.c @ x)
+        return 0.5 * _dot(w, w) + _dot(self.c, x)
 
     def kkt(self, x, grad=None):
         """(eta, b) at x: kkt_residual with grad f(x) computed here."""
@@ -78,15 +88,16 @@ class DualQP:
         return kkt_residual(x, grad, self.K)
 
 
-def kkt_residual(x, grad, K):
+def kkt_residual(x, grad, K, hint=math.nan):
     """eta(x) = |x - Pi_K(x - grad)| / (1 + |x| + |grad|) (seed 000 eq. 4.1) for grad = grad f(x),
     and the multiplier lam of that projection, which is the bias b at a solution.
 
-    K is a KnapsackSet. eta = 0 exactly at the solutions of (P)."""
+    K is a KnapsackSet; hint, a guess of b, speeds up the projection. eta = 0 exactly at the
+    solutions of (P)."""
     x = np.asarray(x, dtype=np.float64)
     grad = np.asarray(grad, dtype=np.float64)
-    projected, lam, _ = K.project(x - grad)
-    eta = float(np.linalg.norm(x - projected)) / (1.0 + float(np.linalg.norm(x)) + float(np.linalg.norm(grad)))
+    projected, lam, _ = K.project(x - grad, hint)
+    eta = _norm(x - projected) / (1.0 + _norm(x) + _norm(grad))
     return eta, lam
 
 
@@ -129,7 +140,7 @@ def primal_objective(qp, Zw, w, b):
     """1/2 |w|^2 + sum_i u_i max(0, -(Z w + c)_i - b a_i): the C-SVC / epsilon-SVR primal
     (hinge / epsilon-insensitive loss) at (w, b), the lower bounds being 0."""
     slack = np.maximum(0.0, -(Zw + qp.c) - b * qp.K.a)
-    return 0.5 * float(w @ w) + float(qp.K.upper @ slack)
+    return 0.5 * _dot(w, w) + _dot(qp.K.upper, slack)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,7 +179,7 @@ class _Newton:
         Z = self.qp.Z
         p, k = Z.p, J.shape[0]
         nnz_rows = Z.row_nnz[J].astype(np.float64)
-        nnz_j, nnz2_j = float(nnz_rows.sum()), float(nnz_rows @ nnz_rows)
+        nnz_j, nnz2_j = float(nnz_rows.sum()), _dot(nnz_rows, nnz_rows)
         costs = {"cg": self.cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k)}
         if p <= DENSE_P_MAX:
             gram = min(nnz2_j, 2.0 * k * p * p / BLAS_SPEEDUP)
@@ -185,7 +196,7 @@ class _Newton:
             return -g
         qp, Z = self.qp, self.qp.Z
         a_J = np.ascontiguousarray(qp.K.a[J])
-        aa = float(a_J @ a_J)
+        aa = _dot(a_J, a_J)
         method = self.method(J)
         self.counters.systems[method] += 1
         self.counters.rows(Z, J)
@@ -217,15 +228,15 @@ class _Newton:
                     raise KeyboardInterrupt
             if aa > 0:  # P K P and P t, P = I - a a^T / aa
                 Ka = Kmat @ a_J
-                aKa = float(a_J @ Ka)
+                aKa = _dot(a_J, Ka)
                 Kmat -= (np.outer(Ka, a_J) + np.outer(a_J, Ka)) / aa
                 Kmat += (aKa / (aa * aa)) * np.outer(a_J, a_J)
-                t -= (float(a_J @ t) / aa) * a_J
+                t -= (_dot(a_J, t) / aa) * a_J
             Kmat *= sigma
             Kmat.flat[:: J.shape[0] + 1] += 1.0
             z = sla.cho_solve(sla.cho_factor(Kmat, overwrite_a=True, check_finite=False), t, check_finite=False)
             if aa > 0:
-                z -= (float(a_J @ z) / aa) * a_J
+                z -= (_dot(a_J, z) / aa) * a_J
             return Z.rows_rmatvec(J, sigma * z) - g
         d = np.zeros(Z.p)
         rtol = min(0.1, math.sqrt(gnorm) / (1.0 + math.sqrt(gnorm)))
@@ -245,7 +256,8 @@ class _Newton:
 
 
 class _Inner:
-    """The state of one semismooth Newton solve of min psi_k and its buffers (reused)."""
+    """One semismooth Newton solve of min psi_k: its state and buffers (reused across outer
+    iterations; the *_new buffers hold the line search's trial point until it is accepted)."""
 
     def __init__(self, qp, counters, line_search):
         m = qp.m
@@ -255,8 +267,10 @@ class _Inner:
         self.pt, self.pt_new = np.empty(m), np.empty(m)       # y = x^k - sigma (Z v + c)
         self.xp, self.x_new = np.empty(m), np.empty(m)        # Pi_K(y)
         self.free, self.free_new = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
+        self.changed = np.empty(m, dtype=np.int32)            # rows where x_new != xp
         self.n_free = 0
-        self.lam = math.nan
+        self.lam = math.nan                                   # multiplier of Pi_K(y)
+        self.sigma = math.nan
         self.ztx = np.zeros(qp.Z.p)                           # Z^T Pi_K(y)
 
     @property
@@ -264,23 +278,32 @@ class _Inner:
         return self.free[: self.n_free]
 
     def start(self, x, v, Zv, sigma):
-        """Project y(v) for the new center x and sigma; Z^T Pi_K(y) from scratch."""
+        """Project y(v) for the new center x and sigma; Z^T Pi_K(y) from scratch. The multiplier
+        is sigma b, so the last one rescaled is the hint."""
         qp = self.qp
         np.multiply(Zv + qp.c, -sigma, out=self.pt)
         self.pt += x
-        xp, self.lam, J = qp.K.project(self.pt, self.lam, x=self.xp, free=self.free)
+        hint = self.lam * sigma / self.sigma
+        _, self.lam, J = qp.K.project(self.pt, hint, x=self.xp, free=self.free)
+        self.sigma = sigma
         self.n_free = J.shape[0]
         qp.Z.rmatvec(self.xp, out=self.ztx)
         self.counters.passes += 1
 
-    def accept(self):
-        """Swap in the trial point and update Z^T Pi_K(y) over the rows whose x changed."""
+    def trial(self, zd, alpha):
+        """Project y(v + alpha d) into the *_new buffers; line_point's (lam, n_free, zd.dx, s,
+        n_changed)."""
+        self.counters.trials += 1
+        return line_point(self.qp.K, self.pt, zd, alpha * self.sigma, self.xp, self.lam,
+                          self.pt_new, self.x_new, self.free_new, self.changed)
+
+    def accept(self, res):
+        """Make the trial point current; Z^T Pi_K(y) updated over the rows whose x changed."""
         qp, Z = self.qp, self.qp.Z
-        delta = self.x_new - self.xp
-        changed = np.flatnonzero(delta).astype(np.int32)
+        changed = self.changed[: res[4]]
         work = float(Z.row_nnz[changed].sum())
         if work < 0.5 * qp.nnz:
-            Z.rows_rmatvec(changed, np.ascontiguousarray(delta[changed]), out=self.ztx, accumulate=True)
+            Z.rows_rmatvec_diff(changed, self.x_new, self.xp, self.ztx)
             self.counters.passes += work / qp.nnz
         else:
             Z.rmatvec(self.x_new, out=self.ztx)
@@ -288,18 +311,14 @@ class _Inner:
         self.pt, self.pt_new = self.pt_new, self.pt
         self.xp, self.x_new = self.x_new, self.xp
         self.free, self.free_new = self.free_new, self.free
+        self.lam, self.n_free = res[0], res[1]
 
-    def trial(self, zd, alpha, sigma):
-        """Project y(v + alpha d) into the *_new buffers; (lam, n_free, zd.x, s) of line_point."""
-        self.counters.trials += 1
-        return line_point(self.qp.K, self.pt, zd, alpha * sigma, self.xp, self.lam,
-                          self.pt_new, self.x_new, self.free_new)
-
-    def search(self, d, zd, g, sigma):
-        """Step length by Armijo backtracking (mu = 1e-4, halving from 1), or, with
-        line_search='exact', the minimiser of psi along d (its derivative is monotone) accepted
-        under the same Armijo test. Returns alpha and the accepted trial (in *_new buffers)."""
-        dd, gd = float(d @ d), float(g @ d)
+    def search(self, d, zd, g):
+        """The step: Armijo backtracking (mu = 1e-4, halving from 1), or with line_search='exact'
+        first the minimiser of psi along d (psi is convex and its slope monotone along d), kept
+        if it passes the same Armijo test. Returns (alpha, trial) with the trial in the *_new
+        buffers."""
+        dd, gd, sigma = _dot(d, d), _dot(g, d), self.sigma
 
         def dpsi(alpha, res):  # psi(v + alpha d) - psi(v)
             return alpha * gd + 0.5 * alpha * alpha * dd - alpha * res[2] + res[3] / sigma
@@ -308,33 +327,35 @@ class _Inner:
             return gd + alpha * dd - res[2]
 
         if self.line_search == "exact":
-            alpha, res = self._exact(zd, sigma, gd, slope)
+            alpha, res = self._minimise(gd, slope, zd)
             if dpsi(alpha, res) <= ARMIJO_MU * alpha * gd:
                 return alpha, res
         alpha = 1.0
         for _ in range(MAX_HALVINGS):
-            res = self.trial(zd, alpha, sigma)
+            res = self.trial(zd, alpha)
             if dpsi(alpha, res) <= ARMIJO_MU * alpha * gd:
                 return alpha, res
             alpha *= 0.5
-        return alpha * 2.0, res  # no decrease measurable: a tiny step; the caller stops
+        return alpha * 2.0, res  # no measurable decrease: a negligible step, the caller stops
 
-    def _exact(self, zd, sigma, gd, slope):
+    def _minimise(self, gd, slope, zd):
+        """alpha with |slope(alpha)| <= EXACT_SLOPE |slope(0)|: from alpha = 1 (the Newton step),
+        doubling while the slope stays negative, then regula falsi (Illinois) in the bracket."""
         lo, slope_lo = 0.0, gd
         hi = 1.0
-        res = self.trial(zd, hi, sigma)
+        res = self.trial(zd, hi)
         slope_hi = slope(hi, res)
-        while slope_hi < 0.0 and hi < 64.0:
+        while slope_hi < -EXACT_SLOPE * abs(gd) and hi < 64.0:
             lo, slope_lo = hi, slope_hi
             hi *= 2.0
-            res = self.trial(zd, hi, sigma)
+            res = self.trial(zd, hi)
             slope_hi = slope(hi, res)
         alpha, s_alpha, side = hi, slope_hi, 0
         for _ in range(10):
-            if abs(s_alpha) <= 0.1 * abs(gd) or slope_hi <= 0.0:
+            if abs(s_alpha) <= EXACT_SLOPE * abs(gd) or slope_hi <= 0.0:
                 break
             alpha = lo + (hi - lo) * (-slope_lo) / (slope_hi - slope_lo)
-            res = self.trial(zd, alpha, sigma)
+            res = self.trial(zd, alpha)
             s_alpha = slope(alpha, res)
             if s_alpha < 0.0:
                 lo, slope_lo = alpha, s_alpha
@@ -346,7 +367,24 @@ class _Inner:
                 if side > 0:
                     slope_lo *= 0.5
                 side = 1
-        return alpha, res  # the last trial was at alpha: the *_new buffers hold it
+        return alpha, res  # the last trial was at alpha
+
+
+def next_sigma(sigma, steps, converged, factor):
+    """The penalty of the next outer iteration: raised by `factor` (faster outer convergence)
+    when the inner solve was easy, by less when it needed many Newton steps, lowered when it
+    stalled (a large sigma makes psi_k closer to the nonsmooth primal), within bounds."""
+    if not converged:
+        change = 0.5
+    elif steps <= 5:
+        change = 2.0 * factor
+    elif steps <= 12:
+        change = factor
+    elif steps <= 25:
+        change = math.sqrt(factor)
+    else:
+        change = 1.0
+    return min(max(sigma * change, SIGMA_MIN), SIGMA_MAX)
 
 
 def _options(params):
@@ -354,7 +392,7 @@ def _options(params):
     unknown = set(opts) - set(OPTIONS) - {"rff", "n_components"}
     if unknown:
         raise ParameterError(f"ssnal: unknown option(s) {', '.join(sorted(unknown))} (known: {', '.join(OPTIONS)})")
-    line_search = opts.get("line_search", "armijo")
+    line_search = opts.get("line_search", "exact")
     if line_search not in ("armijo", "exact"):
         raise ParameterError(f"ssnal: line_search must be armijo or exact, not {line_search!r}")
     sigma0 = float(opts.get("sigma0", SIGMA0))
@@ -416,12 +454,14 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         eps = max(0.1 * tol, 0.5 ** outer)
         inner.start(x, v, Zv, sigma)
         steps = 0
+        converged = False
         while True:
             if stop[0]:
                 raise KeyboardInterrupt
             g = v - inner.ztx
-            gnorm = float(np.linalg.norm(g))
-            if gnorm <= eps / math.sqrt(sigma) or steps >= opts["max_newton"]:
+            gnorm = _norm(g)
+            converged = gnorm <= eps / math.sqrt(sigma)
+            if converged or steps >= opts["max_newton"]:
                 break
             J = inner.J
             if opts["union"] and prev_J is not None and steps < opts["union"]:
@@ -429,10 +469,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             d = newton.direction(J, g, sigma, gnorm)
             zd = qp.Z.matvec(d)
             counters.passes += 1
-            alpha, res = inner.search(d, zd, g, sigma)
-            lam, n_free = res[0], res[1]
-            inner.accept()
-            inner.lam, inner.n_free = lam, n_free
+            alpha, res = inner.search(d, zd, g)
+            inner.accept(res)
             v += alpha * d
             Zv += alpha * zd
             steps += 1
@@ -446,8 +484,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         qp.Z.matvec(w, out=Zw)
         counters.passes += 1
         grad = Zw + qp.c
-        eta, b_kkt = kkt_residual(x, grad, qp.K)
-        dual = 0.5 * float(w @ w) + float(qp.c @ x)
+        eta, b_kkt = kkt_residual(x, grad, qp.K, hint=b)
+        dual = 0.5 * _dot(w, w) + _dot(qp.c, x)
         primal = primal_objective(qp, Zw, w, b)
         entry = {"iter": outer, "sigma": sigma, "newton": steps, "free": inner.n_free, "eta": eta,
                  "primal": primal, "dual": dual, "passes": counters.passes, "time": time.perf_counter() - t0}
@@ -458,7 +496,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         if eta <= tol:
             status = "converged"
             break
-        sigma = min(max(sigma * opts["sigma_factor"], SIGMA_MIN), SIGMA_MAX)
+        sigma = next_sigma(sigma, steps, converged, opts["sigma_factor"])
         v, Zv = w.copy(), Zw.copy()
     w = qp.Z.rmatvec(x)  # exact, free of the incremental updates' rounding
     return {"x": x, "w": w, "b": b, "eta": eta, "status": status, "outer": outer, "history": history,
