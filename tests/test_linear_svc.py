@@ -1,7 +1,6 @@
 """fastsvm.LinearSVC against scikit-learn's LinearSVC (LIBLINEAR inside): same problem, same optimum."""
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.svm import LinearSVC as SkLinearSVC
 from sklearn.utils.estimator_checks import check_estimator

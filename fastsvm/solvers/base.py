@@ -6,6 +6,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from ..csr import to_csr
+from ..errors import FastSVMError
 from ..params import Params
 
 
@@ -42,6 +44,22 @@ class Subproblem:
     stop: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int32))
     log: Callable[[str], None] | None = None
     n_threads: int = 1
+
+
+def checked_arrays(sub):
+    """(X, y, upper) of a subproblem as canonical arrays, with the checks every solver needs:
+    matching lengths, finite labels/targets, finite non-negative bounds."""
+    X = to_csr(sub.X)
+    n = X.shape[0]
+    y = np.asarray(sub.y, dtype=np.float64).ravel()
+    upper = np.asarray(sub.upper, dtype=np.float64).ravel()
+    if y.shape[0] != n or upper.shape[0] != n:
+        raise FastSVMError(f"X has {n} rows but y has {y.shape[0]} and upper {upper.shape[0]} entries")
+    if not np.all(np.isfinite(y)):
+        raise FastSVMError("labels or targets contain NaN or infinity")
+    if not np.all(np.isfinite(upper)) or np.any(upper < 0):
+        raise FastSVMError("per-sample bounds C_i must be finite and >= 0")
+    return X, y, upper
 
 
 @dataclass

@@ -12,9 +12,8 @@ import numpy as np
 
 from .._core._csr import csr_matvec
 from .._core._dcd import DualCD, Status
-from ..csr import to_csr
 from ..errors import FastSVMError
-from .base import Solution, SolverSpec, Subproblem
+from .base import Solution, SolverSpec, Subproblem, checked_arrays
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for the dual SVC solvers
 DEFAULT_MAX_ITER = 1000  # outer iterations (epochs)
@@ -61,16 +60,9 @@ def dual_objective(alpha, w_full, diag):
 
 
 def _check(sub):
-    X = to_csr(sub.X)
-    n = X.shape[0]
-    y = np.asarray(sub.y, dtype=np.float64).ravel()
-    upper = np.asarray(sub.upper, dtype=np.float64).ravel()
-    if y.shape[0] != n or upper.shape[0] != n:
-        raise FastSVMError(f"X has {n} rows but y has {y.shape[0]} and upper {upper.shape[0]} entries")
+    X, y, upper = checked_arrays(sub)
     if not np.all(np.abs(y) == 1.0):
         raise FastSVMError("dcd solves binary problems: labels must be +1 or -1")
-    if not np.all(np.isfinite(upper)) or np.any(upper < 0):
-        raise FastSVMError("per-sample costs C_i must be finite and >= 0")
     return X, y, upper
 
 

@@ -16,9 +16,8 @@ import numpy as np
 
 from .._core._cache import KernelCache
 from .._core._smo import SMO, Status
-from ..csr import to_csr
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
-from .base import Solution, SolverSpec, Subproblem
+from .base import Solution, SolverSpec, Subproblem, checked_arrays
 
 FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -86,16 +85,7 @@ def _check(sub):
         raise ParameterError(f"smo does not solve {sub.formulation!r} (it solves: {', '.join(FORMULATIONS)})")
     if sub.kernel.kind not in KERNELS:
         raise ParameterError(f"smo does not support the {sub.kernel.kind!r} kernel")
-    X = to_csr(sub.X)
-    n = X.shape[0]
-    y = np.asarray(sub.y, dtype=np.float64).ravel()
-    upper = np.asarray(sub.upper, dtype=np.float64).ravel()
-    if y.shape[0] != n or upper.shape[0] != n:
-        raise FastSVMError(f"X has {n} rows but y has {y.shape[0]} and upper {upper.shape[0]} entries")
-    if not np.all(np.isfinite(y)):
-        raise FastSVMError("labels or targets contain NaN or infinity")
-    if not np.all(np.isfinite(upper)) or np.any(upper < 0):
-        raise FastSVMError("per-sample bounds C_i must be finite and >= 0")
+    X, y, upper = checked_arrays(sub)
     params = sub.params
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     if not tol > 0:
