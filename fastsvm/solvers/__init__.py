@@ -1,9 +1,9 @@
 """Solver registry: each solver module exposes SPEC (a SolverSpec); -s NAME / solver=NAME look here."""
 from ..errors import ParameterError
-from . import dcd, smo
+from . import dcd, smo, ssnal
 from .base import Kernel, Solution, SolverSpec, Subproblem
 
-SOLVERS = {spec.name: spec for spec in (dcd.SPEC, smo.SPEC)}
+SOLVERS = {spec.name: spec for spec in (dcd.SPEC, smo.SPEC, ssnal.SPEC)}
 
 
 def get_solver(name):

@@ -174,10 +174,11 @@ class _Newton:
             raise ParameterError(f"ssnal: newton_system must be auto, dense, smw or cg, not {choice!r}")
 
     def method(self, J):
-        if self.choice != "auto":
-            return self.choice
         Z = self.qp.Z
         p, k = Z.p, J.shape[0]
+        if self.choice != "auto":  # a preference: a system too large to form falls back to CG
+            fits = {"dense": p <= DENSE_P_MAX, "smw": k <= SMW_J_MAX, "cg": True}[self.choice]
+            return self.choice if fits else "cg"
         nnz_rows = Z.row_nnz[J].astype(np.float64)
         nnz_j, nnz2_j = float(nnz_rows.sum()), _dot(nnz_rows, nnz_rows)
         costs = {"cg": self.cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k)}
@@ -429,7 +430,7 @@ def solve(sub: Subproblem) -> Solution:
         status=result["status"],
         history=result["history"],
         info={k: result[k] for k in ("newton", "passes", "trials", "cg", "systems", "sigma", "time",
-                                     "primal_objective", "b_kkt")} | {"tol": tol},
+                                     "primal_objective", "b_kkt")} | {"tol": tol, "dual": x},
     )
 
 

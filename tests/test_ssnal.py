@@ -1,0 +1,410 @@
+"""SSsNAL (solver "ssnal", linear kernel) against LIBSVM, a dense QP solved by SLSQP, and NumPy
+twins of its pieces.
+
+The optimum is judged by the KKT residual eta, recomputed here in plain NumPy (explicit Z,
+projection by bisection) for SSsNAL's dual vector and for LIBSVM's (read from its sv_coef and
+sv_indices), by the dual objective, the bias and the predictions.
+"""
+import functools
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import shared_file
+from fastsvm import load_svmlight_file
+from fastsvm._core._knapsack import KnapsackSet
+from fastsvm._core._ssnal import StackedRows, line_point, newton_cg
+from fastsvm.csr import to_csr
+from fastsvm.errors import FastSVMError, ParameterError
+from fastsvm.params import Params
+from fastsvm.solvers import get_solver
+from fastsvm.solvers.base import Kernel, Subproblem
+from fastsvm.solvers.ssnal import SPEC, kkt_residual, linear_dual, solve
+
+svmutil = pytest.importorskip("libsvm.svmutil")
+
+
+# ---------------------------------------------------------------- NumPy twins
+
+def np_project(v, a, lower, upper, d=0.0):
+    """Pi_K(v) by bisection on the multiplier (200 halvings: exact to rounding)."""
+    v, a = np.asarray(v, float), np.asarray(a, float)
+
+    def g(lam):
+        return a @ np.clip(v - lam * a, lower, upper) - d
+
+    span = np.abs(v).max() + np.abs(np.where(np.isfinite(upper), upper, 0)).max() + 1.0
+    lo, hi = -span / np.abs(a[a != 0]).min() - 1, span / np.abs(a[a != 0]).min() + 1
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if g(mid) > 0 else (lo, mid)
+    lam = 0.5 * (lo + hi)
+    return np.clip(v - lam * a, lower, upper), lam
+
+
+def np_dual(X, y, formulation, upper, epsilon=0.1):
+    """(Z, c, a, u) of ALGORITHMS.md section 0, Z explicit."""
+    X = sp.csr_matrix(X)
+    n = X.shape[0]
+    if formulation == "c_svc":
+        return sp.diags(y) @ X, -np.ones(n), y.astype(float), upper
+    Z = sp.vstack([X, -X]).tocsr()
+    return Z, np.concatenate([epsilon - y, epsilon + y]), np.concatenate([np.ones(n), -np.ones(n)]), \
+        np.concatenate([upper, upper])
+
+
+def np_eta(Z, c, a, u, x):
+    """eta(x) = |x - Pi_K(x - grad f(x))| / (1 + |x| + |grad f(x)|), grad f = Z Z^T x + c."""
+    grad = Z @ (Z.T @ x) + c
+    proj, lam = np_project(x - grad, a, np.zeros_like(u), u)
+    return np.linalg.norm(x - proj) / (1 + np.linalg.norm(x) + np.linalg.norm(grad)), lam
+
+
+def np_objective(Z, c, x):
+    w = Z.T @ x
+    return 0.5 * w @ w + c @ x
+
+
+# ---------------------------------------------------------------- helpers
+
+@functools.lru_cache(maxsize=None)
+def load(name):
+    X, y = load_svmlight_file(str(shared_file(name)), zero_based=False)
+    return to_csr(X), y
+
+
+def as_pm(labels):
+    """+1 for the label LIBSVM lists first (that of the first row), -1 for the other."""
+    return np.where(labels == labels[0], 1.0, -1.0)
+
+
+def subproblem(X, y, formulation="c_svc", C=1.0, tol=1e-6, upper=None, log=None, stop=None, n_threads=1,
+               **options):
+    params = Params(svm_type=formulation, solver="ssnal", C=C, tol=tol, epsilon=0.1, options=options)
+    kw = {} if stop is None else {"stop": stop}
+    return Subproblem(formulation, X, y, np.full(X.shape[0], C) if upper is None else upper,
+                      Kernel("linear"), params, log=log, n_threads=n_threads, **kw)
+
+
+def libsvm_dual(X, y, formulation, C, extra=""):
+    """LIBSVM's dual vector x (ALGORITHMS.md section 0 layout), its b, and the model."""
+    if formulation == "c_svc":
+        options = f"-s 0 -t 0 -c {C} -e 1e-6 -q {extra}"
+    else:
+        options = f"-s 3 -t 0 -c {C} -p 0.1 -e 1e-6 -q {extra}"
+    model = svmutil.svm_train(y, X, options)
+    coef = np.zeros(X.shape[0])
+    coef[np.array(model.get_sv_indices()) - 1] = np.array(model.get_sv_coef())[:, 0]
+    b = -model.rho[0]
+    if formulation == "c_svc":
+        if model.get_labels()[0] != 1:  # LIBSVM's decision is positive for its first label
+            coef, b = -coef, -b
+        return coef * y, b, model
+    return np.concatenate([np.maximum(coef, 0), np.maximum(-coef, 0)]), b, model
+
+
+# ---------------------------------------------------------------- against LIBSVM
+
+CASES = [("heart_scale", "c_svc", 1.0), ("mushrooms", "c_svc", 1.0), ("housing_scale", "epsilon_svr", 1.0),
+         ("abalone_scale", "epsilon_svr", 1.0), ("mg", "epsilon_svr", 4.0)]
+SLOW_CASES = [("a9a", "c_svc", 1.0), ("w8a", "c_svc", 1.0)]
+
+
+def check_against_libsvm(name, formulation, C):
+    X, labels = load(name)
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    sol = solve(subproblem(X, y, formulation, C, tol=1e-6))
+    assert sol.status == "converged" and sol.kkt <= 1e-6
+    n = X.shape[0]
+    x = sol.info["dual"]
+    np.testing.assert_allclose(sol.coef, x * y if formulation == "c_svc" else x[:n] - x[n:], rtol=0, atol=0)
+    x_lib, b_lib, model = libsvm_dual(X, y, formulation, C)
+    Z, c, a, u = np_dual(X, y, formulation, np.full(n, C))
+    eta_ours, b_eta = np_eta(Z, c, a, u, x)
+    eta_lib, _ = np_eta(Z, c, a, u, x_lib)
+    assert eta_ours <= 1e-6, eta_ours
+    assert eta_lib <= 1e-6, eta_lib
+    f_ours, f_lib = np_objective(Z, c, x), np_objective(Z, c, x_lib)
+    assert abs(f_ours - f_lib) <= 1e-4 * abs(f_lib), (f_ours, f_lib)
+    assert sol.objective == pytest.approx(f_ours, rel=1e-9, abs=1e-12)
+    b = -sol.rho
+    assert abs(b - b_lib) <= 1e-3 * (1 + abs(b_lib)), (b, b_lib)
+    np.testing.assert_allclose(sol.w, X.T @ sol.coef, rtol=1e-9, atol=1e-9)
+    ours = X @ sol.w + b
+    theirs = np.array(svmutil.svm_predict(y, X, model, "-q")[0])
+    if formulation == "c_svc":
+        assert np.mean(np.where(ours > 0, 1.0, -1.0) == theirs) >= 0.999
+    else:
+        assert np.mean(np.abs(ours - theirs) <= 1e-3 * (1 + np.abs(theirs))) >= 0.999
+
+
+@pytest.mark.parametrize("name,formulation,C", CASES)
+def test_optimum_equals_libsvm(name, formulation, C):
+    check_against_libsvm(name, formulation, C)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,formulation,C", SLOW_CASES)
+def test_optimum_equals_libsvm_large(name, formulation, C):
+    check_against_libsvm(name, formulation, C)
+
+
+def test_class_weights_match_libsvm_w_options():
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    C, w_pos, w_neg = 2.0, 3.0, 0.5
+    upper = C * np.where(y > 0, w_pos, w_neg)
+    sol = solve(subproblem(X, y, C=C, upper=upper))
+    pos_label, neg_label = int(labels[0]), int(labels[labels != labels[0]][0])
+    x_lib, b_lib, _ = libsvm_dual(X, y, "c_svc", C, f"-w{pos_label} {w_pos} -w{neg_label} {w_neg}")
+    Z, c, a, u = np_dual(X, y, "c_svc", upper)
+    assert np_eta(Z, c, a, u, sol.coef * y)[0] <= 1e-6
+    assert np_eta(Z, c, a, u, x_lib)[0] <= 1e-6
+    assert np_objective(Z, c, sol.coef * y) == pytest.approx(np_objective(Z, c, x_lib), rel=1e-6)
+    assert -sol.rho == pytest.approx(b_lib, rel=1e-3, abs=1e-3)
+    assert np.all(sol.coef * y <= upper + 1e-12)
+
+
+# ---------------------------------------------------------------- a dense QP solved another way
+
+@pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
+def test_tiny_dense_qp_against_slsqp(formulation):
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(0)
+    n, p = 10, 3
+    X = rng.normal(size=(n, p))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0) if formulation == "c_svc" else \
+        X @ np.array([1.0, -2.0, 0.5]) + 0.3 * rng.normal(size=n)
+    C = 0.7
+    Z, c, a, u = np_dual(X, y, formulation, np.full(n, C))
+    Q = (Z @ Z.T).toarray() if sp.issparse(Z) else Z @ Z.T
+    res = minimize(lambda x: 0.5 * x @ Q @ x + c @ x, np.zeros(len(c)), jac=lambda x: Q @ x + c,
+                   bounds=[(0, ui) for ui in u], constraints=[{"type": "eq", "fun": lambda x: a @ x, "jac": lambda x: a}],
+                   method="SLSQP", options={"ftol": 1e-14, "maxiter": 1000})
+    assert res.success
+    sol = solve(subproblem(sp.csr_matrix(X), y, formulation, C, tol=1e-9))
+    x = sol.coef * y if formulation == "c_svc" else None
+    assert sol.objective == pytest.approx(res.fun, rel=1e-7, abs=1e-9)
+    if x is not None:
+        np.testing.assert_allclose(x, res.x, atol=1e-5)
+    else:
+        np.testing.assert_allclose(sol.coef, res.x[:n] - res.x[n:], atol=1e-5)
+
+
+def test_hand_solved_two_points():
+    # x1 = (1, 0), y1 = +1; x2 = (-1, 0), y2 = -1: alpha = (1/2, 1/2) for C >= 1/2, w = (1, 0), b = 0
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [-1.0, 0.0]]))
+    y = np.array([1.0, -1.0])
+    sol = solve(subproblem(X, y, C=10.0, tol=1e-10))
+    np.testing.assert_allclose(sol.coef, [0.5, -0.5], atol=1e-9)
+    np.testing.assert_allclose(sol.w, [1.0, 0.0], atol=1e-9)
+    assert abs(sol.rho) <= 1e-9
+    assert sol.objective == pytest.approx(-0.5)
+    # C = 0.25 < 1/2: both at the bound, w = (0.5, 0)
+    sol = solve(subproblem(X, y, C=0.25, tol=1e-10))
+    np.testing.assert_allclose(sol.coef, [0.25, -0.25], atol=1e-12)
+
+
+# ---------------------------------------------------------------- pieces against NumPy
+
+def test_kkt_residual_against_numpy_twin():
+    rng = np.random.default_rng(1)
+    X = sp.random(60, 7, density=0.5, random_state=2, format="csr")
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    u = rng.uniform(0.5, 2.0, 60)
+    Z, c, a, _ = np_dual(X, y, "c_svc", u)
+    K = KnapsackSet(a, 0.0, np.zeros(60), u)
+    for scale in (0.0, 0.3, 1.0):
+        x, _ = np_project(rng.uniform(0, 2, 60) * scale, a, np.zeros(60), u)
+        grad = Z @ (Z.T @ x) + c
+        eta, lam = kkt_residual(x, grad, K)
+        eta2, lam2 = np_eta(Z, c, a, u, x)
+        assert eta == pytest.approx(eta2, rel=1e-9, abs=1e-15)
+        assert lam == pytest.approx(lam2, rel=1e-9, abs=1e-12)
+    assert kkt_residual(x, grad, K)[0] > 0
+    # zero at the optimum (found by SSsNAL to 1e-10) and equal to the solver's report
+    sol = solve(subproblem(X, y, C=1.0, tol=1e-10, upper=u))
+    x = sol.coef * y
+    assert np_eta(Z, c, a, u, x)[0] <= 1e-10
+    assert kkt_residual(x, Z @ (Z.T @ x) + c, K)[0] == pytest.approx(sol.kkt, rel=1e-6, abs=1e-14)
+
+
+@pytest.fixture
+def operator():
+    rng = np.random.default_rng(3)
+    X = to_csr(sp.random(300, 40, density=0.2, random_state=4, format="csr"))
+    source = np.concatenate([np.arange(300), np.arange(300)]).astype(np.int32)
+    sign = np.concatenate([np.ones(300), -np.ones(300)])
+    sign[rng.random(600) < 0.3] *= -1
+    Zd = sp.diags(sign) @ X[source]
+    return X, source, sign, Zd.toarray(), rng
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_stacked_rows_products_against_dense(operator, n_threads):
+    X, source, sign, Zd, rng = operator
+    Z = StackedRows(X, source, sign, n_threads=n_threads)
+    v, u = rng.normal(size=40), rng.normal(size=600)
+    np.testing.assert_allclose(Z.matvec(v), Zd @ v, atol=1e-12)
+    np.testing.assert_allclose(Z.rmatvec(u), Zd.T @ u, atol=1e-12)
+    rows = np.sort(rng.choice(600, 150, replace=False)).astype(np.int32)
+    np.testing.assert_allclose(Z.rows_matvec(rows, v), Zd[rows] @ v, atol=1e-12)
+    np.testing.assert_allclose(Z.rows_rmatvec(rows, u[:150]), Zd[rows].T @ u[:150], atol=1e-12)
+    out = np.ones(40)
+    Z.rows_rmatvec_diff(rows, u, 0.5 * u, out)
+    np.testing.assert_allclose(out, 1 + Zd[rows].T @ (0.5 * u[rows]), atol=1e-12)
+    a_rows = rng.normal(size=150)
+    G, s = Z.rows_gram(rows, a_rows)
+    np.testing.assert_allclose(G, Zd[rows].T @ Zd[rows], atol=1e-12)
+    np.testing.assert_allclose(s, Zd[rows].T @ a_rows, atol=1e-12)
+    np.testing.assert_allclose(Z.rows_kernel(rows), Zd[rows] @ Zd[rows].T, atol=1e-12)
+    np.testing.assert_allclose(Z.rows_dense(rows), Zd[rows], atol=0)
+    empty = np.array([], dtype=np.int32)
+    assert Z.rows_kernel(empty).shape == (0, 0)
+    np.testing.assert_array_equal(Z.rows_rmatvec(empty, np.array([])), 0)
+    with pytest.raises(FastSVMError):
+        Z.rows_matvec(np.array([600], dtype=np.int32), v)
+    with pytest.raises(FastSVMError):
+        Z.matvec(np.ones(39))
+
+
+def test_newton_cg_solves_the_newton_system(operator):
+    X, source, sign, Zd, rng = operator
+    Z = StackedRows(X, source, sign)
+    rows = np.sort(rng.choice(600, 80, replace=False)).astype(np.int32)
+    a = np.where(rng.random(80) < 0.5, 1.0, -1.0)
+    P = np.eye(80) - np.outer(a, a) / 80
+    sigma = 7.0
+    H = np.eye(40) + sigma * Zd[rows].T @ P @ Zd[rows]
+    rhs = rng.normal(size=40)
+    d = np.zeros(40)
+    iters, status = newton_cg(Z, rows, a, sigma, rhs, d, 1e-12, 200)
+    assert status == "converged" and 0 < iters <= 40 + 5
+    np.testing.assert_allclose(d, np.linalg.solve(H, rhs), rtol=1e-9, atol=1e-10)
+    iters, status = newton_cg(Z, rows, a, sigma, rhs, d, 1e-12, 2)
+    assert status == "max_iter" and iters == 2
+
+
+def test_line_point_against_direct_psi():
+    """line_point's decrease of psi equals psi evaluated from its definition."""
+    rng = np.random.default_rng(5)
+    X = to_csr(sp.random(200, 15, density=0.4, random_state=6, format="csr"))
+    y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    u = np.full(200, 0.8)
+    Z, c, a, _ = np_dual(X, y, "c_svc", u)
+    K = KnapsackSet(a, 0.0, np.zeros(200), u)
+    sigma = 3.0
+    xk, _ = np_project(rng.uniform(0, 0.8, 200), a, np.zeros(200), u)
+
+    def psi(v):
+        pt = xk - sigma * (Z @ v + c)
+        proj, _ = np_project(pt, a, np.zeros(200), u)
+        return 0.5 * v @ v + (pt @ pt - (pt - proj) @ (pt - proj)) / (2 * sigma)
+
+    v, d = rng.normal(size=15), rng.normal(size=15)
+    pt0 = xk - sigma * (Z @ v + c)
+    x0, lam0, _ = K.project(pt0)
+    g = v - Z.T @ x0
+    zd = Z @ d
+    bufs = [np.empty(200), np.empty(200), np.empty(200, dtype=np.int32), np.empty(200, dtype=np.int32)]
+    for alpha in (1e-3, 0.1, 1.0):
+        lam, n_free, zdx, s, n_changed = line_point(K, pt0, zd, alpha * sigma, x0, lam0, *bufs)
+        dpsi = alpha * g @ d + 0.5 * alpha ** 2 * d @ d - alpha * zdx + s / sigma
+        assert dpsi == pytest.approx(psi(v + alpha * d) - psi(v), rel=1e-8, abs=1e-10)
+        np.testing.assert_allclose(bufs[1], np_project(pt0 - alpha * sigma * zd, a, np.zeros(200), u)[0], atol=1e-12)
+        changed = bufs[3][:n_changed]
+        np.testing.assert_array_equal(changed, np.flatnonzero(bufs[1] != x0))
+
+
+@pytest.mark.parametrize("system", ["dense", "smw", "cg"])
+def test_every_newton_system_reaches_the_same_optimum(system):
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    ref = solve(subproblem(X, y, C=1.0, tol=1e-8))
+    sol = solve(subproblem(X, y, C=1.0, tol=1e-8, newton_system=system))
+    assert sol.info["systems"][system] > 0
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert sol.rho == pytest.approx(ref.rho, abs=1e-6)
+
+
+@pytest.mark.parametrize("line_search", ["armijo", "exact"])
+def test_line_searches_and_threads_agree(line_search):
+    X, labels = load("mushrooms")
+    y = as_pm(labels)
+    one = solve(subproblem(X, y, C=1.0, tol=1e-6, line_search=line_search))
+    two = solve(subproblem(X, y, C=1.0, tol=1e-6, line_search=line_search, n_threads=2))
+    assert one.kkt <= 1e-6 and two.kkt <= 1e-6
+    assert two.objective == pytest.approx(one.objective, rel=1e-7)
+
+
+# ---------------------------------------------------------------- interface
+
+def test_registered_and_specified():
+    assert get_solver("ssnal") is SPEC
+    assert SPEC.formulations == ("c_svc", "epsilon_svr") and SPEC.kernels == ("linear",)
+    assert SPEC.multiclass == "ovo" and SPEC.default_tol == 1e-3
+
+
+def test_verbose_trace_and_solution_record():
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    lines = []
+    sol = solve(subproblem(X, y, C=1.0, tol=1e-3, log=lines.append))
+    assert len(lines) == sol.n_iter == len(sol.history) >= 1
+    for word in ("sigma", "newton", "|J|", "eta", "primal", "dual", "time"):
+        assert word in lines[0]
+    assert sol.kkt <= 1e-3 and sol.status == "converged"
+    assert sol.history[-1]["eta"] == sol.kkt
+    assert sol.info["primal_objective"] >= -sol.objective - 1e-9  # weak duality
+    assert sol.info["newton"] >= sol.n_iter - 1 and sol.info["passes"] > 0
+    assert solve(subproblem(X, y, C=1.0, tol=1e-3)).objective == sol.objective  # deterministic
+
+
+def test_max_iter_status():
+    X, labels = load("heart_scale")
+    sub = subproblem(X, as_pm(labels), C=1.0, tol=1e-12)
+    sub.params.max_iter = 1
+    sol = solve(sub)
+    assert sol.status == "max_iter" and sol.n_iter == 1 and sol.kkt > 1e-12
+
+
+def test_bad_input_raises_clear_errors():
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    sub = subproblem(X, y)
+    with pytest.raises(ParameterError, match="linear"):
+        solve(Subproblem("c_svc", X, y, sub.upper, Kernel("rbf", gamma=0.1), sub.params))
+    with pytest.raises(ParameterError, match="hinge"):
+        bad = subproblem(X, y)
+        bad.params.loss = "squared_hinge"
+        solve(bad)
+    with pytest.raises(ParameterError, match="nu_svc"):
+        solve(Subproblem("nu_svc", X, y, sub.upper, Kernel("linear"), sub.params))
+    with pytest.raises(FastSVMError, match="labels"):
+        solve(subproblem(X, 2 * labels))
+    with pytest.raises(FastSVMError, match="C_i"):
+        solve(subproblem(X, y, upper=np.full(X.shape[0], -1.0)))
+    with pytest.raises(ParameterError, match="unknown option"):
+        solve(subproblem(X, y, bogus=1))
+    with pytest.raises(ParameterError, match="line_search"):
+        solve(subproblem(X, y, line_search="wolfe"))
+
+
+def test_stop_flag_raises_keyboard_interrupt_within_a_second():
+    rng = np.random.default_rng(7)
+    n, p = 60000, 400
+    X = to_csr(sp.random(n, p, density=0.05, random_state=8, format="csr"))
+    y = np.where(X @ rng.normal(size=p) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    stop = np.zeros(1, dtype=np.int32)
+    sub = subproblem(X, y, C=100.0, tol=1e-12, stop=stop)
+    timer = threading.Timer(0.3, lambda: stop.__setitem__(0, 1))
+    timer.start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        solve(sub)
+    timer.join()
+    assert time.perf_counter() - t0 < 1.5
