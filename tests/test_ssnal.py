@@ -386,7 +386,7 @@ def test_bad_input_raises_clear_errors():
         solve(Subproblem("nu_svc", X, y, sub.upper, Kernel("linear"), sub.params))
     with pytest.raises(FastSVMError, match="labels"):
         solve(subproblem(X, 2 * labels))
-    with pytest.raises(FastSVMError, match="C_i"):
+    with pytest.raises(FastSVMError, match="C_i must be"):
         solve(subproblem(X, y, upper=np.full(X.shape[0], -1.0)))
     with pytest.raises(ParameterError, match="unknown option"):
         solve(subproblem(X, y, bogus=1))

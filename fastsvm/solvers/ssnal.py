@@ -24,9 +24,8 @@ import scipy.linalg as sla
 
 from .._core._knapsack import KnapsackSet
 from .._core._ssnal import StackedRows, line_point, newton_cg
-from ..csr import to_csr
 from ..errors import FastSVMError, ParameterError
-from .base import Solution, SolverSpec, Subproblem
+from .base import Solution, SolverSpec, Subproblem, checked_arrays
 
 DEFAULT_TOL = 1e-3
 DEFAULT_MAX_OUTER = 200
@@ -103,18 +102,10 @@ def kkt_residual(x, grad, K, hint=math.nan):
 
 def linear_dual(sub: Subproblem) -> DualQP:
     """The dual of a C-SVC or epsilon-SVR subproblem with a linear kernel."""
-    X = to_csr(sub.X)
+    X, y, upper = checked_arrays(sub)
     n = X.shape[0]
-    y = np.asarray(sub.y, dtype=np.float64).ravel()
-    upper = np.asarray(sub.upper, dtype=np.float64).ravel()
     if n == 0:
         raise FastSVMError("ssnal: the subproblem has no samples")
-    if y.shape[0] != n or upper.shape[0] != n:
-        raise FastSVMError(f"X has {n} rows but y has {y.shape[0]} and upper {upper.shape[0]} entries")
-    if not np.all(np.isfinite(upper)) or np.any(upper < 0):
-        raise FastSVMError("per-sample costs C_i must be finite and >= 0")
-    if not np.all(np.isfinite(y)):
-        raise FastSVMError("targets must be finite")
     rows = np.arange(n, dtype=np.int32)
     if sub.formulation == "c_svc":
         if not np.all(np.abs(y) == 1.0):
