@@ -273,7 +273,7 @@ def compare(name, X, labels, Xt, yt, split, C, args, tmpdir):
     npz = os.path.join(tmpdir, "problem.npz")
     np.savez(npz, data=X.data, indices=X.indices, indptr=X.indptr, shape=np.array(X.shape), y=y)
 
-    row["libsvm"] = None
+    row["libsvm"] = "skipped" if args.no_libsvm else None
     if not args.no_libsvm:
         res = libsvm_run(npz, C, args.libsvm_timeout)
         if res is not None:
@@ -329,8 +329,11 @@ def _ll_cell(hit):
 def markdown_row(r, timeout):
     s3, s6 = r[1e-3], r[1e-6]
     lib = r["libsvm"]
-    lib_cell = f"{lib['time']:.2f}, {lib['eta']:.1e}" if lib else f"> {timeout:g} (killed)"
-    lib_ratio = f"{s3['time'] / lib['time']:.3f}" if lib else f"< {s3['time'] / timeout:.3f}"
+    if lib == "skipped":
+        lib, lib_cell, lib_ratio = None, "–", "–"
+    else:
+        lib_cell = f"{lib['time']:.2f}, {lib['eta']:.1e}" if lib else f"> {timeout:g} (killed)"
+        lib_ratio = f"{s3['time'] / lib['time']:.3f}" if lib else f"< {s3['time'] / timeout:.3f}"
     ll = r["liblinear"]
     if ll:
         default = ll["default"]
