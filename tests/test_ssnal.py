@@ -312,7 +312,7 @@ def test_line_point_against_direct_psi():
     zd = Z @ d
     bufs = [np.empty(200), np.empty(200), np.empty(200, dtype=np.int32), np.empty(200, dtype=np.int32)]
     for alpha in (1e-3, 0.1, 1.0):
-        lam, n_free, zdx, s, n_changed = line_point(K, pt0, zd, alpha * sigma, x0, lam0, *bufs)
+        lam, n_free, zdx, s, n_changed = line_point(K, pt0, zd, alpha * sigma, x0, lam0, 0.0, *bufs)
         dpsi = alpha * g @ d + 0.5 * alpha ** 2 * d @ d - alpha * zdx + s / sigma
         assert dpsi == pytest.approx(psi(v + alpha * d) - psi(v), rel=1e-8, abs=1e-10)
         np.testing.assert_allclose(bufs[1], np_project(pt0 - alpha * sigma * zd, a, np.zeros(200), u)[0], atol=1e-12)

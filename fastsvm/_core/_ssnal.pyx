@@ -386,11 +386,11 @@ cdef int _pcg(StackedRows Z, const int* rows, int k, const double* a_rows, doubl
 
 
 def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, double step,
-               const double[::1] x0, double lam0, double[::1] pt, double[::1] x, int[::1] free,
-               int[::1] changed):
+               const double[::1] x0, double lam0, double lam_shift, double[::1] pt, double[::1] x,
+               int[::1] free, int[::1] changed):
     """The point of the line search at step alpha (step = alpha sigma), in one O(m) pass after
-    the projection: pt = pt0 - step zd, x = Pi_K(pt) (lam0, the multiplier of x0 = Pi_K(pt0), is
-    the hint). Returns (lam, n_free, zd.dx, s) with dx = x - x0, r = pt0 - lam0 a - x0 (zero on
+    the projection: pt = pt0 - step zd, x = Pi_K(pt) (lam0 is the multiplier of x0 = Pi_K(pt0);
+    lam0 + lam_shift, the hint, is exact while the free set stays). Returns (lam, n_free, zd.dx, s) with dx = x - x0, r = pt0 - lam0 a - x0 (zero on
     the free set of x0) and s = r.dx - |dx|^2 / 2, from which
 
         psi(v + alpha d) - psi(v) = alpha g.d + alpha^2 |d|^2 / 2 - alpha zd.dx + s / sigma,
@@ -407,7 +407,7 @@ def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, doubl
     with nogil:
         for i in range(m):
             pt[i] = pt0[i] - step * zd[i]
-        status = knapsack_project(K.K, &pt[0], lam0, &x[0], &lam, &free[0], &n_free, K.S)
+        status = knapsack_project(K.K, &pt[0], lam0 + lam_shift, &x[0], &lam, &free[0], &n_free, K.S)
         if status == KNAPSACK_OK:
             for i in range(m):
                 dx = x[i] - x0[i]

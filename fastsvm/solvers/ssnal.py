@@ -33,14 +33,16 @@ MAX_NEWTON = 50            # Newton steps per outer iteration
 ARMIJO_MU = 1e-4
 MAX_HALVINGS = 40
 SIGMA0 = 1.0
-SIGMA_FACTOR = 5.0
+SIGMA_FACTOR = 3.0
 SIGMA_MIN, SIGMA_MAX = 1e-6, 1e10
 DENSE_P_MAX = 3000         # largest p for which the p x p Newton system may be formed
 SMW_J_MAX = 4000           # largest free set for which the |J| x |J| system may be formed
 BLAS_SPEEDUP = 8.0         # dense BLAS-3 flops per sparse scalar flop (cost model of the systems)
 CG_ITER_GUESS = 25
+CG_MAX_ITER = 500
+BLAS_MIN_FLOPS = 2e7       # below this a dense BLAS product costs more in thread hand-offs
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
-OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton", "union")
+OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,65 +188,77 @@ class _Newton:
         if J.shape[0] == 0:
             self.counters.systems["none"] += 1
             return -g
-        qp, Z = self.qp, self.qp.Z
-        a_J = np.ascontiguousarray(qp.K.a[J])
-        aa = _dot(a_J, a_J)
+        a_J = np.ascontiguousarray(self.qp.K.a[J])
         method = self.method(J)
         self.counters.systems[method] += 1
+        return getattr(self, "_" + method)(J, a_J, g, sigma, gnorm)
+
+    def _dense(self, J, a_J, g, sigma, gnorm):
+        """H = I + sigma (G - s s^T / a_J^T a_J), G = Z_J^T Z_J, s = Z_J^T a_J; Cholesky."""
+        Z = self.qp.Z
         self.counters.rows(Z, J)
-        if method == "dense":
-            if self._dense_rows(J):
-                B = Z.rows_dense(J)
-                G, s = B.T @ B, B.T @ a_J
-            else:
-                gs = Z.rows_gram(J, a_J)
-                if gs is None:
-                    raise KeyboardInterrupt
-                G, s = gs
-            H = G
-            if aa > 0:
-                H -= np.outer(s, s) / aa
-            H *= sigma
-            H.flat[:: Z.p + 1] += 1.0
-            return sla.cho_solve(sla.cho_factor(H, overwrite_a=True, check_finite=False), -g, check_finite=False)
-        if method == "smw":
-            self.counters.rows(Z, J)
-            if self._dense_rows(J):
-                B = Z.rows_dense(J)
-                t = B @ g
-                Kmat = B @ B.T
-            else:
-                t = Z.rows_matvec(J, g)
-                Kmat = Z.rows_kernel(J)
-                if Kmat is None:
-                    raise KeyboardInterrupt
-            if aa > 0:  # P K P and P t, P = I - a a^T / aa
-                Ka = Kmat @ a_J
-                aKa = _dot(a_J, Ka)
-                Kmat -= (np.outer(Ka, a_J) + np.outer(a_J, Ka)) / aa
-                Kmat += (aKa / (aa * aa)) * np.outer(a_J, a_J)
-                t -= (_dot(a_J, t) / aa) * a_J
-            Kmat *= sigma
-            Kmat.flat[:: J.shape[0] + 1] += 1.0
-            z = sla.cho_solve(sla.cho_factor(Kmat, overwrite_a=True, check_finite=False), t, check_finite=False)
-            if aa > 0:
-                z -= (_dot(a_J, z) / aa) * a_J
-            return Z.rows_rmatvec(J, sigma * z) - g
+        if self._blas(J, J.shape[0] * Z.p * Z.p):
+            B = Z.rows_dense(J)
+            G, s = B.T @ B, B.T @ a_J
+        else:
+            gs = Z.rows_gram(J, a_J)
+            if gs is None:
+                raise KeyboardInterrupt
+            G, s = gs
+        aa = _dot(a_J, a_J)
+        if aa > 0:
+            G -= np.outer(s, s) / aa
+        G *= sigma
+        G.flat[:: Z.p + 1] += 1.0
+        return sla.cho_solve(sla.cho_factor(G, overwrite_a=True, check_finite=False), -g, check_finite=False)
+
+    def _smw(self, J, a_J, g, sigma, gnorm):
+        """d = -g + sigma B^T (I + sigma B B^T)^-1 B g, B = P_J Z_J, B B^T = P_J (Z_J Z_J^T) P_J."""
+        Z = self.qp.Z
+        self.counters.rows(Z, J)  # the kernel block; the two products below cost as much again
+        self.counters.rows(Z, J)
+        k = J.shape[0]
+        if self._blas(J, k * k * Z.p):
+            B = Z.rows_dense(J)
+            Kmat = B @ B.T
+        else:
+            Kmat = Z.rows_kernel(J)
+            if Kmat is None:
+                raise KeyboardInterrupt
+        t = Z.rows_matvec(J, g)
+        aa = _dot(a_J, a_J)
+        if aa > 0:  # P K P and P t, P = I - a a^T / aa
+            Ka = Kmat @ a_J
+            Kmat -= (np.outer(Ka, a_J) + np.outer(a_J, Ka)) / aa
+            Kmat += (_dot(a_J, Ka) / (aa * aa)) * np.outer(a_J, a_J)
+            t -= (_dot(a_J, t) / aa) * a_J
+        Kmat *= sigma
+        Kmat.flat[:: k + 1] += 1.0
+        z = sla.cho_solve(sla.cho_factor(Kmat, overwrite_a=True, check_finite=False), t, check_finite=False)
+        if aa > 0:
+            z -= (_dot(a_J, z) / aa) * a_J
+        return Z.rows_rmatvec(J, sigma * z) - g
+
+    def _cg(self, J, a_J, g, sigma, gnorm):
+        """Matrix-free preconditioned CG, to a relative residual that tightens as |g| falls."""
+        Z = self.qp.Z
         d = np.zeros(Z.p)
         rtol = min(0.1, math.sqrt(gnorm) / (1.0 + math.sqrt(gnorm)))
-        iters, status = newton_cg(Z, J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, 500)
+        iters, status = newton_cg(Z, J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, CG_MAX_ITER)
         if status == "interrupted":
             raise KeyboardInterrupt
-        self.cg_iters = max(5, iters)
+        self.cg_iters = max(10, iters)
         self.counters.cg += iters
-        self.counters.passes += 2.0 * iters * float(Z.row_nnz[J].sum()) / self.counters.nnz
+        self.counters.passes += (2 * iters + 1) * float(Z.row_nnz[J].sum()) / self.counters.nnz
         return d
 
-    def _dense_rows(self, J):
-        """True when the rows of J are dense enough for BLAS on a dense copy to beat sparse loops."""
+    def _blas(self, J, flops):
+        """True when a dense copy of Z_J and BLAS-3 beat the sparse loops: rows at least a
+        quarter full and enough work to pay for BLAS's threads and the copy (<= 400 MB)."""
         Z = self.qp.Z
-        nnz_rows = Z.row_nnz[J]
-        return J.shape[0] * Z.p <= 50_000_000 and 4 * float(nnz_rows.sum()) >= J.shape[0] * Z.p
+        k = J.shape[0]
+        return (flops >= BLAS_MIN_FLOPS and k * Z.p <= 50_000_000
+                and 4 * float(Z.row_nnz[J].sum()) >= k * Z.p)
 
 
 class _Inner:
@@ -263,6 +277,7 @@ class _Inner:
         self.n_free = 0
         self.lam = math.nan                                   # multiplier of Pi_K(y)
         self.sigma = math.nan
+        self.lam_rate = 0.0
         self.ztx = np.zeros(qp.Z.p)                           # Z^T Pi_K(y)
 
     @property
@@ -287,7 +302,7 @@ class _Inner:
         n_changed)."""
         self.counters.trials += 1
         return line_point(self.qp.K, self.pt, zd, alpha * self.sigma, self.xp, self.lam,
-                          self.pt_new, self.x_new, self.free_new, self.changed)
+                          alpha * self.lam_rate, self.pt_new, self.x_new, self.free_new, self.changed)
 
     def accept(self, res):
         """Make the trial point current; Z^T Pi_K(y) updated over the rows whose x changed."""
@@ -311,6 +326,11 @@ class _Inner:
         if it passes the same Armijo test. Returns (alpha, trial) with the trial in the *_new
         buffers."""
         dd, gd, sigma = _dot(d, d), _dot(g, d), self.sigma
+        # d lam / d alpha while the free set stays: the projection's hint at each trial
+        J = self.J
+        a_J = self.qp.K.a[J]
+        aa = _dot(a_J, a_J)
+        self.lam_rate = -sigma * _dot(a_J, zd[J]) / aa if aa > 0 else 0.0
 
         def dpsi(alpha, res):  # psi(v + alpha d) - psi(v)
             return alpha * gd + 0.5 * alpha * alpha * dd - alpha * res[2] + res[3] / sigma
@@ -392,8 +412,7 @@ def _options(params):
     if not sigma0 > 0 or not factor >= 1:
         raise ParameterError("ssnal: sigma0 must be > 0 and sigma_factor >= 1")
     return dict(line_search=line_search, sigma0=sigma0, sigma_factor=factor,
-                newton_system=opts.get("newton_system", "auto"), max_newton=int(opts.get("max_newton", MAX_NEWTON)),
-                union=int(opts.get("union", 0)))
+                newton_system=opts.get("newton_system", "auto"), max_newton=int(opts.get("max_newton", MAX_NEWTON)))
 
 
 def solve(sub: Subproblem) -> Solution:
@@ -441,7 +460,6 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     eta = math.inf
     b = b_kkt = 0.0
     outer = 0
-    prev_J = None
     for outer in range(1, max_outer + 1):
         eps = max(0.1 * tol, 0.5 ** outer)
         inner.start(x, v, Zv, sigma)
@@ -455,10 +473,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             converged = gnorm <= eps / math.sqrt(sigma)
             if converged or steps >= opts["max_newton"]:
                 break
-            J = inner.J
-            if opts["union"] and prev_J is not None and steps < opts["union"]:
-                J = np.union1d(J, prev_J).astype(np.int32)
-            d = newton.direction(J, g, sigma, gnorm)
+            d = newton.direction(inner.J, g, sigma, gnorm)
             zd = qp.Z.matvec(d)
             counters.passes += 1
             alpha, res = inner.search(d, zd, g)
@@ -469,7 +484,6 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             counters.newton += 1
             if alpha < 1e-10:
                 break
-        prev_J = inner.J.copy()
         x = inner.xp.copy()
         w = inner.ztx.copy()
         b = inner.lam / sigma
