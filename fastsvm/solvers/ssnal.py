@@ -284,9 +284,9 @@ class _Inner:
     def J(self):
         return self.free[: self.n_free]
 
-    def start(self, x, v, Zv, sigma):
-        """Project y(v) for the new center x and sigma; Z^T Pi_K(y) from scratch. The multiplier
-        is sigma b, so the last one rescaled is the hint."""
+    def start(self, x, w, v, Zv, sigma):
+        """Project y(v) for the new center x (w = Z^T x) and sigma; Z^T Pi_K(y) from w over the
+        rows that changed. The multiplier is sigma b: the last one rescaled is the hint."""
         qp = self.qp
         np.multiply(Zv + qp.c, -sigma, out=self.pt)
         self.pt += x
@@ -294,8 +294,19 @@ class _Inner:
         _, self.lam, J = qp.K.project(self.pt, hint, x=self.xp, free=self.free)
         self.sigma = sigma
         self.n_free = J.shape[0]
-        qp.Z.rmatvec(self.xp, out=self.ztx)
-        self.counters.passes += 1
+        self.ztx[:] = w
+        self._update_ztx(np.flatnonzero(self.xp != x).astype(np.int32), self.xp, x)
+
+    def _update_ztx(self, changed, x_new, x_old):
+        """ztx += Z^T (x_new - x_old), over the changed rows or, when they are many, in full."""
+        qp, Z = self.qp, self.qp.Z
+        work = float(Z.row_nnz[changed].sum())
+        if work < 0.5 * qp.nnz:
+            Z.rows_rmatvec_diff(changed, x_new, x_old, self.ztx)
+            self.counters.passes += work / qp.nnz
+        else:
+            Z.rmatvec(x_new, out=self.ztx)
+            self.counters.passes += 1
 
     def trial(self, zd, alpha):
         """Project y(v + alpha d) into the *_new buffers; line_point's (lam, n_free, zd.dx, s,
@@ -306,15 +317,7 @@ class _Inner:
 
     def accept(self, res):
         """Make the trial point current; Z^T Pi_K(y) updated over the rows whose x changed."""
-        qp, Z = self.qp, self.qp.Z
-        changed = self.changed[: res[4]]
-        work = float(Z.row_nnz[changed].sum())
-        if work < 0.5 * qp.nnz:
-            Z.rows_rmatvec_diff(changed, self.x_new, self.xp, self.ztx)
-            self.counters.passes += work / qp.nnz
-        else:
-            Z.rmatvec(self.x_new, out=self.ztx)
-            self.counters.passes += 1
+        self._update_ztx(self.changed[: res[4]], self.x_new, self.xp)
         self.pt, self.pt_new = self.pt_new, self.pt
         self.xp, self.x_new = self.x_new, self.xp
         self.free, self.free_new = self.free_new, self.free
@@ -462,7 +465,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     outer = 0
     for outer in range(1, max_outer + 1):
         eps = max(0.1 * tol, 0.5 ** outer)
-        inner.start(x, v, Zv, sigma)
+        inner.start(x, w, v, Zv, sigma)
         steps = 0
         converged = False
         while True:
