@@ -40,6 +40,7 @@ SMW_J_MAX = 4000           # largest free set for which the |J| x |J| system may
 BLAS_SPEEDUP = 8.0         # dense BLAS-3 flops per sparse scalar flop (cost model of the systems)
 CG_ITER_GUESS = 25
 CG_MAX_ITER = 500
+CG_RTOL = 0.3              # loosest relative residual of the CG Newton directions
 BLAS_MIN_FLOPS = 2e7       # below this a dense BLAS product costs more in thread hand-offs
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
@@ -243,7 +244,7 @@ class _Newton:
         """Matrix-free preconditioned CG, to a relative residual that tightens as |g| falls."""
         Z = self.qp.Z
         d = np.zeros(Z.p)
-        rtol = min(0.1, math.sqrt(gnorm) / (1.0 + math.sqrt(gnorm)))
+        rtol = min(CG_RTOL, math.sqrt(gnorm) / (1.0 + math.sqrt(gnorm)))
         iters, status = newton_cg(Z, J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, CG_MAX_ITER)
         if status == "interrupted":
             raise KeyboardInterrupt
