@@ -10,9 +10,17 @@ convex p-dimensional
     grad psi_k(v) = v - Z^T Pi_K(y),
 
 by semismooth Newton steps (I + sigma Z_J^T P_J Z_J) d = -grad, J the free set of the projection,
-then sets x^{k+1} = Pi_K(y). Each Newton step costs one pass over X for Z d (the line search then
-only projects) and a pass over the rows whose x changed for Z^T x; each outer iteration one more
-pass for grad f(x) = Z Z^T x + c, shared by the stopping test eta and the next warm start.
+then sets x^{k+1} = Pi_K(y) and b = lam / sigma. Each Newton step costs one pass over X for Z d
+(the line search then only projects) and a pass over the rows whose x changed for Z^T x; each
+outer iteration one more pass for grad f(x) = Z Z^T x + c, shared by the stopping test eta and
+the next warm start v = Z^T x^{k+1}.
+
+Choices made here beyond the paper (measured on a9a, w8a, ijcnn1, phishing, mushrooms; see
+tools/bench_ssnal.py): the step is the minimiser of psi along d (psi is convex, its slope along d
+monotone and cheap: one projection per trial), kept when it passes the Armijo test (mu = 1e-4),
+else Armijo halving from 1 (line_search='armijo' uses halving alone); sigma grows by a factor
+that shrinks as the inner solves get harder and halves after a stalled one; the inner stop is
+|grad psi| <= eps_k / sqrt(sigma_k), eps_k = max(tol / 10, 2^-k), as ALGORITHMS.md checked.
 This module orchestrates; fastsvm._core._ssnal and _knapsack do the O(nnz) and O(m) work.
 """
 import math
@@ -405,7 +413,7 @@ def next_sigma(sigma, steps, converged, factor):
 
 def _options(params):
     opts = dict(params.options or {})
-    unknown = set(opts) - set(OPTIONS) - {"rff", "n_components"}
+    unknown = set(opts) - set(OPTIONS)
     if unknown:
         raise ParameterError(f"ssnal: unknown option(s) {', '.join(sorted(unknown))} (known: {', '.join(OPTIONS)})")
     line_search = opts.get("line_search", "exact")
@@ -432,8 +440,8 @@ def solve(sub: Subproblem) -> Solution:
     qp = linear_dual(sub)
     result = _ssnal(qp, tol, max_outer, opts, sub.stop, sub.log)
     x, w, b = result["x"], result["w"], result["b"]
-    n = sub.X.shape[0]
-    coef = sub.y * x if sub.formulation == "c_svc" else x[:n] - x[n:]
+    n = qp.Z.n
+    coef = qp.K.a * x if sub.formulation == "c_svc" else x[:n] - x[n:]  # C-SVC: a = y
     return Solution(
         coef=np.ascontiguousarray(coef, dtype=np.float64),
         rho=-b,
