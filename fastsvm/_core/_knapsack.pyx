@@ -10,13 +10,13 @@ narrows the bracket with a few doubled Newton steps on g, which leaves few break
 among when consecutive projections are close.
 """
 from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isnan
-from libc.stdlib cimport free, malloc
 import numpy as np
 
 from ..errors import FastSVMError
 
 cdef int HINT_EVALUATIONS = 5
 cdef int SAMPLE_SIZE = 64
+cdef double NEWTON_ACCEPT = 1e-13  # |g| / sum |a_i x_i| at which a Newton step from the hint is the root
 
 cdef double MARGIN = 0.01          # regula falsi margin, relative to the bracket width
 
@@ -189,6 +189,30 @@ cdef inline void _update_bracket(double t, double g, double* lam_l, double* g_l,
         g_l[0] = g_r[0] = 0.0
 
 
+cdef double _output(Knapsack K, const double* v, double lam, double* x, int* free_idx, int* n_free,
+                    double* slope, double* mag) noexcept nogil:
+    """x = x(lam) and its free set; returns g(lam), with the slope of g there and the scale
+    |d| + sum |a_i x_i| of the rounding in g."""
+    cdef int i, nw = 0
+    cdef double g = -K.d, s = 0.0, scale = fabs(K.d), ai, t, c
+    cdef bint inside
+    for i in range(K.m):
+        ai = K.a[i]
+        t = v[i] - lam * ai
+        c = _clip(t, K.lower[i], K.upper[i])
+        x[i] = c
+        inside = (t > K.lower[i]) & (t < K.upper[i])
+        free_idx[nw] = i                               # branch-free append
+        nw += inside
+        s += (ai * ai) * inside
+        g += ai * c
+        scale += fabs(ai * c)
+    n_free[0] = nw
+    slope[0] = s
+    mag[0] = scale
+    return g
+
+
 cdef double _g_and_slope(Knapsack K, const double* v, double lam, double* slope) noexcept nogil:
     """g(lam) and the magnitude of its slope there (sum of a_i^2 over coordinates strictly
     between their bounds)."""
@@ -264,7 +288,9 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
     cdef double* breaks = S.breaks
     cdef int* work = S.work
 
-    # 1. bracket the root near the hint: twice the Newton step, doubled until g changes sign
+    # 1. from a hint, one Newton step on g: exact when no break point lies in between, which
+    #    the output pass verifies (two passes in all). Otherwise bracket the root: twice the
+    #    Newton step, doubled until g changes sign.
     t = lam_hint if not isnan(lam_hint) else _sample_median(K, v, breaks)
     if not isnan(t):
         step = 0.0
@@ -272,20 +298,26 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
             g = _g_and_slope(K, v, t, &slope)
             if g - g != 0.0:
                 return KNAPSACK_BAD_BOUNDS
-            if g > 0.0:
-                lam_l, g_l = t, g
-            elif g < 0.0:
-                lam_r, g_r = t, g
-            else:
-                lam_l = lam_r = t
+            _update_bracket(t, g, &lam_l, &g_l, &lam_r, &g_r)
+            if g == 0.0 or (lam_l > -INFINITY and lam_r < INFINITY):
                 break
-            if lam_l > -INFINITY and lam_r < INFINITY:
+            if slope == 0.0:
                 break
-            if slope > 0.0:
-                step = fmax(2.0 * fabs(g) / slope, fmax(2.0 * fabs(step), 1e-12 * (1.0 + fabs(t))))
-                t = t + step if g > 0.0 else t - step
-            else:
-                break
+            if it == 0 and not isnan(lam_hint):
+                root = t + g / slope
+                g = _output(K, v, root, x, free_idx, n_free, &slope, &mag)
+                if fabs(g) <= NEWTON_ACCEPT * mag and slope > 0.0:
+                    lam[0] = root
+                    return KNAPSACK_OK
+                _update_bracket(root, g, &lam_l, &g_l, &lam_r, &g_r)
+                if lam_l > -INFINITY and lam_r < INFINITY:
+                    break
+                step = fabs(root - t)
+                t = root
+                if slope == 0.0:
+                    break
+            step = fmax(2.0 * fabs(g) / slope, fmax(2.0 * step, 1e-12 * (1.0 + fabs(t))))
+            t = t + step if g > 0.0 else t - step
 
     # 2. one pass: coordinates whose state is the same across the bracket go into the sums,
     #    the others into the work list
@@ -349,6 +381,7 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
         # g is flat here: zero if K is feasible; take the midpoint of the whole flat piece
         flat_l = -INFINITY
         flat_r = INFINITY
+        mag = fabs(K.d)
         for i in range(K.m):
             ai = K.a[i]
             if ai == 0.0:
@@ -375,13 +408,7 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
     lam[0] = root
 
     # 5. x and the free set
-    nw = 0
-    for i in range(K.m):
-        t = v[i] - root * K.a[i]
-        x[i] = _clip(t, K.lower[i], K.upper[i])
-        free_idx[nw] = i                               # branch-free append
-        nw += (t > K.lower[i]) & (t < K.upper[i])
-    n_free[0] = nw
+    _output(K, v, root, x, free_idx, n_free, &slope, &mag)
     return KNAPSACK_OK
 
 

@@ -7,9 +7,8 @@ the pieces of the Newton system I + sigma Z_J^T P_J Z_J (P_J = I - a_J a_J^T / a
 Gram matrix Z_J^T Z_J, the kernel block Z_J Z_J^T, matrix-free preconditioned CG, and the O(m)
 point of the line search. Dense factorizations are left to LAPACK through NumPy/SciPy.
 """
-from cython.parallel cimport parallel, prange, threadid
+from cython.parallel cimport prange
 from libc.math cimport NAN, sqrt
-from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 import numpy as np
 

@@ -49,7 +49,7 @@ BLAS_SPEEDUP = 8.0         # dense BLAS-3 flops per sparse scalar flop (cost mod
 CG_ITER_GUESS = 25
 CG_MAX_ITER = 500
 CG_RTOL = 0.3              # loosest relative residual of the CG Newton directions
-BLAS_MIN_FLOPS = 2e7       # below this a dense BLAS product costs more in thread hand-offs
+BLAS_MIN_FLOPS = 2e8       # below this BLAS threads cost more (spinning on a busy machine) than they save
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
 
