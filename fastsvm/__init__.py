@@ -14,7 +14,8 @@ from .params import Params
 from .predict import decision_values, predict, predict_probability
 from .train import fit_model
 
-_ESTIMATORS = ("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM")
+_ESTIMATORS = ("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "RandomFourierFeatures",
+               "Nystroem")
 
 
 def __getattr__(name):

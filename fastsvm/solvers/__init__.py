@@ -1,9 +1,9 @@
 """Solver registry: each solver module exposes SPEC (a SolverSpec); -s NAME / solver=NAME look here."""
 from ..errors import ParameterError
-from . import dcd, smo, ssnal
+from . import dcd, nystroem, smo, ssnal
 from .base import Kernel, Solution, SolverSpec, Subproblem
 
-SOLVERS = {spec.name: spec for spec in (dcd.SPEC, smo.SPEC, ssnal.SPEC)}
+SOLVERS = {spec.name: spec for spec in (dcd.SPEC, smo.SPEC, ssnal.SPEC, nystroem.SPEC)}
 
 
 def get_solver(name):

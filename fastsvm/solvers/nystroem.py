@@ -1,0 +1,125 @@
+"""Nystroem approximation as a solver: a kernel SVM trained as a linear one on Nystroem features,
+returned as an ordinary kernel model on the landmarks.
+
+For one subproblem: m landmarks are sampled from its rows (seeded), phi(x) = K(x, L) T with
+T = U_r diag(lam_r)^-1/2 from K(L, L) (fastsvm.kernel_approximation), and the explicit problem
+on phi(X) -- same formulation, per-sample bounds and tolerance, LIBSVM's unregularized bias -- is
+solved by the registered ``ssnal`` solver. Its weights w give the decision value
+
+    f(x) = phi(x) . w - rho = K(x, L) (T w) - rho,
+
+a kernel expansion on the landmarks with coefficients beta = T w. The Solution puts beta on the
+landmark rows and zeros elsewhere, so fastsvm.train assembles a LIBSVM model whose support
+vectors are the landmarks (binary, regression and one-vs-one alike): fastsvm-predict and
+LIBSVM's svm-predict then compute exactly the approximate model's predictions.
+
+Options (params.options, -o name=value): ``landmarks`` (m, default min(n, 500)), ``rtol`` (the
+eigenvalue cut, relative to the largest), and any ssnal option, passed on.
+"""
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..kernel_approximation import nystroem_map, sample_landmarks
+from . import ssnal
+from .base import Kernel, Solution, SolverSpec, Subproblem, checked_arrays
+
+DEFAULT_LANDMARKS = 500
+DEFAULT_RTOL = 1e-10       # eigenvalues of K(L, L) below this fraction of the largest are cut
+OPTIONS = ("landmarks", "rtol")
+
+
+def _options(params):
+    """(landmarks or None, rtol, the options meant for ssnal); values may be strings (-o)."""
+    opts = dict(params.options or {})
+    unknown = set(opts) - set(OPTIONS) - set(ssnal.OPTIONS)
+    if unknown:
+        raise ParameterError(f"nystroem: unknown option(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(OPTIONS + ssnal.OPTIONS)})")
+    try:
+        landmarks = int(opts["landmarks"]) if "landmarks" in opts else None
+        rtol = float(opts.get("rtol", DEFAULT_RTOL))
+    except ValueError:
+        raise ParameterError("nystroem: landmarks must be an integer and rtol a number") from None
+    if landmarks is not None and landmarks < 1:
+        raise ParameterError("nystroem: landmarks must be >= 1")
+    if not 0 <= rtol < 1:
+        raise ParameterError("nystroem: rtol must be in [0, 1)")
+    return landmarks, rtol, {k: v for k, v in opts.items() if k in ssnal.OPTIONS}
+
+
+def solve(sub: Subproblem) -> Solution:
+    """Solve one C-SVC or epsilon-SVR subproblem on Nystroem features of its kernel."""
+    params = sub.params
+    if sub.formulation not in SPEC.formulations:
+        raise ParameterError(f"nystroem solves {' and '.join(SPEC.formulations)}, not {sub.formulation}")
+    landmarks, rtol, ssnal_options = _options(params)
+    X, y, upper = checked_arrays(sub)
+    n = X.shape[0]
+    m = min(n, DEFAULT_LANDMARKS if landmarks is None else landmarks)
+    k = sub.kernel
+    log = sub.log
+
+    t0 = time.perf_counter()
+    rows = np.sort(sample_landmarks(n, m, sub.seed))  # in row order: the model keeps data order
+    fmap = nystroem_map(X, k.kind, k.gamma, k.degree, k.coef0, landmarks=rows, rtol=rtol,
+                        n_threads=sub.n_threads)
+    if log is not None:
+        lam = fmap.eigenvalues
+        log(f"nystroem: {m} landmarks, rank {fmap.n_components}"
+            + (f" (eigenvalues {lam[-1]:.3g} .. {lam[0]:.3g})" if lam.size else "")
+            + f"  time {time.perf_counter() - t0:.2f}s")
+    if sub.stop[0]:
+        raise KeyboardInterrupt
+
+    t1 = time.perf_counter()
+    features = fmap.transform(X, sub.n_threads, sub.stop)
+    if fmap.n_components == 0:  # a kernel that vanishes on the landmarks: a bias-only model
+        features = np.zeros((n, 1))
+    if log is not None:
+        log(f"nystroem: features {n} x {features.shape[1]}  time {time.perf_counter() - t1:.2f}s")
+
+    linear = Subproblem(
+        formulation=sub.formulation, X=features, y=y, upper=upper, kernel=Kernel(kind="linear"),
+        params=replace(params, solver=ssnal.SPEC.name, kernel_type="linear", options=ssnal_options),
+        seed=sub.seed, stop=sub.stop, log=log, n_threads=sub.n_threads)
+    del features
+    solution = ssnal.SPEC.solve(linear)
+
+    beta = fmap.normalization @ solution.w[: fmap.n_components]
+    coef = np.zeros(n)
+    coef[rows] = beta
+    if log is not None:
+        log(f"nystroem: expansion on {np.count_nonzero(beta)} landmarks  "
+            f"total time {time.perf_counter() - t0:.2f}s")
+    dual = np.abs(np.asarray(solution.coef, dtype=np.float64))
+    return Solution(
+        coef=coef,
+        rho=solution.rho,
+        objective=solution.objective,
+        n_iter=solution.n_iter,
+        kkt=solution.kkt,
+        status=solution.status,
+        history=solution.history,
+        # LIBSVM's summary: nu and nBSV are the explicit problem's, nSV the model's landmarks
+        info={"nu": float(dual.sum() / (upper.sum() or 1.0)), "nSV": int(np.count_nonzero(beta)),
+              "nBSV": int(np.count_nonzero((dual > 0) & (dual >= upper))),
+              "landmarks": rows, "rank": fmap.n_components, "eigenvalues": fmap.eigenvalues,
+              "feature_weights": solution.w, "feature_dual": solution.coef,
+              "linear": solution.info},
+    )
+
+
+SPEC = SolverSpec(
+    name="nystroem",
+    solve=solve,
+    formulations=("c_svc", "epsilon_svr"),
+    kernels=("rbf", "polynomial", "sigmoid", "linear"),
+    multiclass="ovo",
+    default_kernel="rbf",
+    default_tol=ssnal.DEFAULT_TOL,
+    description="Nystroem features on sampled landmarks (-o landmarks=m), the explicit problem "
+                "solved by ssnal; the model is a kernel expansion on the landmarks",
+)
