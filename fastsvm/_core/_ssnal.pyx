@@ -417,3 +417,46 @@ def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, doubl
     if status != KNAPSACK_OK:
         raise FloatingPointError("the line search produced a non-finite point")
     return lam, n_free, zdx, s, n_changed
+
+
+cdef bint _cholesky_solve(double[:, ::1] H, double[::1] rhs) noexcept nogil:
+    cdef Py_ssize_t n = H.shape[0], i, j, k
+    cdef double pivot, u_ki, s
+    for k in range(n):
+        pivot = H[k, k]
+        if not pivot > 0.0:
+            return False
+        pivot = sqrt(pivot)
+        H[k, k] = pivot
+        for j in range(k + 1, n):
+            H[k, j] /= pivot
+        for i in range(k + 1, n):
+            u_ki = H[k, i]
+            if u_ki != 0.0:
+                for j in range(i, n):
+                    H[i, j] -= u_ki * H[k, j]
+    for i in range(n):                          # U^T z = rhs
+        s = rhs[i]
+        for k in range(i):
+            s -= H[k, i] * rhs[k]
+        rhs[i] = s / H[i, i]
+    for i in range(n - 1, -1, -1):              # U d = z
+        s = rhs[i]
+        for j in range(i + 1, n):
+            s -= H[i, j] * rhs[j]
+        rhs[i] = s / H[i, i]
+    return True
+
+
+def cholesky_solve(double[:, ::1] H, double[::1] rhs):
+    """Solve H d = rhs for a symmetric positive definite H, in place: H is overwritten by its
+    Cholesky factor (upper triangle, H = U^T U) and rhs by d. Returns False when H is not
+    numerically positive definite. Right-looking: the updates are contiguous axpys, so the
+    compiler vectorizes them; used for the small and mid-sized Newton systems, where waking a
+    threaded LAPACK costs more than the factorization."""
+    if H.shape[1] != H.shape[0] or rhs.shape[0] != H.shape[0]:
+        raise FastSVMError("cholesky_solve: H must be square and rhs match it")
+    cdef bint ok
+    with nogil:
+        ok = _cholesky_solve(H, rhs)
+    return ok

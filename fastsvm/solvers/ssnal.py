@@ -31,11 +31,12 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._core._knapsack import KnapsackSet
-from .._core._ssnal import StackedRows, line_point, newton_cg
+from .._core._ssnal import StackedRows, cholesky_solve, line_point, newton_cg
 from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
 
 DEFAULT_TOL = 1e-3
+INNER_SCALE_MIN = 1e-3     # the inner tolerance is tightened at most this much (see _ssnal)
 DEFAULT_MAX_OUTER = 200
 MAX_NEWTON = 50            # Newton steps per outer iteration
 ARMIJO_MU = 1e-4
@@ -49,6 +50,7 @@ BLAS_SPEEDUP = 8.0         # dense BLAS-3 flops per sparse scalar flop (cost mod
 CG_ITER_GUESS = 25
 CG_MAX_ITER = 500
 CG_RTOL = 0.3              # loosest relative residual of the CG Newton directions
+OWN_CHOLESKY_MAX = 600     # Newton systems up to this order are factored without LAPACK
 BLAS_MIN_FLOPS = 2e8       # below this BLAS threads cost more (spinning on a busy machine) than they save
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
@@ -163,6 +165,17 @@ class _Counters:
         self.passes += float(Z.row_nnz[rows].sum()) / self.nnz
 
 
+def _spd_solve(H, rhs):
+    """H^-1 rhs for the SPD Newton matrices (H is overwritten): our own Cholesky up to
+    OWN_CHOLESKY_MAX, LAPACK beyond, where the work pays for waking its threads."""
+    if H.shape[0] <= OWN_CHOLESKY_MAX:
+        out = np.array(rhs, dtype=np.float64)
+        if cholesky_solve(H, out):
+            return out
+        raise FastSVMError("ssnal: the Newton matrix lost positive definiteness (non-finite data?)")
+    return sla.cho_solve(sla.cho_factor(H, overwrite_a=True, check_finite=False), rhs, check_finite=False)
+
+
 class _Newton:
     """Newton directions for I + sigma Z_J^T P_J Z_J by the cheapest of a dense p x p Cholesky,
     Sherman-Morrison-Woodbury with the |J| x |J| system, or preconditioned CG (estimated flops)."""
@@ -219,7 +232,7 @@ class _Newton:
             G -= np.outer(s, s) / aa
         G *= sigma
         G.flat[:: Z.p + 1] += 1.0
-        return sla.cho_solve(sla.cho_factor(G, overwrite_a=True, check_finite=False), -g, check_finite=False)
+        return _spd_solve(G, -g)
 
     def _smw(self, J, a_J, g, sigma, gnorm):
         """d = -g + sigma B^T (I + sigma B B^T)^-1 B g, B = P_J Z_J, B B^T = P_J (Z_J Z_J^T) P_J."""
@@ -243,7 +256,7 @@ class _Newton:
             t -= (_dot(a_J, t) / aa) * a_J
         Kmat *= sigma
         Kmat.flat[:: k + 1] += 1.0
-        z = sla.cho_solve(sla.cho_factor(Kmat, overwrite_a=True, check_finite=False), t, check_finite=False)
+        z = _spd_solve(Kmat, t)
         if aa > 0:
             z -= (_dot(a_J, z) / aa) * a_J
         return Z.rows_rmatvec(J, sigma * z) - g
@@ -472,8 +485,9 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     eta = math.inf
     b = b_kkt = 0.0
     outer = 0
+    inner_scale = 1.0
     for outer in range(1, max_outer + 1):
-        eps = max(0.1 * tol, 0.5 ** outer)
+        eps = inner_scale * max(0.1 * tol, 0.5 ** outer)
         inner.start(x, w, v, Zv, sigma)
         steps = 0
         converged = False
@@ -496,6 +510,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             counters.newton += 1
             if alpha < 1e-10:
                 break
+        step_norm = _norm(inner.xp - x)
         x = inner.xp.copy()
         w = inner.ztx.copy()
         b = inner.lam / sigma
@@ -503,18 +518,23 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         counters.passes += 1
         grad = Zw + qp.c
         eta, b_kkt = kkt_residual(x, grad, qp.K, hint=b)
+        # the AL's primal residual |Q w + c - z| = |x^{k+1} - x^k| / sigma, scaled as eta
+        r_primal = step_norm / sigma / (1.0 + _norm(x) + _norm(grad))
         dual = 0.5 * _dot(w, w) + _dot(qp.c, x)
         primal = primal_objective(qp, Zw, w, b)
-        entry = {"iter": outer, "sigma": sigma, "newton": steps, "free": inner.n_free, "eta": eta,
+        entry = {"iter": outer, "sigma": sigma, "newton": steps, "free": inner.n_free, "eta": eta, "r_primal": r_primal,
                  "primal": primal, "dual": dual, "passes": counters.passes, "time": time.perf_counter() - t0}
         history.append(entry)
         if log is not None:
-            log(f"ssnal: iter {outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.n_free}  eta {eta:.3e}  "
+            log(f"ssnal: iter {outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.n_free}  eta {eta:.3e}  rp {r_primal:.3e}  "
                 f"primal {primal:.10g}  dual {-dual:.10g}  passes {counters.passes:.1f}  time {entry['time']:.2f}s")
         if eta <= tol:
             status = "converged"
             break
         sigma = next_sigma(sigma, steps, converged, opts["sigma_factor"])
+        # eta well above the AL's primal residual: x hardly moves, the inexact inner solves
+        # limit eta (the error Z grad psi enters grad f); the next ones are solved tighter
+        inner_scale = min(1.0, max(INNER_SCALE_MIN, r_primal / eta)) if eta > 0 else 1.0
         v, Zv = w.copy(), Zw.copy()
     w = qp.Z.rmatvec(x)  # exact, free of the incremental updates' rounding
     return {"x": x, "w": w, "b": b, "eta": eta, "status": status, "outer": outer, "history": history,
