@@ -36,6 +36,7 @@ from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
 
 DEFAULT_TOL = 1e-3
+PRIMAL_LAG = 0.1           # sigma grows while the AL primal residual is >= this fraction of eta
 INNER_SCALE_MIN = 1e-3     # the inner tolerance is tightened at most this much (see _ssnal)
 DEFAULT_MAX_OUTER = 200
 MAX_NEWTON = 50            # Newton steps per outer iteration
@@ -407,12 +408,16 @@ class _Inner:
         return alpha, res  # the last trial was at alpha
 
 
-def next_sigma(sigma, steps, converged, factor):
-    """The penalty of the next outer iteration: raised by `factor` (faster outer convergence)
-    when the inner solve was easy, by less when it needed many Newton steps, lowered when it
-    stalled (a large sigma makes psi_k closer to the nonsmooth primal), within bounds."""
+def next_sigma(sigma, steps, converged, factor, lagging=True):
+    """The penalty of the next outer iteration: raised while the AL's primal residual lags
+    (`lagging`: a larger sigma speeds the outer convergence), by `factor` when the inner solve
+    was easy, by less when it needed many Newton steps; kept when the primal side is ahead;
+    lowered when the inner solve stalled (a large sigma makes psi_k closer to the nonsmooth
+    primal); within bounds."""
     if not converged:
         change = 0.5
+    elif not lagging:
+        change = 1.0
     elif steps <= 5:
         change = 2.0 * factor
     elif steps <= 12:
@@ -531,7 +536,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         if eta <= tol:
             status = "converged"
             break
-        sigma = next_sigma(sigma, steps, converged, opts["sigma_factor"])
+        sigma = next_sigma(sigma, steps, converged, opts["sigma_factor"], r_primal >= PRIMAL_LAG * eta)
         # eta well above the AL's primal residual: x hardly moves, the inexact inner solves
         # limit eta (the error Z grad psi enters grad f); the next ones are solved tighter
         inner_scale = min(1.0, max(INNER_SCALE_MIN, r_primal / eta)) if eta > 0 else 1.0
