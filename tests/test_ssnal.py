@@ -16,13 +16,13 @@ import scipy.sparse as sp
 from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._ssnal import StackedRows, line_point, newton_cg
+from fastsvm._core._ssnal import StackedRows, cholesky_solve, line_point, newton_cg
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
-from fastsvm.solvers.ssnal import SPEC, kkt_residual, linear_dual, solve
+from fastsvm.solvers.ssnal import SPEC, kkt_residual, next_sigma, solve
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -223,6 +223,7 @@ def test_kkt_residual_against_numpy_twin():
         grad = Z @ (Z.T @ x) + c
         eta, lam = kkt_residual(x, grad, K)
         eta2, lam2 = np_eta(Z, c, a, u, x)
+        assert kkt_residual(x, grad, K, hint=lam + 0.1) == pytest.approx((eta, lam), rel=1e-12, abs=1e-15)
         assert eta == pytest.approx(eta2, rel=1e-9, abs=1e-15)
         assert lam == pytest.approx(lam2, rel=1e-9, abs=1e-12)
     assert kkt_residual(x, grad, K)[0] > 0
@@ -320,12 +321,38 @@ def test_line_point_against_direct_psi():
         np.testing.assert_array_equal(changed, np.flatnonzero(bufs[1] != x0))
 
 
+@pytest.mark.parametrize("n", [1, 2, 17, 130])
+def test_cholesky_solve_against_numpy(n):
+    rng = np.random.default_rng(n)
+    A = rng.normal(size=(n, n))
+    A = A @ A.T + 0.1 * np.eye(n)
+    b = rng.normal(size=n)
+    H, d = A.copy(), b.copy()
+    assert cholesky_solve(H, d)
+    np.testing.assert_allclose(d, np.linalg.solve(A, b), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(np.triu(H), np.linalg.cholesky(A).T, rtol=1e-10, atol=1e-12)
+    assert not cholesky_solve(-np.eye(n), np.ones(n))
+    with pytest.raises(FastSVMError):
+        cholesky_solve(np.eye(n), np.ones(n + 1))
+
+
+def test_sigma_schedule():
+    assert next_sigma(1.0, 3, True, 3.0) == 6.0          # easy inner solve: faster growth
+    assert next_sigma(1.0, 8, True, 3.0) == 3.0
+    assert next_sigma(1.0, 20, True, 3.0) == pytest.approx(3.0 ** 0.5)
+    assert next_sigma(1.0, 40, True, 3.0) == 1.0
+    assert next_sigma(1.0, 3, True, 3.0, lagging=False) == 1.0  # primal side ahead: kept
+    assert next_sigma(4.0, 50, False, 3.0) == 2.0        # stalled: lowered
+    assert next_sigma(1e10, 1, True, 3.0) == 1e10         # bounded
+
+
 @pytest.mark.parametrize("system", ["dense", "smw", "cg"])
-def test_every_newton_system_reaches_the_same_optimum(system):
-    X, labels = load("heart_scale")
-    y = as_pm(labels)
-    ref = solve(subproblem(X, y, C=1.0, tol=1e-8))
-    sol = solve(subproblem(X, y, C=1.0, tol=1e-8, newton_system=system))
+@pytest.mark.parametrize("name,formulation", [("heart_scale", "c_svc"), ("housing_scale", "epsilon_svr")])
+def test_every_newton_system_reaches_the_same_optimum(system, name, formulation):
+    X, labels = load(name)
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    ref = solve(subproblem(X, y, formulation, C=1.0, tol=1e-8))
+    sol = solve(subproblem(X, y, formulation, C=1.0, tol=1e-8, newton_system=system))
     assert sol.info["systems"][system] > 0
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
     assert sol.rho == pytest.approx(ref.rho, abs=1e-6)
