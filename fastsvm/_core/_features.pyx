@@ -20,17 +20,8 @@ cdef enum:
     BLOCK_WORK = 20000000
 
 
-cdef inline double* dptr(double[::1] a) noexcept:
-    return &a[0] if a.shape[0] > 0 else NULL
-
-
 cdef inline const double* cdptr(const double[::1] a) noexcept:
     return &a[0] if a.shape[0] > 0 else NULL
-
-
-cdef CSR _view(X, const double[::1] data, const int[::1] indices, const int[::1] indptr,
-               int n_cols):
-    return csr_view(data, indices, indptr, X.shape[0], n_cols)
 
 
 cdef int _block_rows(double work_per_row, int n_rows, int n_threads):
@@ -95,7 +86,7 @@ def fourier_features(X, const double[:, ::1] W not None, const double[::1] offse
     if X.nnz > 0 and int(X.indices.max()) >= W.shape[0]:
         raise ValueError(f"X has a value in column {int(X.indices.max())}, the map has "
                          f"{W.shape[0]} rows of frequencies")
-    cdef CSR A = _view(X, data, indices, indptr, X.shape[1])
+    cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
     if A.n_rows == 0 or F == 0:
         return
     n_threads = max(1, min(n_threads, A.n_rows))
@@ -159,8 +150,8 @@ def landmark_kernel(X, L, str kind, double gamma, int degree, double coef0, doub
         stop = np.zeros(1, dtype=np.int32)
     if out.shape[0] != X.shape[0] or out.shape[1] != L.shape[0]:
         raise ValueError(f"output must be {X.shape[0]} x {L.shape[0]}")
-    cdef CSR A = _view(X, xd, xi, xp, width)
-    cdef CSR B = _view(L, ld, li, lp, width)
+    cdef CSR A = csr_view(xd, xi, xp, X.shape[0], width)
+    cdef CSR B = csr_view(ld, li, lp, L.shape[0], width)
     if A.n_rows == 0 or B.n_rows == 0:
         return
     n_threads = max(1, min(n_threads, A.n_rows))

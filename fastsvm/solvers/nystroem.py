@@ -20,8 +20,9 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..errors import ParameterError
+from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import nystroem_map, sample_landmarks
 from . import ssnal
 from .base import Kernel, Solution, SolverSpec, Subproblem, checked_arrays
@@ -48,6 +49,18 @@ def _options(params):
     if not 0 <= rtol < 1:
         raise ParameterError("nystroem: rtol must be in [0, 1)")
     return landmarks, rtol, {k: v for k, v in opts.items() if k in ssnal.OPTIONS}
+
+
+def dense_as_csr(A):
+    """A dense C-contiguous matrix as CSR sharing its values (every entry stored): no scan for
+    zeros, no copy of the n x r features."""
+    n, r = A.shape
+    if n * r >= np.iinfo(np.int32).max:
+        raise FastSVMError(f"nystroem: {n} x {r} features exceed 2**31 stored values; use fewer landmarks")
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    indices = np.tile(np.arange(r, dtype=np.int32), n)
+    indptr = np.arange(0, n * r + 1, r, dtype=np.int32) if r else np.zeros(n + 1, dtype=np.int32)
+    return sp.csr_matrix((A.reshape(-1), indices, indptr), shape=(n, r), copy=False)
 
 
 def solve(sub: Subproblem) -> Solution:
@@ -82,7 +95,7 @@ def solve(sub: Subproblem) -> Solution:
         log(f"nystroem: features {n} x {features.shape[1]}  time {time.perf_counter() - t1:.2f}s")
 
     linear = Subproblem(
-        formulation=sub.formulation, X=features, y=y, upper=upper, kernel=Kernel(kind="linear"),
+        formulation=sub.formulation, X=dense_as_csr(features), y=y, upper=upper, kernel=Kernel(kind="linear"),
         params=replace(params, solver=ssnal.SPEC.name, kernel_type="linear", options=ssnal_options),
         seed=sub.seed, stop=sub.stop, log=log, n_threads=sub.n_threads)
     del features
