@@ -14,7 +14,7 @@ vectors are the landmarks (binary, regression and one-vs-one alike): fastsvm-pre
 LIBSVM's svm-predict then compute exactly the approximate model's predictions.
 
 Options (params.options, -o name=value): ``landmarks`` (m, default min(n, 500)), ``rtol`` (the
-eigenvalue cut, relative to the largest), and any ssnal option, passed on.
+eigenvalue cut, relative to the largest; default 1e-12), and any ssnal option, passed on.
 """
 import time
 from dataclasses import replace
@@ -23,12 +23,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import FastSVMError, ParameterError
-from ..kernel_approximation import nystroem_map, sample_landmarks
+from ..kernel_approximation import EIG_RTOL, nystroem_map, sample_landmarks
 from . import ssnal
 from .base import Kernel, Solution, SolverSpec, Subproblem, checked_arrays
 
 DEFAULT_LANDMARKS = 500
-DEFAULT_RTOL = 1e-10       # eigenvalues of K(L, L) below this fraction of the largest are cut
 OPTIONS = ("landmarks", "rtol")
 
 
@@ -41,7 +40,7 @@ def _options(params):
                              f"(known: {', '.join(OPTIONS + ssnal.OPTIONS)})")
     try:
         landmarks = int(opts["landmarks"]) if "landmarks" in opts else None
-        rtol = float(opts.get("rtol", DEFAULT_RTOL))
+        rtol = float(opts.get("rtol", EIG_RTOL))
     except ValueError:
         raise ParameterError("nystroem: landmarks must be an integer and rtol a number") from None
     if landmarks is not None and landmarks < 1:
