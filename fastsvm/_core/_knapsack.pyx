@@ -5,9 +5,11 @@ x(lam) = clip(v - lam a, l, u) and g(lam) = a^T x(lam) - d is continuous, non-in
 piecewise linear with break points (v_i - u_i)/a_i and (v_i - l_i)/a_i. The root is bracketed by
 medians of the break points still inside the bracket (three-way quickselect, deterministic pivots
 with a median-of-medians fallback, so O(m) even on adversarial input), then read off the linear
-piece. A hint (the previous multiplier, or else the median break point of a small sample) first
-narrows the bracket with a few doubled Newton steps on g, which leaves few break points to select
-among when consecutive projections are close.
+piece. A hint (the previous multiplier, or else the median break point of a small sample) comes
+first: one Newton step on g from it is the root whenever no break point lies in between, which the
+pass writing x verifies (two passes over the data in all, the common case when consecutive
+projections are close); otherwise doubled Newton steps bracket the root, and regula falsi pivots
+evaluated on the undecided coordinates only shrink the bracket before the median pivots must.
 """
 from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isnan
 import numpy as np

@@ -45,8 +45,9 @@ MAX_HALVINGS = 40
 SIGMA0 = 1.0
 SIGMA_FACTOR = 3.0
 SIGMA_MIN, SIGMA_MAX = 1e-6, 1e10
-DENSE_P_MAX = 3000         # largest p for which the p x p Newton system may be formed
-SMW_J_MAX = 4000           # largest free set for which the |J| x |J| system may be formed
+DENSE_P_MAX = 2000         # largest p for which the p x p Newton system may be formed (LAPACK
+                           # cannot be interrupted: ~0.3 s at most)
+SMW_J_MAX = 2000           # largest free set for which the |J| x |J| system may be formed
 BLAS_SPEEDUP = 8.0         # dense BLAS-3 flops per sparse scalar flop (cost model of the systems)
 CG_ITER_GUESS = 25
 CG_MAX_ITER = 500
@@ -206,18 +207,17 @@ class _Newton:
             costs["smw"] = kern + k ** 3 / (3.0 * BLAS_SPEEDUP) + 2.0 * nnz_j + k * k
         return min(costs, key=costs.get)
 
-    def direction(self, J, g, sigma, progress):
-        """d with (I + sigma Z_J^T P_J Z_J) d = -g (inexactly for CG; progress = |g| / |g| at
-        the start of the inner solve sets how exactly)."""
+    def direction(self, J, g, sigma, rtol):
+        """d with (I + sigma Z_J^T P_J Z_J) d = -g (by CG to the relative residual rtol)."""
         if J.shape[0] == 0:
             self.counters.systems["none"] += 1
             return -g
         a_J = np.ascontiguousarray(self.qp.K.a[J])
         method = self.method(J)
         self.counters.systems[method] += 1
-        return getattr(self, "_" + method)(J, a_J, g, sigma, progress)
+        return getattr(self, "_" + method)(J, a_J, g, sigma, rtol)
 
-    def _dense(self, J, a_J, g, sigma, progress):
+    def _dense(self, J, a_J, g, sigma, rtol):
         """H = I + sigma (G - s s^T / a_J^T a_J), G = Z_J^T Z_J, s = Z_J^T a_J; Cholesky."""
         Z = self.qp.Z
         self.counters.rows(Z, J)
@@ -236,7 +236,7 @@ class _Newton:
         G.flat[:: Z.p + 1] += 1.0
         return _spd_solve(G, -g)
 
-    def _smw(self, J, a_J, g, sigma, progress):
+    def _smw(self, J, a_J, g, sigma, rtol):
         """d = -g + sigma B^T (I + sigma B B^T)^-1 B g, B = P_J Z_J, B B^T = P_J (Z_J Z_J^T) P_J."""
         Z = self.qp.Z
         self.counters.rows(Z, J)  # the kernel block; the two products below cost as much again
@@ -263,13 +263,10 @@ class _Newton:
             z -= (_dot(a_J, z) / aa) * a_J
         return Z.rows_rmatvec(J, sigma * z) - g
 
-    def _cg(self, J, a_J, g, sigma, progress):
-        """Matrix-free preconditioned CG to a relative residual min(CG_RTOL, progress^1/4):
-        inexact Newton directions, tightening as the inner solve converges (Eisenstat-Walker
-        style; the exponent was chosen on text-like data, where CG carries the cost)."""
+    def _cg(self, J, a_J, g, sigma, rtol):
+        """Matrix-free preconditioned CG (cg_tolerance says how exactly)."""
         Z = self.qp.Z
         d = np.zeros(Z.p)
-        rtol = min(CG_RTOL, progress ** 0.25)
         iters, status = newton_cg(Z, J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, CG_MAX_ITER)
         if status == "interrupted":
             raise KeyboardInterrupt
@@ -411,6 +408,14 @@ class _Inner:
         return alpha, res  # the last trial was at alpha
 
 
+def cg_tolerance(progress):
+    """Relative residual for a CG Newton direction: CG_RTOL, tightening with the inner solve's
+    progress = |grad| / |grad at its start| (inexact Newton, Eisenstat-Walker style; the
+    exponent was chosen on text-like data, where CG carries the cost: exact directions cost
+    more CG iterations than the Newton steps they save)."""
+    return min(CG_RTOL, progress ** 0.25)
+
+
 def next_sigma(sigma, steps, converged, factor, lagging=True):
     """The penalty of the next outer iteration: raised while the AL's primal residual lags
     (`lagging`: a larger sigma speeds the outer convergence), by `factor` when the inner solve
@@ -509,7 +514,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             converged = gnorm <= eps / math.sqrt(sigma)
             if converged or steps >= opts["max_newton"]:
                 break
-            d = newton.direction(inner.J, g, sigma, gnorm / gnorm0)
+            d = newton.direction(inner.J, g, sigma, cg_tolerance(gnorm / gnorm0))
             zd = qp.Z.matvec(d)
             counters.passes += 1
             alpha, res = inner.search(d, zd, g)
