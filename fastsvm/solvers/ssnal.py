@@ -15,12 +15,19 @@ then sets x^{k+1} = Pi_K(y) and b = lam / sigma. Each Newton step costs one pass
 outer iteration one more pass for grad f(x) = Z Z^T x + c, shared by the stopping test eta and
 the next warm start v = Z^T x^{k+1}.
 
-Choices made here beyond the paper (measured on a9a, w8a, ijcnn1, phishing, mushrooms; see
-tools/bench_ssnal.py): the step is the minimiser of psi along d (psi is convex, its slope along d
-monotone and cheap: one projection per trial), kept when it passes the Armijo test (mu = 1e-4),
-else Armijo halving from 1 (line_search='armijo' uses halving alone); sigma grows by a factor
-that shrinks as the inner solves get harder and halves after a stalled one; the inner stop is
-|grad psi| <= eps_k / sqrt(sigma_k), eps_k = max(tol / 10, 2^-k), as ALGORITHMS.md checked.
+Choices made here beyond the paper (measured on a9a, w8a, ijcnn1, phishing, mushrooms and the
+synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
+- the step is the minimiser of psi along d (psi is convex, its slope along d monotone and cheap:
+  one projection per trial), kept when it passes the Armijo test (mu = 1e-4), else Armijo
+  halving from 1 (line_search='armijo' uses halving alone);
+- sigma grows by a factor that shrinks as the inner solves get harder, only while the AL's
+  primal residual |x^{k+1} - x^k| / sigma is not far below eta; it halves after a stalled solve;
+- the inner stop is |grad psi| <= eps_k / sqrt(sigma_k), eps_k = max(tol / 10, 2^-k) as in
+  ALGORITHMS.md, scaled down (to 1e-3 at most) while eta sits well above the primal residual:
+  then the inexact inner solves, not the outer iteration, limit eta;
+- Newton systems up to order OWN_CHOLESKY_MAX are factored by our own Cholesky and dense Gram
+  blocks go to BLAS only when large: waking OpenBLAS's threads for small products cost more
+  than the products on a busy machine; CG directions are inexact (cg_tolerance).
 This module orchestrates; fastsvm._core._ssnal and _knapsack do the O(nnz) and O(m) work.
 """
 import math
