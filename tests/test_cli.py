@@ -36,10 +36,12 @@ def assert_clean_failure(result, prog, pattern, usage):
 
 # ---------------------------------------------------------------------------- train + predict
 
-def test_main_job_train_and_predict(tmp_path):
+@pytest.mark.parametrize("solver", ["ssnal", "dcd", "smo"])
+def test_main_job_train_and_predict(tmp_path, solver):
+    """The README's main job (with -s ssnal), and the same with the other solvers."""
     model = tmp_path / "bc.model"
     out = tmp_path / "bc.out"
-    trained = run("fastsvm-train", "-s", "dcd", TRAIN_FILE, model)
+    trained = run("fastsvm-train", "-s", solver, TRAIN_FILE, model)
     assert trained.returncode == 0, trained.stderr
     assert "optimization finished" in trained.stdout
     predicted = run("fastsvm-predict", TEST_FILE, model, out)
