@@ -1,0 +1,346 @@
+"""fastsvm's SMO (-s 0 / -s 3, RBF kernel) side by side with LIBSVM (libsvm-official), one run.
+
+Both sides get the same -c -g -e -m (LIBSVM's defaults unless given: C = 1, gamma = 1/n_features
+of the training file, e = 1e-3, m = 100 MB; epsilon-SVR with p = 0.1). Every dataset is trained in
+four configurations: fastsvm with n_jobs = 1 and 2, LIBSVM with OMP_NUM_THREADS = 1 and 2
+(libsvm-official computes kernel columns with OpenMP; the variable has to be set before the library
+loads, so every run is a fresh subprocess with its environment set). Runs are interleaved
+(repeat r of every configuration before repeat r + 1) so that a change in the machine's load
+hits all four alike.
+
+Each run: the data is loaded (and handed to LIBSVM as its svm_problem) before the clock starts;
+wall time of training only; peak RSS increase during training (VmHWM reset through
+/proc/self/clear_refs just before, minus the RSS at that moment); then test accuracy (MSE for
+regression) and the number of support vectors. The table shows medians over --repeat runs
+(--repeat-slow for the large binary sets), the ratios fastsvm / LIBSVM-with-one-thread for both
+fastsvm thread counts, and the issue's targets: time <= 1.0x (1 thread) and <= 0.6x (2 threads)
+of LIBSVM with one thread, peak memory <= LIBSVM's + 10 % (same thread count), test accuracy
+within 0.1 percentage point (MSE within 1 %).
+
+Datasets (from --data-dir): a9a, w8a, ijcnn1 (+ their .t test files), mushrooms and phishing
+(seeded 80/20 splits), letter.scale and satimage.scale (seeded 80/20 splits: only the standard
+training files are shared, 15000 and 4435 rows), pendigits (+ pendigits.t), abalone_scale and mg
+(epsilon-SVR, seeded 80/20 splits). --quick trains on seeded subsets (QUICK_TRAIN rows, tested on
+QUICK_TEST rows) with one run each, to check the script and the targets' trend in seconds.
+
+    python tools/bench_smo.py --out bench_out/smo.md
+    python tools/bench_smo.py --quick --datasets a9a,letter.scale,abalone_scale
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+QUICK_TRAIN = 2000
+QUICK_TEST = 2000
+SPLIT_SEED = 0
+THREADS = (1, 2)
+TARGET_TIME = {1: 1.0, 2: 0.6}   # fastsvm with k threads / LIBSVM with one thread
+TARGET_MEMORY = 1.10             # fastsvm's peak / LIBSVM's peak
+TARGET_ACCURACY_PP = 0.1         # percentage points
+TARGET_MSE_REL = 0.01
+
+
+@dataclass(frozen=True)
+class Dataset:
+    train: str
+    test: str | None      # None: seeded 80/20 split of the training file
+    task: str             # "binary", "multiclass" or "regression"
+    slow: bool = False    # timed --repeat-slow times
+
+
+DATASETS = {
+    "a9a": Dataset("a9a", "a9a.t", "binary", slow=True),
+    "w8a": Dataset("w8a", "w8a.t", "binary", slow=True),
+    "ijcnn1": Dataset("ijcnn1.xz", "ijcnn1.t.xz", "binary", slow=True),
+    "mushrooms": Dataset("mushrooms", None, "binary"),
+    "phishing": Dataset("phishing", None, "binary"),
+    "letter.scale": Dataset("letter.scale", None, "multiclass"),
+    "pendigits": Dataset("pendigits", "pendigits.t", "multiclass"),
+    "satimage.scale": Dataset("satimage.scale", None, "multiclass"),
+    "abalone_scale": Dataset("abalone_scale", None, "regression"),
+    "mg": Dataset("mg", None, "regression"),
+}
+
+
+# ---------------------------------------------------------------- data (parent)
+
+def _read(path, n_features=None):
+    from fastsvm.datafile import load_svmlight_file
+    X, y = load_svmlight_file(str(path), zero_based=False, n_features=n_features)
+    return X, np.asarray(y, dtype=np.float64)
+
+
+def _subset(n, size, rng):
+    return np.sort(rng.choice(n, size, replace=False)) if size < n else np.arange(n)
+
+
+def load(data_dir, name, quick):
+    """(X, y, Xt, yt, how the test set was made, gamma): gamma = 1/n_features of the training
+    file, LIBSVM's default, kept for the quick subsets."""
+    spec = DATASETS[name]
+    X, y = _read(Path(data_dir) / spec.train)
+    gamma = 1.0 / X.shape[1]
+    if spec.test is not None:
+        Xt, yt = _read(Path(data_dir) / spec.test)
+        n = max(X.shape[1], Xt.shape[1])   # a test file may use fewer (or more) feature columns
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
+        Xt = sp.csr_matrix((Xt.data, Xt.indices, Xt.indptr), shape=(Xt.shape[0], n))
+        how = f"test file {spec.test}"
+    else:
+        perm = np.random.default_rng(SPLIT_SEED).permutation(X.shape[0])
+        n_test = int(round(0.2 * X.shape[0]))
+        test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+        X, y, Xt, yt = X[train], y[train], X[test], y[test]
+        how = f"80/20 split (seed {SPLIT_SEED})"
+    if quick:
+        rng = np.random.default_rng(SPLIT_SEED + 1)
+        train, test = _subset(X.shape[0], QUICK_TRAIN, rng), _subset(Xt.shape[0], QUICK_TEST, rng)
+        X, y, Xt, yt = X[train], y[train], Xt[test], yt[test]
+        how += ", quick subsets"
+    return X, y, Xt, yt, how, gamma
+
+
+def save(path, X, y, Xt, yt):
+    np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=np.array(X.shape), y=y,
+             t_data=Xt.data, t_indices=Xt.indices, t_indptr=Xt.indptr, t_shape=np.array(Xt.shape), yt=yt)
+
+
+# ---------------------------------------------------------------- one measured run (child)
+
+def _rss_and_peak():
+    """(current RSS, peak RSS since the last reset) in bytes, from /proc/self/status (Linux)."""
+    fields = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                fields[key] = int(value.split()[0]) * 1024
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+def _reset_peak():
+    """Start the peak counter from the current RSS; returns that RSS."""
+    with open("/proc/self/clear_refs", "w") as f:   # "5" resets VmHWM (Linux >= 4.0)
+        f.write("5")
+    return _rss_and_peak()[0]
+
+
+def child(args):
+    """Train one side once on the saved problem; print JSON (seconds, extra peak bytes, metric,
+    number of support vectors)."""
+    import gc
+    npz = np.load(args.child)
+    X = sp.csr_matrix((npz["data"], npz["indices"], npz["indptr"]), shape=tuple(npz["shape"]))
+    Xt = sp.csr_matrix((npz["t_data"], npz["t_indices"], npz["t_indptr"]), shape=tuple(npz["t_shape"]))
+    y, yt = npz["y"], npz["yt"]
+    del npz
+    svm_type = 3 if args.task == "regression" else 0
+    if args.side == "libsvm":
+        from libsvm.svmutil import svm_parameter, svm_predict, svm_problem, svm_train
+        problem = svm_problem(y, X)
+        param = svm_parameter(f"-s {svm_type} -t 2 -c {args.C!r} -g {args.gamma!r} -e {args.e!r} "
+                              f"-m {args.m!r} -q")
+
+        def train():
+            return svm_train(problem, param)
+
+        def predict(model):
+            return np.asarray(svm_predict(yt, Xt, model, "-q")[0]), model.get_nr_sv()
+    else:
+        from fastsvm import Params, fit_model
+        from fastsvm import predict as fastsvm_predict
+        from fastsvm.csr import to_csr
+        X = to_csr(X)
+        params = Params(svm_type="epsilon_svr" if svm_type == 3 else "c_svc", solver="smo",
+                        kernel_type="rbf", C=args.C, gamma=args.gamma, tol=args.e, cache_size=args.m,
+                        n_jobs=args.threads)
+
+        def train():
+            return fit_model(X, y, params)
+
+        def predict(model):
+            return fastsvm_predict(model, Xt), model.support_vectors.shape[0]
+    gc.collect()
+    base = _reset_peak()
+    start = time.perf_counter()
+    model = train()
+    seconds = time.perf_counter() - start
+    peak = _rss_and_peak()[1] - base
+    pred, n_sv = predict(model)
+    metric = float(np.mean((pred - yt) ** 2)) if svm_type == 3 else float(np.mean(pred == yt))
+    print(json.dumps({"seconds": seconds, "peak": max(peak, 0), "metric": metric, "n_sv": int(n_sv)}))
+
+
+def run_child(side, threads, npz, task, args, gamma):
+    cmd = [sys.executable, __file__, "--child", npz, "--side", side, "--threads", str(threads),
+           "--task", task, "--C", repr(args.C), "--gamma", repr(gamma), "--e", repr(args.e),
+           "--m", repr(args.m)]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    if out.returncode != 0:
+        raise SystemExit(f"bench_smo: {side} ({threads} thread(s)) failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- one dataset (parent)
+
+CONFIGS = [(side, k) for side in ("fastsvm", "libsvm") for k in THREADS]
+
+
+def bench(name, args, tmpdir):
+    X, y, Xt, yt, how, gamma = load(args.data_dir, name, args.quick)
+    task = DATASETS[name].task
+    npz = os.path.join(tmpdir, f"{name}.npz")
+    save(npz, X, y, Xt, yt)
+    repeat = args.repeat_slow if DATASETS[name].slow and not args.quick else args.repeat
+    runs = {config: [] for config in CONFIGS}
+    for _ in range(repeat):
+        for side, k in CONFIGS:
+            runs[side, k].append(run_child(side, k, npz, task, args, gamma))
+    result = {config: {"seconds": statistics.median(r["seconds"] for r in rs),
+                       "peak": statistics.median(r["peak"] for r in rs),
+                       "metric": rs[0]["metric"], "n_sv": rs[0]["n_sv"]}
+              for config, rs in runs.items()}
+    n_classes = len(np.unique(y)) if task != "regression" else None
+    return {"name": name, "task": task, "n": X.shape[0], "n_test": Xt.shape[0], "p": X.shape[1],
+            "classes": n_classes, "how": how, "gamma": gamma, "repeat": repeat, "runs": result}
+
+
+# ---------------------------------------------------------------- report
+
+HEADER = ("| dataset | train / test rows | γ | fastsvm s (1 / 2 thr) | LIBSVM s (1 / 2 thr) "
+          "| ratio vs LIBSVM 1 thr (fastsvm 1 / 2 thr) | peak MB fastsvm (1 / 2 thr) | peak MB LIBSVM (1 / 2 thr) "
+          "| test acc. or MSE (fastsvm / LIBSVM) | nSV (fastsvm / LIBSVM) | targets met |")
+RULE = "|" + "---|" * (HEADER.count(" | ") + 1)
+
+
+def _ok(flag):
+    return "yes" if flag else "**no**"
+
+
+def targets(row):
+    """{target: met?} for one dataset."""
+    r = row["runs"]
+    lib1 = r["libsvm", 1]["seconds"]
+    met = {f"time {k} thr": r["fastsvm", k]["seconds"] <= TARGET_TIME[k] * lib1 for k in THREADS}
+    met["memory"] = all(r["fastsvm", k]["peak"] <= TARGET_MEMORY * r["libsvm", k]["peak"] for k in THREADS)
+    a, b = r["fastsvm", 1]["metric"], r["libsvm", 1]["metric"]
+    if row["task"] == "regression":
+        met["MSE"] = abs(a - b) <= TARGET_MSE_REL * b
+    else:
+        met["accuracy"] = abs(a - b) * 100 <= TARGET_ACCURACY_PP
+    return met
+
+
+def markdown_row(row):
+    r = row["runs"]
+    mb = 2**20
+    lib1 = r["libsvm", 1]["seconds"]
+    metric = ((lambda v: f"{v:.4g}") if row["task"] == "regression" else (lambda v: f"{100 * v:.2f}%"))
+    missed = [t for t, ok in targets(row).items() if not ok]
+    kind = {"binary": "", "multiclass": f", {row['classes']} classes", "regression": ", ε-SVR"}[row["task"]]
+    return (f"| {row['name']}{kind} | {row['n']} / {row['n_test']} | {row['gamma']:.4g} "
+            f"| {r['fastsvm', 1]['seconds']:.3f} / {r['fastsvm', 2]['seconds']:.3f} "
+            f"| {r['libsvm', 1]['seconds']:.3f} / {r['libsvm', 2]['seconds']:.3f} "
+            f"| {r['fastsvm', 1]['seconds'] / lib1:.2f} / {r['fastsvm', 2]['seconds'] / lib1:.2f} "
+            f"| {r['fastsvm', 1]['peak'] / mb:.1f} / {r['fastsvm', 2]['peak'] / mb:.1f} "
+            f"| {r['libsvm', 1]['peak'] / mb:.1f} / {r['libsvm', 2]['peak'] / mb:.1f} "
+            f"| {metric(r['fastsvm', 1]['metric'])} / {metric(r['libsvm', 1]['metric'])} "
+            f"| {r['fastsvm', 1]['n_sv']} / {r['libsvm', 1]['n_sv']} "
+            f"| {'all' if not missed else 'missed: ' + ', '.join(missed)} |")
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def header_line(args, load_before):
+    from importlib.metadata import PackageNotFoundError, version
+
+    import fastsvm
+
+    try:
+        libsvm_version = version("libsvm-official")
+    except PackageNotFoundError:
+        libsvm_version = "?"
+    mode = f"quick mode ({QUICK_TRAIN} training / {QUICK_TEST} test rows per set), " if args.quick else ""
+    return (f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {_cpu_model()}, "
+            f"{os.cpu_count()} cores, load average {load_before:.2f} before / {os.getloadavg()[0]:.2f} after; "
+            f"Python {platform.python_version()}, numpy {np.__version__}, fastsvm {fastsvm.__version__} "
+            f"(smo), libsvm-official {libsvm_version}. {mode}RBF kernel, -c {args.C:g} -e {args.e:g} "
+            f"-m {args.m:g}, γ = 1/n_features (column γ), ε-SVR -p 0.1; median of --repeat "
+            f"{args.repeat} runs (slow sets: {args.repeat_slow}), each a fresh process; wall time of "
+            "training only; peak = extra resident memory during training. Targets: time <= "
+            f"{TARGET_TIME[1]:g}x (1 thread) / {TARGET_TIME[2]:g}x (2 threads) of LIBSVM with 1 thread, "
+            f"peak <= {TARGET_MEMORY:g}x LIBSVM's at the same thread count, accuracy within "
+            f"{TARGET_ACCURACY_PP:g} pp (MSE within {100 * TARGET_MSE_REL:g} %).")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--datasets", default=",".join(DATASETS),
+                    help=f"comma-separated, from: {', '.join(DATASETS)}")
+    ap.add_argument("--repeat", type=int, default=None, help="runs per configuration (default 3; 1 with --quick)")
+    ap.add_argument("--repeat-slow", type=int, default=1, help="runs per configuration on a9a, w8a, ijcnn1")
+    ap.add_argument("--quick", action="store_true", help=f"train on {QUICK_TRAIN}-row subsets, one run each")
+    ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--e", type=float, default=1e-3, help="stopping tolerance (-e)")
+    ap.add_argument("--m", type=float, default=100.0, help="kernel cache MB (-m)")
+    ap.add_argument("--out", help="write the markdown report here")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--side", help=argparse.SUPPRESS)
+    ap.add_argument("--threads", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--task", help=argparse.SUPPRESS)
+    ap.add_argument("--gamma", type=float, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        return child(args)
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
+    names = [n for n in args.datasets.split(",") if n]
+    unknown = [n for n in names if n not in DATASETS]
+    if unknown:
+        ap.error(f"unknown dataset(s): {', '.join(unknown)}")
+
+    load_before = os.getloadavg()[0]
+    rows = []
+    print(HEADER + "\n" + RULE, flush=True)
+    with tempfile.TemporaryDirectory() as tmpdir:
+        for name in names:
+            rows.append(bench(name, args, tmpdir))
+            print(markdown_row(rows[-1]), flush=True)
+    report = "\n".join(["# SMO: fastsvm vs LIBSVM", "", header_line(args, load_before), "",
+                        HEADER, RULE]
+                       + [markdown_row(r) for r in rows]
+                       + ["", "Test sets: " + "; ".join(f"{r['name']}: {r['how']}" for r in rows) + ".", ""])
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(report)
+        print(f"written to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
