@@ -461,10 +461,14 @@ def _options(params):
 
 
 def solve(sub: Subproblem) -> Solution:
-    """Solve one C-SVC or epsilon-SVR subproblem with a linear kernel by SSsNAL."""
+    """Solve one C-SVC or epsilon-SVR subproblem by SSsNAL (RBF, polynomial and sigmoid kernels:
+    fastsvm.solvers.ssnal_kernel)."""
     params = sub.params
+    if sub.kernel.kind in ("rbf", "polynomial", "sigmoid"):
+        from . import ssnal_kernel  # here: it imports this module
+        return ssnal_kernel.solve(sub)
     if sub.kernel.kind != "linear":
-        raise ParameterError(f"ssnal supports the linear kernel only (got {sub.kernel.kind})")
+        raise ParameterError(f"ssnal supports the linear, rbf, polynomial and sigmoid kernels (got {sub.kernel.kind})")
     if getattr(params, "loss", "hinge") != "hinge":
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
     opts = _options(params)
@@ -570,7 +574,7 @@ SPEC = SolverSpec(
     name="ssnal",
     solve=solve,
     formulations=("c_svc", "epsilon_svr"),
-    kernels=("linear",),
+    kernels=("linear", "rbf", "polynomial", "sigmoid"),
     multiclass="ovo",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,

@@ -1,0 +1,592 @@
+"""SSsNAL on nonlinear kernels (RBF, polynomial, sigmoid) for C-SVC and epsilon-SVR (seed 000
+sections 3 and 4.3-4.4; ALGORITHMS.md sections 0-2). Reached through the ``ssnal`` solver, which
+hands every non-linear kernel here.
+
+The dual (P) min 1/2 x^T Q x + c^T x over K = {a^T x = 0, 0 <= x <= u} has m = n variables
+(C-SVC, Q = (y y^T) o K) or 2n (epsilon-SVR, Q = [K -K; -K K]); variable r sits on data row
+src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
+
+1. Warm start. The explicit-feature problem is solved by the linear SSsNAL: random Fourier
+   features (option ``rff`` = D, seeded from Subproblem.seed) for the RBF kernel, a Nystroem map
+   on D sampled landmarks for the polynomial and sigmoid kernels (random Fourier features only
+   approximate shift-invariant kernels). Its dual vector is x^0 -- feasible for (P), which has
+   the same constraints -- and its final sigma is sigma_0.
+
+2. The exact gradient grad f(x^0) = Q x^0 + c on all rows (the one product with every support
+   vector: KernelProducts, an inverted-index kernel mat-vec that stores nothing), and from it the
+   working set U: the rows of the free variables, of the KKT violators and of the variables
+   whose margin grad f_r + b a_r is within ``theta`` of a bound's switch. All other variables
+   are held at their bound.
+
+3. Rounds. SSsNAL on the exact kernel restricted to U (the other variables fixed, so the
+   equality constraint keeps its value over U): the AL outer loop and semismooth Newton inner
+   solves of ALGORITHMS.md section 2 in the kernel form -- the inner iterate is a vector of
+   kernel coefficients u (the linear solver's v = Z^T u), so every product Z v becomes Q u.
+   Newton directions by Sherman-Morrison-Woodbury on the free set J: a dense Cholesky of
+   I + sigma P_J Q_JJ P_J, or CG when Q_JJ does not fit the cache budget. The kernel columns of
+   U come from the LRU KernelCache (-m MB), U at its first positions, so a column is computed
+   on U only; Q u and Q x-hat are updated over the coordinates that change (the free set and
+   the projection's switches), never recomputed. After the round the gradient of the rows
+   outside U is updated over the coordinates that changed (KernelProducts again), eta is
+   computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
+   the violators outside U join it and the round is repeated (or, when there are none, the next
+   round is solved more tightly). This active-set layer keeps the method exact: the final eta
+   is the full problem's, from a gradient kept on every row.
+
+The sigma schedule (next_sigma), eta and b (kkt_residual), the line-search point (line_point),
+the Newton-system solver (cholesky_solve) and the projection (KnapsackSet) are the linear
+solver's; b = lam / sigma from the last projection, as there. Solution.coef is y_i x_i (C-SVC) or
+x_i - x_{n+i} (epsilon-SVR), rho = -b, objective = LIBSVM's dual objective, kkt = eta.
+"""
+import math
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._core._cache import KernelCache
+from .._core._knapsack import KnapsackSet
+from .._core._ssnal import cholesky_solve, line_point
+from .._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cached, move_to_front
+from ..errors import FastSVMError, ParameterError
+from ..kernel_approximation import nystroem_map, random_fourier_map
+from . import ssnal
+from .base import Kernel, Solution, Subproblem, checked_arrays
+
+KERNELS = ("rbf", "polynomial", "sigmoid")
+DEFAULT_FEATURES = 512       # D: random Fourier features (RBF) or Nystroem landmarks
+WARM_TOL = 1e-2              # eta of the explicit-feature problem: it is only an approximation
+DEFAULT_THETA = 0.1          # margin band around a bound's switch that joins the working set
+DEFAULT_MAX_OUTER = 200      # AL iterations in all (params.max_iter)
+MAX_NEWTON = 50              # Newton steps per AL iteration
+MAX_ROUNDS = 50              # working-set rounds
+ARMIJO_MU = 1e-4
+MAX_BACKTRACKS = 40
+NEWTON_J_MAX = 600           # free set aimed at by the first sigma of a round
+SIGMA_STEPS = 8
+PRODUCTS_MIN_COLUMNS = 64    # uncached columns from which a product bypasses the cache
+OWN_CHOLESKY_MAX = 600       # Newton systems up to this order by our Cholesky, LAPACK beyond
+DENSE_J_MAX = 1000           # larger Newton systems by CG
+CG_RTOL = 1e-2
+CG_MAX_ITER = 200
+OPTIONS = ("rff", "warm_tol", "theta", "sigma_factor", "max_newton")
+
+
+# ---------------------------------------------------------------------------------------------
+# the problem
+
+def _dot(a, b):
+    return float(np.einsum("i,i->", a, b))
+
+
+def _norm(a):
+    return math.sqrt(_dot(a, a))
+
+
+@dataclass
+class KernelDual:
+    """(P) for a nonlinear kernel: variable r on data row source[r] with sign a_r (= K.a[r])."""
+
+    X: object
+    kernel: Kernel
+    c: np.ndarray
+    K: KnapsackSet
+    source: np.ndarray
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    @property
+    def m(self):
+        return self.c.shape[0]
+
+    def row_coef(self, x):
+        """beta with Q x = a o (K beta)[source]: beta_i = sum over the variables r on row i of a_r x_r."""
+        return np.bincount(self.source, weights=self.K.a * x, minlength=self.n)
+
+    def gradient(self, h):
+        """grad f = Q x + c from h = K beta(x) (one value per row)."""
+        return self.K.a * h[self.source] + self.c
+
+    def objective(self, x, grad):
+        """f(x) = 1/2 x^T (grad - c) + c^T x: LIBSVM's obj."""
+        return 0.5 * _dot(x, grad - self.c) + _dot(self.c, x)
+
+    def primal_objective(self, x, grad, b):
+        """1/2 x^T Q x + sum_r u_r max(0, -(grad_r + b a_r)): hinge / epsilon-insensitive primal
+        at the expansion x with bias b."""
+        slack = np.maximum(0.0, -(grad + b * self.K.a))
+        return 0.5 * _dot(x, grad - self.c) + _dot(self.K.upper, slack)
+
+
+def kernel_dual(sub: Subproblem) -> KernelDual:
+    """The dual of a C-SVC or epsilon-SVR subproblem: c, a and the bounds as the linear solver
+    builds them (ssnal.linear_dual), the kernel kept implicit."""
+    qp = ssnal.linear_dual(sub)
+    X, _, _ = checked_arrays(sub)
+    n = X.shape[0]
+    source = (np.arange(qp.m) % n).astype(np.int64)
+    return KernelDual(X=X, kernel=sub.kernel, c=qp.c, K=qp.K, source=source)
+
+
+# ---------------------------------------------------------------------------------------------
+# options and warm start
+
+def _options(params):
+    opts = dict(params.options or {})
+    unknown = set(opts) - set(OPTIONS)
+    if unknown:
+        raise ParameterError(f"ssnal (kernel): unknown option(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(OPTIONS)})")
+    try:
+        out = dict(rff=int(opts.get("rff", DEFAULT_FEATURES)), warm_tol=float(opts.get("warm_tol", WARM_TOL)),
+                   theta=float(opts.get("theta", DEFAULT_THETA)),
+                   sigma_factor=float(opts.get("sigma_factor", ssnal.SIGMA_FACTOR)),
+                   max_newton=int(opts.get("max_newton", MAX_NEWTON)))
+    except ValueError:
+        raise ParameterError("ssnal (kernel): rff and max_newton must be integers, warm_tol, theta "
+                             "and sigma_factor numbers") from None
+    if out["rff"] < 1 or not out["warm_tol"] > 0 or not out["theta"] >= 0 or not out["sigma_factor"] >= 1 \
+            or out["max_newton"] < 1:
+        raise ParameterError("ssnal (kernel): need rff >= 1, warm_tol > 0, theta >= 0, sigma_factor >= 1, "
+                             "max_newton >= 1")
+    return out
+
+
+def warm_start(sub: Subproblem, n_features, tol):
+    """(x^0, sigma_0, Solution) from the linear SSsNAL on explicit features of sub's kernel:
+    random Fourier features for RBF, a Nystroem map on n_features sampled landmarks otherwise.
+
+    The features are computed with sub.n_threads (the same bits for any count); the linear solve
+    runs on one thread, whose reductions then do not depend on the thread count either: the
+    same seed gives the same x^0, and so the same model, for every n_threads."""
+    X, _, _ = checked_arrays(sub)
+    k = sub.kernel
+    if k.kind == "rbf":
+        D = n_features + n_features % 2
+        fmap = random_fourier_map(X.shape[1], D, k.gamma, seed=sub.seed, pairs=True)
+    else:
+        fmap = nystroem_map(X, k.kind, k.gamma, k.degree, k.coef0, n_components=min(n_features, X.shape[0]),
+                            seed=sub.seed, n_threads=sub.n_threads)
+    features = fmap.transform(X, sub.n_threads, sub.stop)
+    if features.shape[1] == 0:  # a kernel that vanishes on the landmarks
+        features = np.zeros((X.shape[0], 1))
+    from .nystroem import dense_as_csr
+    log = None if sub.log is None else (lambda line: sub.log("warm start: " + line))
+    linear = Subproblem(
+        formulation=sub.formulation, X=dense_as_csr(features), y=sub.y, upper=sub.upper,
+        kernel=Kernel(kind="linear"),
+        params=replace(sub.params, kernel_type="linear", tol=tol, max_iter=None, options={}),
+        seed=sub.seed, stop=sub.stop, log=log, n_threads=1)
+    solution = ssnal.solve(linear)
+    return np.asarray(solution.info["dual"], dtype=np.float64), float(solution.info["sigma"]), solution
+
+
+# ---------------------------------------------------------------------------------------------
+# the working set
+
+class _WorkingSet:
+    """The rows U at cache positions 0 .. L-1 and their variables ("sub" indices): Q_UU products
+    and blocks from the cache, the equality constraint restricted to U."""
+
+    def __init__(self, dual, cache, products, rows, x, stop):
+        n = dual.n
+        self.dual, self.cache, self.products, self.stop = dual, cache, products, stop
+        self.row_at = move_to_front(cache, np.ascontiguousarray(rows, dtype=np.int32))
+        self.L = L = rows.shape[0]
+        self.rows = self.row_at[:L].astype(np.int64)
+        self.rows_i32 = np.ascontiguousarray(self.row_at[:L])
+        copies = dual.m // n                             # 1 (C-SVC) or 2 (SVR)
+        self.vars = np.concatenate([self.rows + k * n for k in range(copies)])
+        self.pos = np.tile(np.arange(L, dtype=np.int32), copies)
+        self.a = dual.K.a[self.vars]
+        self.c = dual.c[self.vars]
+        self.upper = dual.K.upper[self.vars]
+        x_u = x[self.vars]
+        self.K = KnapsackSet(self.a, _dot(self.a, x_u), np.zeros_like(self.upper), self.upper)
+
+    def qmul(self, v, idx=None):
+        """(Q_UU v) for a vector v over the sub variables, nonzero only on idx (None: anywhere)."""
+        if idx is None:
+            idx = np.flatnonzero(v)
+        beta = np.bincount(self.pos[idx], weights=self.a[idx] * v[idx], minlength=self.L)
+        nz = np.flatnonzero(beta).astype(np.int32)
+        out = np.zeros(self.L)
+        have = cached(self.cache, nz, self.L)
+        if nz.shape[0] - np.count_nonzero(have) >= PRODUCTS_MIN_COLUMNS:
+            # many new columns, most needed once (coordinates switching bounds): computed on the
+            # fly by the faster inverted-index product, and kept out of the cache
+            far = nz[~have]
+            self.products.matvec(self.rows_i32, self.rows_i32[far], beta[far], out)
+            nz = nz[have]
+        cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
+        return self.a * out[self.pos]
+
+    def q_block(self, J):
+        """Q_JJ = (a_J a_J^T) o K[pos_J, pos_J] (SVR: both variables of a row may be in J)."""
+        p = self.pos[J]
+        uniq, inv = np.unique(p, return_inverse=True)
+        Kb = cache_block(self.cache, uniq.astype(np.int32), self.L, self.stop)
+        if uniq.shape[0] != p.shape[0]:
+            Kb = Kb[np.ix_(inv, inv)]
+        aJ = self.a[J]
+        return Kb * np.outer(aJ, aJ)
+
+
+# ---------------------------------------------------------------------------------------------
+# SSsNAL on the working set
+
+class _Counters:
+    def __init__(self):
+        self.newton = 0
+        self.outer = 0
+        self.trials = 0
+        self.cg = 0
+        self.systems = {"dense": 0, "cg": 0, "none": 0}
+
+
+def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
+    """(delta, Q delta): the SMW form of (I + sigma Z_J^T P_J Z_J) d = -g with g = Z^T r in the
+    coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J.
+    The |J| x |J| system by Cholesky up to DENSE_J_MAX, by CG beyond (on the block when it fits
+    the cache budget, else on the cached columns)."""
+    k = J.shape[0]
+    if k == 0:
+        counters.systems["none"] += 1
+        return -r, -hr
+    aJ = ws.a[J]
+    aa = _dot(aJ, aJ)
+    t = hr[J] - (_dot(aJ, hr[J]) / aa) * aJ
+    H = None
+    if 8.0 * k * k <= budget_bytes or k <= OWN_CHOLESKY_MAX:
+        H = ws.q_block(J)
+        Ha = H @ aJ                                    # P Q P, P = I - a a^T / aa
+        H -= (np.outer(Ha, aJ) + np.outer(aJ, Ha)) / aa
+        H += (_dot(aJ, Ha) / (aa * aa)) * np.outer(aJ, aJ)
+        H *= sigma
+        H.flat[:: k + 1] += 1.0
+    if H is not None and k <= DENSE_J_MAX:
+        counters.systems["dense"] += 1
+        z = _spd_solve(H, t)
+    else:
+        counters.systems["cg"] += 1
+        z = _cg(ws, J, aJ, aa, sigma, H, t, counters)
+    z -= (_dot(aJ, z) / aa) * aJ
+    delta = -r
+    delta[J] += sigma * z
+    zfull = np.zeros(r.shape[0])
+    zfull[J] = z
+    return delta, sigma * ws.qmul(zfull, J) - hr
+
+
+def _spd_solve(H, rhs):
+    """H^-1 rhs for the SPD Newton matrix H (overwritten)."""
+    if H.shape[0] <= OWN_CHOLESKY_MAX:
+        out = np.array(rhs, dtype=np.float64)
+        if cholesky_solve(H, out):
+            return out
+    else:
+        try:
+            return sla.cho_solve(sla.cho_factor(H, overwrite_a=True, check_finite=False), rhs, check_finite=False)
+        except sla.LinAlgError:
+            pass
+    raise FastSVMError("ssnal: the Newton matrix is not positive definite: the kernel matrix is not "
+                       "positive semidefinite on the free set (sigmoid kernel?); use -s smo")
+
+
+def _cg(ws, J, aJ, aa, sigma, H, t, counters):
+    """z with (I + sigma P Q_JJ P) z = t by CG to the relative residual CG_RTOL (an inexact
+    Newton direction), products with the matrix H when formed, else from the cached columns."""
+    if H is not None:
+        def apply(v):
+            return H @ v
+    else:
+        full = np.zeros(ws.a.shape[0])
+
+        def apply(v):
+            v = v - (_dot(aJ, v) / aa) * aJ
+            full[J] = v
+            w = ws.qmul(full, J)[J]
+            full[J] = 0.0
+            return v + sigma * (w - (_dot(aJ, w) / aa) * aJ)
+
+    z = np.zeros_like(t)
+    res = t.copy()
+    d = res.copy()
+    rr = _dot(res, res)
+    bound = (CG_RTOL ** 2) * rr
+    for _ in range(CG_MAX_ITER):
+        if rr <= bound:
+            break
+        counters.cg += 1
+        Hd = apply(d)
+        dHd = _dot(d, Hd)
+        if not dHd > 0.0:
+            raise FastSVMError("ssnal: the Newton matrix is not positive definite: the kernel matrix "
+                               "is not positive semidefinite on the free set (sigmoid kernel?); use -s smo")
+        alpha = rr / dHd
+        z += alpha * d
+        res -= alpha * Hd
+        rr_new = _dot(res, res)
+        d = res + (rr_new / rr) * d
+        rr = rr_new
+    return z
+
+
+class _Inner:
+    """One semismooth Newton solve of min psi_k over the working set, in kernel coefficients:
+    u (with hu = Q u), the projection xh = Pi_K(y), y = x^k - sigma (Q u + c), with hxh = Q xh."""
+
+    def __init__(self, ws, x, hx, sigma, lam_hint):
+        self.ws = ws
+        m = x.shape[0]
+        self.sigma = sigma
+        self.u, self.hu = x.copy(), hx.copy()
+        self.pt = x - sigma * (hx + ws.c)
+        xh, self.lam, J = ws.K.project(self.pt, lam_hint)
+        self.xh, self.J = xh.copy(), J.copy()
+        changed = np.flatnonzero(self.xh != x)
+        self.hxh = hx + ws.qmul(self.xh - x, changed)
+        self.buffers = (np.empty(m), np.empty(m), np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32))
+
+    def residual(self):
+        """(r, Q r, |grad psi|): r = u - xh, grad psi = Z^T r in the linear solver's terms."""
+        r = self.u - self.xh
+        hr = self.hu - self.hxh
+        return r, hr, math.sqrt(max(_dot(r, hr), 0.0))
+
+    def step(self, delta, hdelta, r, counters):
+        """Armijo backtracking on psi along delta (mu = 1e-4), each trial one projection
+        (line_point, with Q delta for the linear solver's Z d); the trial step shrinks to the
+        secant root of psi's slope, kept within [0.1, 0.5] of the last one. Returns alpha."""
+        ws, sigma = self.ws, self.sigma
+        dd, gd = _dot(delta, hdelta), _dot(r, hdelta)
+        if not gd < 0.0:
+            raise FastSVMError("ssnal: no descent direction: the kernel matrix is not positive "
+                               "semidefinite (sigmoid kernel?); use -s smo")
+        aJ = ws.a[self.J]
+        lam_rate = -sigma * _dot(aJ, hdelta[self.J]) / _dot(aJ, aJ) if self.J.shape[0] else 0.0
+        pt_new, x_new, free_new, changed = self.buffers
+        alpha = 1.0
+        for _ in range(MAX_BACKTRACKS):
+            counters.trials += 1
+            lam, n_free, zdx, s, n_changed = line_point(ws.K, self.pt, hdelta, alpha * sigma, self.xh, self.lam,
+                                                        alpha * lam_rate, pt_new, x_new, free_new, changed)
+            if alpha * gd + 0.5 * alpha * alpha * dd - alpha * zdx + s / sigma <= ARMIJO_MU * alpha * gd:
+                break
+            slope = gd + alpha * dd - zdx
+            guess = alpha * (-gd) / (slope - gd) if slope > gd else 0.5 * alpha
+            alpha = min(max(guess, 0.1 * alpha), 0.5 * alpha)
+        ch = changed[:n_changed].copy()
+        self.hxh += ws.qmul(x_new - self.xh, ch)
+        self.u += alpha * delta
+        self.hu += alpha * hdelta
+        self.pt, self.xh = pt_new.copy(), x_new.copy()
+        self.lam, self.J = lam, free_new[:n_free].copy()
+        return alpha
+
+
+def _first_sigma(ws, x, grad, sigma):
+    """The smallest sigma of sigma * 3^k (k = 0 .. SIGMA_STEPS) whose first projection has at
+    most NEWTON_J_MAX free variables: a small sigma keeps most of a warm start's free variables
+    free, and the first Newton systems would be as large as the working set."""
+    for _ in range(SIGMA_STEPS):
+        _, _, J = ws.K.project(x - sigma * grad)
+        if J.shape[0] <= NEWTON_J_MAX or sigma * 3.0 > ssnal.SIGMA_MAX:
+            break
+        sigma *= 3.0
+    return sigma
+
+
+def _solve_working_set(ws, x, hx, sigma, target, tol, opts, budget_bytes, counters, stop, log, t0,
+                       max_outer):
+    """SSsNAL on the working set from x (hx = the sub-problem's Q x, i.e. its gradient minus c)
+    until its KKT residual |x - Pi(x - grad)| is <= target or max_outer AL iterations were done
+    in all. Returns (x, hx, sigma, lam): lam the multiplier of the last projection (NaN if none)."""
+    lam = math.nan
+    sigma = _first_sigma(ws, x, hx + ws.c, sigma)
+    for k in range(1, max_outer + 1):
+        if counters.outer >= max_outer:
+            break
+        counters.outer += 1
+        eps = max(0.1 * tol, 0.5 ** k)
+        inner = _Inner(ws, x, hx, sigma, lam * sigma)
+        steps = 0
+        inner_ok = False
+        while True:
+            if stop[0]:
+                raise KeyboardInterrupt
+            r, hr, gnorm = inner.residual()
+            inner_ok = gnorm <= eps / math.sqrt(sigma)
+            if inner_ok or steps >= opts["max_newton"]:
+                break
+            delta, hdelta = _newton_direction(ws, inner.J, r, hr, sigma, budget_bytes, counters)
+            alpha = inner.step(delta, hdelta, r, counters)
+            steps += 1
+            counters.newton += 1
+            if alpha < 1e-10:
+                break
+        step_norm = _norm(inner.xh - x)
+        x, hx = inner.xh, inner.hxh
+        lam = inner.lam / sigma                           # b of this projection
+        grad = hx + ws.c
+        eta_u, _ = ssnal.kkt_residual(x, grad, ws.K, hint=lam)
+        scale = 1.0 + _norm(x) + _norm(grad)
+        r_primal = step_norm / sigma / scale
+        if log is not None:
+            log(f"ssnal: iter {counters.outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.J.shape[0]}  "
+                f"eta(U) {eta_u:.3e}  rp {r_primal:.3e}  |U| {ws.L}  time {time.perf_counter() - t0:.2f}s")
+        if eta_u * scale <= target:
+            break
+        sigma = ssnal.next_sigma(sigma, steps, inner_ok, opts["sigma_factor"],
+                                 r_primal >= ssnal.PRIMAL_LAG * eta_u)
+    return x, hx, sigma, lam
+
+
+# ---------------------------------------------------------------------------------------------
+# the method
+
+def _working_rows(dual, x, grad, b, theta, exclude=None):
+    """Rows with a free variable, a KKT violator, or a margin grad_r + b a_r within theta of a
+    bound's switch (rows in ``exclude`` left out)."""
+    margin = grad + b * dual.K.a
+    upper = dual.K.upper
+    free = (x > 0.0) & (x < upper)
+    violating = ((x < upper) & (margin < 0.0)) | ((x > 0.0) & (margin > 0.0))
+    pick = free | violating | (np.abs(margin) < theta)
+    rows = np.zeros(dual.n, dtype=bool)
+    rows[dual.source[pick]] = True
+    if exclude is not None:
+        rows[exclude] = False
+    return np.flatnonzero(rows)
+
+
+def _violators(dual, x, grad, b, rows_mask):
+    """Rows outside the working set (rows_mask False) with a KKT-violating variable."""
+    margin = grad + b * dual.K.a
+    upper = dual.K.upper
+    bad = ((x < upper) & (margin < 0.0)) | ((x > 0.0) & (margin > 0.0))
+    rows = np.zeros(dual.n, dtype=bool)
+    rows[dual.source[bad]] = True
+    rows &= ~rows_mask
+    return np.flatnonzero(rows)
+
+
+def solve(sub: Subproblem) -> Solution:
+    """Solve one C-SVC or epsilon-SVR subproblem with an RBF, polynomial or sigmoid kernel."""
+    params = sub.params
+    if sub.kernel.kind not in KERNELS:
+        raise ParameterError(f"ssnal (kernel) supports the {', '.join(KERNELS)} kernels, not {sub.kernel.kind}")
+    if getattr(params, "loss", "hinge") != "hinge":
+        raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
+    if sub.kernel.kind == "polynomial" and sub.kernel.degree < 0:
+        raise ParameterError("degree of polynomial kernel < 0")
+    opts = _options(params)
+    tol = ssnal.DEFAULT_TOL if params.tol is None else float(params.tol)
+    max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
+    dual = kernel_dual(sub)
+    t0 = time.perf_counter()
+    stats = {"kernel_values": 0}
+    log = sub.log
+
+    x, sigma0, warm = warm_start(sub, opts["rff"], max(opts["warm_tol"], tol))
+    sigma = sigma0
+    times = {"warm_start": time.perf_counter() - t0}
+    if log is not None:
+        log(f"ssnal: warm start ({'random Fourier features' if sub.kernel.kind == 'rbf' else 'Nystroem'}, "
+            f"D = {opts['rff']}): {warm.n_iter} iterations, eta {warm.kkt:.3e}  time {times['warm_start']:.2f}s")
+
+    k = sub.kernel
+    threads = max(1, int(sub.n_threads))
+    products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, threads, sub.stop)
+    budget = int(params.cache_size * (1 << 20))
+    cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, budget, threads)
+    all_rows = np.arange(dual.n, dtype=np.int32)
+
+    # the gradient at x^0 on every row
+    beta = dual.row_coef(x)
+    support = np.flatnonzero(beta).astype(np.int32)
+    h = np.zeros(dual.n)
+    products.matvec(all_rows, support, beta[support], h)
+    stats["kernel_values"] += dual.n * support.shape[0]
+    grad = dual.gradient(h)
+    times["gradient"] = time.perf_counter() - t0 - times["warm_start"]
+
+    history = []
+    counters = _Counters()
+    eta, b = ssnal.kkt_residual(x, grad, dual.K)
+    b_last = b
+    status = "max_iter"
+    in_set = np.zeros(dual.n, dtype=bool)
+    ws_rows = np.zeros(0, dtype=np.int64)
+    target_scale = 1.0
+    rounds = 0
+    for rounds in range(1, MAX_ROUNDS + 1):
+        scale = 1.0 + _norm(x) + _norm(grad)
+        entry = {"round": rounds, "eta": eta, "dual": dual.objective(x, grad),
+                 "primal": dual.primal_objective(x, grad, b), "sigma": sigma, "working_set": int(in_set.sum()),
+                 "time": time.perf_counter() - t0}
+        history.append(entry)
+        if log is not None:
+            log(f"ssnal: round {rounds}  eta {eta:.3e}  primal {entry['primal']:.10g}  dual {-entry['dual']:.10g}  "
+                f"|U| {entry['working_set']}  time {entry['time']:.2f}s")
+        if eta <= tol:
+            status = "converged"
+            break
+        if counters.outer >= max_outer:
+            break
+        if rounds == 1:
+            new = _working_rows(dual, x, grad, b, opts["theta"])
+        else:
+            new = _working_rows(dual, x, grad, b, opts["theta"], exclude=in_set)
+            if new.shape[0] == 0:
+                target_scale *= 0.1          # no violators outside U: solve U more tightly
+        if new.shape[0] == 0 and ws_rows.shape[0] == 0:
+            break                            # nothing to work on (eta is rounding-limited)
+        in_set[new] = True
+        ws_rows = np.concatenate([ws_rows, new])
+        ws = _WorkingSet(dual, cache, products, ws_rows, x, sub.stop)
+        ws_rows = ws.rows
+        x_u = x[ws.vars]
+        hx = grad[ws.vars] - ws.c
+        # each round restarts the AL from the warm start's sigma: new rows make the prox center
+        # far from the round's solution, and a large sigma would make psi almost nonsmooth
+        x_new, hx_new, sigma, lam = _solve_working_set(
+            ws, x_u, hx, sigma0, 0.5 * tol * scale * target_scale, tol, opts, budget, counters,
+            sub.stop, log, t0, max_outer)
+        if not math.isnan(lam):
+            b_last = lam
+        # the gradient outside U, updated over the rows whose coefficient changed
+        x_old_u = x[ws.vars]
+        x[ws.vars] = x_new
+        d_beta = np.bincount(ws.pos, weights=ws.a * (x_new - x_old_u), minlength=ws.L)
+        moved = np.flatnonzero(d_beta)
+        grad[ws.vars] = hx_new + ws.c
+        outside = np.flatnonzero(~in_set).astype(np.int32)
+        if moved.shape[0] and outside.shape[0]:
+            h_out = np.zeros(outside.shape[0])
+            products.matvec(outside, ws.rows[moved].astype(np.int32), d_beta[moved], h_out)
+            stats["kernel_values"] += outside.shape[0] * moved.shape[0]
+            out_vars = np.concatenate([outside + kk * dual.n for kk in range(dual.m // dual.n)])
+            grad[out_vars] += dual.K.a[out_vars] * np.tile(h_out, dual.m // dual.n)
+        eta, b = ssnal.kkt_residual(x, grad, dual.K, hint=b_last)
+
+    stats["kernel_values"] += int(cache.n_computed)
+    times["total"] = time.perf_counter() - t0
+    n = dual.n
+    coef = dual.K.a * x if sub.formulation == "c_svc" else x[:n] - x[n:]
+    return Solution(
+        coef=np.ascontiguousarray(coef, dtype=np.float64),
+        rho=-b_last,
+        objective=dual.objective(x, grad),
+        n_iter=counters.outer,
+        kkt=eta,
+        status=status,
+        history=history,
+        info={"newton": counters.newton, "rounds": rounds, "working_set": int(in_set.sum()),
+              "trials": counters.trials, "cg": counters.cg, "systems": dict(counters.systems),
+              "sigma": sigma, "b_kkt": b, "time": times, "kernel_values": stats["kernel_values"],
+              "warm_start": {"iterations": warm.n_iter, "eta": warm.kkt}, "tol": tol, "dual": x},
+    )
