@@ -229,7 +229,7 @@ class _WorkingSet:
         p = self.pos[J]
         uniq, inv = np.unique(p, return_inverse=True)
         Kb = cache_block(self.cache, uniq.astype(np.int32), self.L, self.stop)
-        if uniq.shape[0] != p.shape[0]:
+        if uniq.shape[0] != p.shape[0] or np.any(uniq != p):
             Kb = Kb[np.ix_(inv, inv)]
         aJ = self.a[J]
         return Kb * np.outer(aJ, aJ)
@@ -281,6 +281,11 @@ def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     return delta, sigma * ws.qmul(zfull, J) - hr
 
 
+def _not_psd():
+    return FastSVMError("ssnal: the kernel matrix is not positive semidefinite on the working set (a sigmoid "
+                        "kernel usually is not): SSsNAL needs a convex dual; use -s smo")
+
+
 def _spd_solve(H, rhs):
     """H^-1 rhs for the SPD Newton matrix H (overwritten)."""
     if H.shape[0] <= OWN_CHOLESKY_MAX:
@@ -292,8 +297,7 @@ def _spd_solve(H, rhs):
             return sla.cho_solve(sla.cho_factor(H, overwrite_a=True, check_finite=False), rhs, check_finite=False)
         except sla.LinAlgError:
             pass
-    raise FastSVMError("ssnal: the Newton matrix is not positive definite: the kernel matrix is not "
-                       "positive semidefinite on the free set (sigmoid kernel?); use -s smo")
+    raise _not_psd()
 
 
 def _cg(ws, J, aJ, aa, sigma, H, t, counters):
@@ -324,8 +328,7 @@ def _cg(ws, J, aJ, aa, sigma, H, t, counters):
         Hd = apply(d)
         dHd = _dot(d, Hd)
         if not dHd > 0.0:
-            raise FastSVMError("ssnal: the Newton matrix is not positive definite: the kernel matrix "
-                               "is not positive semidefinite on the free set (sigmoid kernel?); use -s smo")
+            raise _not_psd()
         alpha = rr / dHd
         z += alpha * d
         res -= alpha * Hd
@@ -363,9 +366,10 @@ class _Inner:
         secant root of psi's slope, kept within [0.1, 0.5] of the last one. Returns alpha."""
         ws, sigma = self.ws, self.sigma
         dd, gd = _dot(delta, hdelta), _dot(r, hdelta)
-        if not gd < 0.0:
-            raise FastSVMError("ssnal: no descent direction: the kernel matrix is not positive "
-                               "semidefinite (sigmoid kernel?); use -s smo")
+        if dd < 0.0:
+            raise _not_psd()
+        if not gd < 0.0:   # |grad psi| at rounding level: no step can decrease psi
+            return 0.0
         aJ = ws.a[self.J]
         lam_rate = -sigma * _dot(aJ, hdelta[self.J]) / _dot(aJ, aJ) if self.J.shape[0] else 0.0
         pt_new, x_new, free_new, changed = self.buffers
