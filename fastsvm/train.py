@@ -139,35 +139,40 @@ class _Trainer:
     def _solve_all(self, problems, names, calibrations=None):
         """Solve subproblems in threads; seeds depend on the position only, not on threads.
 
+        ``problems[k]()`` builds subproblem k when its task starts, so that only the running ones
+        hold their data (a one-vs-one pair's copy of its rows). Problems solved side by side share
+        the -m budget, which LIBSVM spends on the one problem it solves at a time.
         ``calibrations[k](problem)``, the probability fit of problem k, runs in the same task
         after the solve; (solutions, calibration results or None) are returned."""
         n_jobs = effective_n_jobs(self.params.n_jobs)
         inner = max(1, n_jobs // max(1, len(problems)))
+        running = max(1, min(n_jobs, len(problems)))
+        params = replace(self.params, cache_size=self.params.cache_size / running)
         seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
-        for k, (problem, name) in enumerate(zip(problems, names)):
+        calibrations = calibrations or [None] * len(problems)
+
+        def task(k, calibrate):
+            problem = problems[k]()
+            problem.params = params
             problem.seed = int(seeds[k])
             problem.stop = self.stop
             problem.n_threads = inner
             if self.log is not None:
-                prefix = f"[{name}] " if len(problems) > 1 else ""
+                prefix = f"[{names[k]}] " if len(problems) > 1 else ""
                 problem.log = (lambda line, p=prefix: self.log(p + line))
-        calibrations = calibrations or [None] * len(problems)
-
-        def task(problem, calibrate):
             solution = self.spec.solve(problem)
-            return solution, (calibrate(problem) if calibrate is not None else None)
+            calibrated = calibrate(problem) if calibrate is not None else None
+            return solution, calibrated, summary_lines(problem, solution) if self.log is not None else []
 
-        results = run_tasks([(lambda p=p, c=c: task(p, c)) for p, c in zip(problems, calibrations)],
+        results = run_tasks([(lambda k=k, c=c: task(k, c)) for k, c in enumerate(calibrations)],
                             n_jobs, self.stop)
-        solutions = [solution for solution, _ in results]
-        for solution, problem, name in zip(solutions, problems, names):
+        for (solution, _, lines), name in zip(results, names):
             if solution.status == "max_iter":
                 warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
                               "the model may not be optimal", RuntimeWarning, stacklevel=3)
-            if self.log is not None:
-                for line in summary_lines(problem, solution):
-                    self.log(line)
-        return solutions, [calibrated for _, calibrated in results]
+            for line in lines:
+                self.log(line)
+        return [solution for solution, _, _ in results], [calibrated for _, calibrated, _ in results]
 
     def _subproblem(self, formulation, X, y, upper):
         return Subproblem(formulation=formulation, X=X, y=y, upper=upper,
@@ -189,7 +194,7 @@ class _Trainer:
         """fit(train, test): decision values of the problem's rows ``test`` by a model trained,
         probability off, on its rows ``train`` -- the training inside LIBSVM's probability
         cross-validation. ``box`` = (C+, C-) of a one-vs-one pair, LIBSVM's weights of +1/-1."""
-        params = replace(self.params, probability=False, verbose=False, n_jobs=problem.n_threads,
+        params = replace(problem.params, probability=False, verbose=False, n_jobs=problem.n_threads,
                          kernel_type=self.kernel.kind, gamma=self.kernel.gamma)
         if box is not None:
             params.C, params.class_weight = 1.0, {1: box[0], -1: box[1]}
@@ -219,8 +224,8 @@ class _Trainer:
         if self.params.probability and self.params.svm_type != "one_class":
             calibrations = [self._calibration(0, wk)]
         (solution,), (sigma,) = self._solve_all(
-            [self._subproblem(self.params.svm_type, Xk, target, upper)], [self.params.svm_type],
-            calibrations)
+            [lambda: self._subproblem(self.params.svm_type, Xk, target, upper)],
+            [self.params.svm_type], calibrations)
         coef = np.asarray(solution.coef, dtype=np.float64)
         if self.spec.multiclass == "ovr":
             model = self._model(_weight_rows([solution.w]), [[1.0]], [solution.rho], None, None,
@@ -263,37 +268,41 @@ class _Trainer:
     def _one_vs_one(self, X, classes, box, weights):
         k = len(classes.labels)
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        problems, rows_of, n_first, calibrations = [], [], [], []
-        for p, (i, j) in enumerate(pairs):
-            rows_i = classes.rows[i][weights[classes.rows[i]] > 0]
-            rows_j = classes.rows[j][weights[classes.rows[j]] > 0]
-            rows = np.concatenate([rows_i, rows_j])
-            target = np.concatenate([np.ones(rows_i.size), -np.ones(rows_j.size)])
+        # a pair's rows are class i's then class j's rows of positive weight; its data is built
+        # in its task only, as LIBSVM holds no more than the running pair's
+        kept = [rows[weights[rows] > 0] for rows in classes.rows]
+
+        def pair_problem(i, j):
+            rows = np.concatenate([kept[i], kept[j]])
+            target = np.concatenate([np.ones(kept[i].size), -np.ones(kept[j].size)])
             upper = np.where(target > 0, box[i], box[j]) * weights[rows]
-            problems.append(self._subproblem(self.params.svm_type, X[rows], target, upper))
-            rows_of.append(rows)
-            n_first.append(rows_i.size)
-            if self.params.probability:
-                calibrations.append(self._calibration(p, weights[rows], (box[i], box[j])))
+            return self._subproblem(self.params.svm_type, X[rows], target, upper)
+
+        problems = [lambda i=i, j=j: pair_problem(i, j) for i, j in pairs]
+        calibrations = None
+        if self.params.probability:
+            calibrations = [self._calibration(p, np.concatenate([weights[kept[i]], weights[kept[j]]]),
+                                              (box[i], box[j])) for p, (i, j) in enumerate(pairs)]
         names = [f"{classes.labels[i]} vs {classes.labels[j]}" for i, j in pairs]
         solutions, platt = self._solve_all(problems, names, calibrations) if pairs else ([], [])
+        # each pair's coefficients of class i and of class j
+        coefs = [np.split(np.asarray(s.coef, dtype=np.float64), [kept[i].size])
+                 for (i, j), s in zip(pairs, solutions)]
 
         # support vectors: rows with a nonzero coefficient in any pair, grouped by class
         is_sv = np.zeros(X.shape[0], dtype=bool)
-        for rows, solution in zip(rows_of, solutions):
-            is_sv[rows[np.asarray(solution.coef) != 0]] = True
+        for (i, j), (coef_i, coef_j) in zip(pairs, coefs):
+            is_sv[kept[i][coef_i != 0]] = True
+            is_sv[kept[j][coef_j != 0]] = True
         sv_rows = [r[is_sv[r]] for r in classes.rows]
         order = np.concatenate(sv_rows)
         position = np.full(X.shape[0], -1, dtype=np.int64)
         position[order] = np.arange(order.size)
         sv_coef = np.zeros((k - 1, order.size))
-        for (i, j), rows, n_i, solution in zip(pairs, rows_of, n_first, solutions):
-            coef = np.asarray(solution.coef, dtype=np.float64)
-            nz = coef != 0
-            first = np.arange(rows.size) < n_i
+        for (i, j), (coef_i, coef_j) in zip(pairs, coefs):
             # LIBSVM's layout: pair (i, j) keeps class i's coefficients in row j-1, class j's in row i
-            sv_coef[j - 1, position[rows[nz & first]]] = coef[nz & first]
-            sv_coef[i, position[rows[nz & ~first]]] = coef[nz & ~first]
+            sv_coef[j - 1, position[kept[i][coef_i != 0]]] = coef_i[coef_i != 0]
+            sv_coef[i, position[kept[j][coef_j != 0]]] = coef_j[coef_j != 0]
         if self.log is not None:
             self.log(f"Total nSV = {order.size}")
         n_sv = np.array([r.size for r in sv_rows], dtype=np.int64)
@@ -319,7 +328,7 @@ class _Trainer:
             target = np.where(codes == c, 1.0, -1.0)
             rest = box[1] if k == 2 else float(self.params.C)
             upper = np.where(target > 0, box[c], rest) * wk
-            problems.append(self._subproblem("c_svc", Xk, target, upper))
+            problems.append(lambda target=target, upper=upper: self._subproblem("c_svc", Xk, target, upper))
         names = [f"{classes.labels[c]} vs rest" for c in positives]
         solutions = self._solve_all(problems, names)[0] if k > 1 else []
         if k == 1:
