@@ -1,7 +1,7 @@
 """Kernel rows over CSR: k(x, z_j) for one row x (scattered into a dense buffer) against every
 row z_j of a CSR matrix, threaded over j. Used by prediction and by the kernel solvers' caches."""
 from cython.parallel cimport prange
-from libc.math cimport exp, tanh, fmax
+from libc.math cimport exp, tanh
 cimport numpy as cnp
 import numpy as np
 
@@ -35,8 +35,7 @@ cdef double powi(double base, int times) noexcept nogil:
 
 
 cdef double exp_neg(double t) noexcept nogil:
-    # rounding can make a squared distance slightly negative; the kernel is at most 1
-    return exp(-fmax(t, 0.0))
+    return exp_neg_inline(t)
 
 
 cdef double tanh_(double t) noexcept nogil:
