@@ -6,10 +6,12 @@ piecewise linear with break points (v_i - u_i)/a_i and (v_i - l_i)/a_i. The root
 medians of the break points still inside the bracket (three-way quickselect, deterministic pivots
 with a median-of-medians fallback, so O(m) even on adversarial input), then read off the linear
 piece. A hint (the previous multiplier, or else the median break point of a small sample) comes
-first: one Newton step on g from it is the root whenever no break point lies in between, which the
-pass writing x verifies (two passes over the data in all, the common case when consecutive
-projections are close); otherwise doubled Newton steps bracket the root, and regula falsi pivots
-evaluated on the undecided coordinates only shrink the bracket before the median pivots must.
+first: Newton steps on g from it, each verified by the branch-free pass writing x, end at the root
+as soon as one starts on the root's linear piece (two passes over the data when consecutive
+projections are close, a few more when the hint is off by many break points, where one
+classifying pass would cost as much as several of these). Only after NEWTON_PASSES does the
+break-point search take over, on the bracket found; there regula falsi pivots evaluated on the
+undecided coordinates only shrink the bracket before the median pivots must.
 """
 from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isnan
 import numpy as np
@@ -17,6 +19,7 @@ import numpy as np
 from ..errors import FastSVMError
 
 cdef int HINT_EVALUATIONS = 5
+cdef int NEWTON_PASSES = 6         # safeguarded Newton steps before the classifying pass
 cdef int SAMPLE_SIZE = 64
 cdef double NEWTON_ACCEPT = 1e-13  # |g| / sum |a_i x_i| at which a Newton step from the hint is the root
 
@@ -272,63 +275,45 @@ cdef int knapsack_check(Knapsack K) noexcept nogil:
     return KNAPSACK_OK
 
 
-cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* x, double* lam,
-                          int* free_idx, int* n_free, KnapsackScratch S) noexcept nogil:
-    """x = Pi_K(v), the multiplier lam (x = clip(v - lam a, l, u)) and the free set
-    J = {i : l_i < v_i - lam a_i < u_i} in increasing order. K must have passed knapsack_check.
-    When g is flat at its root (no coordinate free) lam is the midpoint of the flat piece, so the
-    result does not depend on the hint."""
-    cdef int i, nw = 0, nb, it, pivot = PIVOT_SECANT
-    cdef double t_lo, t_hi, g_hi, margin = MARGIN
-    cdef bint captured
-    cdef double lam_l = -INFINITY, lam_r = INFINITY, g_l = NAN, g_r = NAN
-    cdef double t, g, slope, step, lo, hi, ai, root, flat_l, flat_r, mag = fabs(K.d)
-    cdef _Sums acc
+cdef int _classify(Knapsack K, const double* v, double lam_l, double lam_r, _Sums* acc,
+                   int* work) noexcept nogil:
+    """One pass: coordinates whose state is the same across [lam_l, lam_r] go into the sums, the
+    others (a break point strictly inside) into the work list. Returns its length, -1 on NaN."""
+    cdef int i, nw = 0
     acc.fixed = -K.d
     acc.free_const = 0.0
     acc.free_slope = 0.0
-    cdef double* breaks = S.breaks
-    cdef int* work = S.work
-
-    # 1. from a hint, one Newton step on g: exact when no break point lies in between, which
-    #    the output pass verifies (two passes in all). Otherwise bracket the root: twice the
-    #    Newton step, doubled until g changes sign.
-    t = lam_hint if not isnan(lam_hint) else _sample_median(K, v, breaks)
-    if not isnan(t):
-        step = 0.0
-        for it in range(HINT_EVALUATIONS):
-            g = _g_and_slope(K, v, t, &slope)
-            if g - g != 0.0:
-                return KNAPSACK_BAD_BOUNDS
-            _update_bracket(t, g, &lam_l, &g_l, &lam_r, &g_r)
-            if g == 0.0 or (lam_l > -INFINITY and lam_r < INFINITY):
-                break
-            if slope == 0.0:
-                break
-            if it == 0 and not isnan(lam_hint):
-                root = t + g / slope
-                g = _output(K, v, root, x, free_idx, n_free, &slope, &mag)
-                if fabs(g) <= NEWTON_ACCEPT * mag and slope > 0.0:
-                    lam[0] = root
-                    return KNAPSACK_OK
-                _update_bracket(root, g, &lam_l, &g_l, &lam_r, &g_r)
-                if lam_l > -INFINITY and lam_r < INFINITY:
-                    break
-                step = fabs(root - t)
-                t = root
-                if slope == 0.0:
-                    break
-            step = fmax(2.0 * fabs(g) / slope, fmax(2.0 * step, 1e-12 * (1.0 + fabs(t))))
-            t = t + step if g > 0.0 else t - step
-
-    # 2. one pass: coordinates whose state is the same across the bracket go into the sums,
-    #    the others into the work list
     for i in range(K.m):
         if v[i] - v[i] != 0.0:
-            return KNAPSACK_BAD_BOUNDS
+            return -1
         if K.a[i] != 0.0:
             work[nw] = i
-            nw += _undecided(K, v, i, lam_l, lam_r, &acc)
+            nw += _undecided(K, v, i, lam_l, lam_r, acc)
+    return nw
+
+
+cdef int _refilter(Knapsack K, const double* v, int* work, int nw, double lam_l, double lam_r,
+                   _Sums* acc) noexcept nogil:
+    """Move the work-list coordinates whose state is now fixed across the bracket into the sums."""
+    cdef int it, i, kept = 0
+    for it in range(nw):
+        i = work[it]
+        work[kept] = i
+        kept += _undecided(K, v, i, lam_l, lam_r, acc)
+    return kept
+
+
+cdef int _finish(Knapsack K, const double* v, int nw, _Sums* acc, double lam_l, double g_l,
+                 double lam_r, double g_r, double* x, double* lam, int* free_idx, int* n_free,
+                 KnapsackScratch S) noexcept nogil:
+    """Steps 3-5 of knapsack_project: from a bracket whose undecided coordinates are on the work
+    list (S.work[:nw]) and the others in the sums, the root, x and the free set."""
+    cdef int i, it, nb, pivot = PIVOT_SECANT
+    cdef double t, t_lo, t_hi, g, g_hi, margin = MARGIN, lo, hi, ai, root, flat_l, flat_r, slope
+    cdef double mag = fabs(K.d)
+    cdef bint captured
+    cdef double* breaks = S.breaks
+    cdef int* work = S.work
 
     # 3. shrink the bracket until no break point is left inside. A round evaluates g on the
     #    work list only (the sums carry the rest) at two pivots in one pass: either the regula
@@ -364,11 +349,7 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
         _update_bracket(t_lo, g, &lam_l, &g_l, &lam_r, &g_r)
         captured = lam_l == t_lo and lam_r == t_hi
         nb = nw
-        nw = 0
-        for it in range(nb):
-            i = work[it]
-            work[nw] = i
-            nw += _undecided(K, v, i, lam_l, lam_r, &acc)
+        nw = _refilter(K, v, work, nw, lam_l, lam_r, acc)
         if pivot == PIVOT_SECANT and 2 * nw > nb:
             pivot = PIVOT_MEDIAN
         else:
@@ -383,7 +364,6 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
         # g is flat here: zero if K is feasible; take the midpoint of the whole flat piece
         flat_l = -INFINITY
         flat_r = INFINITY
-        mag = fabs(K.d)
         for i in range(K.m):
             ai = K.a[i]
             if ai == 0.0:
@@ -412,6 +392,66 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
     # 5. x and the free set
     _output(K, v, root, x, free_idx, n_free, &slope, &mag)
     return KNAPSACK_OK
+
+
+cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* x, double* lam,
+                          int* free_idx, int* n_free, KnapsackScratch S) noexcept nogil:
+    """x = Pi_K(v), the multiplier lam (x = clip(v - lam a, l, u)) and the free set
+    J = {i : l_i < v_i - lam a_i < u_i} in increasing order. K must have passed knapsack_check.
+    When g is flat at its root (no coordinate free) lam is the midpoint of the flat piece, so the
+    result does not depend on the hint."""
+    cdef int it, nw, side = 0
+    cdef double lam_l = -INFINITY, lam_r = INFINITY, g_l = NAN, g_r = NAN
+    cdef double t, g, slope, step, r, mag = fabs(K.d)
+    cdef _Sums acc
+
+    # 1. from a hint (or the median break point of a sample), safeguarded Newton steps on g,
+    #    each verified by the pass that writes x: a step from a point on the root's linear piece
+    #    is exact, and from a close hint few pieces lie in between. A step leaving the bracket
+    #    is replaced by regula falsi (Illinois: the end kept twice has its value halved). These
+    #    passes are branch-free; the classifying pass of step 2 costs several of them, so it
+    #    only comes after NEWTON_PASSES, on the bracket found (closed by doubled steps if need be).
+    t = lam_hint if not isnan(lam_hint) else _sample_median(K, v, S.breaks)
+    if not isnan(t):
+        g = _g_and_slope(K, v, t, &slope)
+        if g - g != 0.0:
+            return KNAPSACK_BAD_BOUNDS
+        _update_bracket(t, g, &lam_l, &g_l, &lam_r, &g_r)
+        for it in range(NEWTON_PASSES):
+            if g == 0.0 or slope == 0.0:
+                break
+            r = t + g / slope
+            if lam_l > -INFINITY and lam_r < INFINITY and not (lam_l < r < lam_r):
+                r = lam_l + (lam_r - lam_l) * (g_l / (g_l - g_r))
+            g = _output(K, v, r, x, free_idx, n_free, &slope, &mag)
+            if fabs(g) <= NEWTON_ACCEPT * mag and slope > 0.0:
+                lam[0] = r
+                return KNAPSACK_OK
+            _update_bracket(r, g, &lam_l, &g_l, &lam_r, &g_r)
+            if g > 0.0:
+                if side > 0 and g_r < 0.0:
+                    g_r *= 0.5
+                side = 1
+            elif g < 0.0:
+                if side < 0 and g_l > 0.0:
+                    g_l *= 0.5
+                side = -1
+            t = r
+        step = 0.0
+        for it in range(HINT_EVALUATIONS):       # close an open bracket by doubled steps
+            if g == 0.0 or slope == 0.0 or (lam_l > -INFINITY and lam_r < INFINITY):
+                break
+            step = fmax(2.0 * fabs(g) / slope, fmax(2.0 * step, 1e-12 * (1.0 + fabs(t))))
+            t = t + step if g > 0.0 else t - step
+            g = _g_and_slope(K, v, t, &slope)
+            _update_bracket(t, g, &lam_l, &g_l, &lam_r, &g_r)
+
+    # 2. one pass: coordinates whose state is the same across the bracket go into the sums,
+    #    the others into the work list; 3-5: the root on the work list, x
+    nw = _classify(K, v, lam_l, lam_r, &acc, S.work)
+    if nw < 0:
+        return KNAPSACK_BAD_BOUNDS
+    return _finish(K, v, nw, &acc, lam_l, g_l, lam_r, g_r, x, lam, free_idx, n_free, S)
 
 
 cdef void hs_jacobian_free(const double* a_free, int n_free, double* r) noexcept nogil:
