@@ -372,7 +372,8 @@ def test_line_searches_and_threads_agree(line_search):
 
 def test_registered_and_specified():
     assert get_solver("ssnal") is SPEC
-    assert SPEC.formulations == ("c_svc", "epsilon_svr") and SPEC.kernels == ("linear",)
+    assert SPEC.formulations == ("c_svc", "epsilon_svr") and SPEC.kernels[0] == "linear"
+    assert "precomputed" not in SPEC.kernels
     assert SPEC.multiclass == "ovo" and SPEC.default_tol == 1e-3
 
 
@@ -404,7 +405,7 @@ def test_bad_input_raises_clear_errors():
     y = as_pm(labels)
     sub = subproblem(X, y)
     with pytest.raises(ParameterError, match="linear"):
-        solve(Subproblem("c_svc", X, y, sub.upper, Kernel("rbf", gamma=0.1), sub.params))
+        solve(Subproblem("c_svc", X, y, sub.upper, Kernel("precomputed"), sub.params))
     with pytest.raises(ParameterError, match="hinge"):
         bad = subproblem(X, y)
         bad.params.loss = "squared_hinge"
