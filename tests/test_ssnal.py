@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._ssnal import StackedRows, cholesky_solve, line_point, newton_cg
+from fastsvm._core._ssnal import StackedRows, cholesky_solve, line_point, newton_cg, sorted_changes
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
@@ -440,3 +440,21 @@ def test_stop_flag_raises_keyboard_interrupt_within_a_second():
     seen = time.perf_counter()
     raised[0].join()
     assert len(raised) == 2 and seen - raised[1] < 1.0
+
+
+def test_sorted_changes_and_gram_updates_against_numpy(operator):
+    X, source, sign, Zd, rng = operator
+    Z = StackedRows(X, source, sign)
+    old = np.sort(rng.choice(600, 200, replace=False)).astype(np.int32)
+    new = np.sort(np.concatenate([rng.choice(old, 150, replace=False),
+                                  rng.choice(np.setdiff1d(np.arange(600), old), 30, replace=False)])).astype(np.int32)
+    rows, weights = sorted_changes(new, old)
+    np.testing.assert_array_equal(np.sort(rows[weights > 0]), np.setdiff1d(new, old))
+    np.testing.assert_array_equal(np.sort(rows[weights < 0]), np.setdiff1d(old, new))
+    assert set(weights) <= {1.0, -1.0}
+    a = rng.normal(size=600)
+    G, s = Z.rows_gram(old, a[old])
+    Z.rows_gram(rows, a[rows], G, s, weights)  # updated in place to the rows of `new`
+    np.testing.assert_allclose(G, Zd[new].T @ Zd[new], atol=1e-12)
+    np.testing.assert_allclose(s, Zd[new].T @ a[new], atol=1e-12)
+    assert sorted_changes(new, new)[0].size == 0

@@ -135,20 +135,33 @@ cdef class StackedRows:
             self._rows_rmatvec(&rows[0], k, &coef[0], &out[0])
         return np.asarray(out)
 
-    def rows_gram(self, const int[::1] rows, const double[::1] a_rows):
-        """(G, s): G = Z_rows^T Z_rows (p x p, dense) and s = Z_rows^T a_rows, by accumulating
-        the outer products of the sparse rows (cost: sum of nnz(z_j)^2); None when stopped."""
-        self._check(a_rows.shape[0], rows.shape[0])
+    def rows_gram(self, const int[::1] rows, const double[::1] a_rows, G=None, s=None, weights=None):
+        """(G, s): G = Z_rows^T W Z_rows (p x p, dense) and s = Z_rows^T W a_rows, W = diag(weights)
+        (default: identity), by accumulating the outer products of the sparse rows (cost: sum of
+        nnz(z_j)^2); added to G and s when they are given (a Gram matrix kept up to date as rows
+        join and leave). None when stopped."""
+        cdef int k = <int>rows.shape[0]
+        self._check(a_rows.shape[0], k)
         self._check_rows(rows)
-        G = np.zeros((self.p, self.p))
-        s = np.zeros(self.p)
+        if G is None:
+            G = np.zeros((self.p, self.p))
+            s = np.zeros(self.p)
         cdef double[:, ::1] G_ = G
         cdef double[::1] s_ = s
+        cdef const double[::1] w_
+        cdef const double* w = NULL
+        if G_.shape[0] != self.p or G_.shape[1] != self.p or s_.shape[0] != self.p:
+            raise FastSVMError("G must be p x p and s of length p")
+        if weights is not None:
+            w_ = np.ascontiguousarray(weights, dtype=np.float64)
+            self._check(w_.shape[0], k)
+            if k:
+                w = &w_[0]
         cdef int status = 0
         if self.p == 0:
             return G, s
         with nogil:
-            status = self._rows_gram(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0], &a_rows[0] if rows.shape[0] else NULL, &G_[0, 0], &s_[0])
+            status = self._rows_gram(&rows[0] if k else NULL, k, &a_rows[0] if k else NULL, w, &G_[0, 0], &s_[0])
         if status:
             return None
         return G, s
@@ -224,7 +237,8 @@ cdef class StackedRows:
             for c in range(self.p):
                 out[c] += acc[c]
 
-    cdef int _rows_gram(self, const int* rows, int k, const double* a_rows, double* G, double* s) noexcept nogil:
+    cdef int _rows_gram(self, const int* rows, int k, const double* a_rows, const double* weights,
+                        double* G, double* s) noexcept nogil:
         """Upper triangle by sparse outer products (column indices are sorted), then mirrored."""
         cdef int j, kk, ll, r, i, lo, hi, ci, c
         cdef double xv, sg, sg2
@@ -234,8 +248,8 @@ cdef class StackedRows:
                 return 1
             r = rows[j]
             i = self.source[r]
-            sg = self.sign[r]
-            sg2 = sg * sg
+            sg = self.sign[r] * (weights[j] if weights != NULL else 1.0)
+            sg2 = self.sign[r] * sg
             lo = self.X.indptr[i]
             hi = self.X.indptr[i + 1]
             for kk in range(lo, hi):
@@ -274,6 +288,32 @@ cdef class StackedRows:
     cdef void _check_rows(self, const int[::1] rows) except *:
         if rows.shape[0] and (np.min(rows) < 0 or np.max(rows) >= self.m):
             raise FastSVMError("row index out of range")
+
+
+def sorted_changes(const int[::1] new, const int[::1] old):
+    """(rows, weights): the rows of the increasing index array ``new`` missing from ``old``
+    (weight +1) and those of ``old`` missing from ``new`` (weight -1), by one merge."""
+    cdef Py_ssize_t a = 0, b = 0, n = 0, na = new.shape[0], nb = old.shape[0]
+    rows = np.empty(na + nb, dtype=np.int32)
+    weights = np.empty(na + nb)
+    cdef int[::1] r = rows
+    cdef double[::1] w = weights
+    with nogil:
+        while a < na or b < nb:
+            if b == nb or (a < na and new[a] < old[b]):
+                r[n] = new[a]
+                w[n] = 1.0
+                n += 1
+                a += 1
+            elif a == na or old[b] < new[a]:
+                r[n] = old[b]
+                w[n] = -1.0
+                n += 1
+                b += 1
+            else:
+                a += 1
+                b += 1
+    return rows[:n], weights[:n]
 
 
 def newton_cg(StackedRows Z, const int[::1] rows, const double[::1] a_rows, double sigma,

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._core._knapsack import KnapsackSet
-from .._core._ssnal import StackedRows, cholesky_solve, line_point, newton_cg
+from .._core._ssnal import StackedRows, cholesky_solve, line_point, newton_cg, sorted_changes
 from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
 
@@ -194,6 +194,7 @@ class _Newton:
         self.counters = counters
         self.choice = choice
         self.cg_iters = CG_ITER_GUESS
+        self.gram = None          # (J, Z_J^T Z_J, Z_J^T a_J) of the last dense system
         if choice not in ("auto", "dense", "smw", "cg"):
             raise ParameterError(f"ssnal: newton_system must be auto, dense, smw or cg, not {choice!r}")
 
@@ -224,9 +225,23 @@ class _Newton:
         self.counters.systems[method] += 1
         return getattr(self, "_" + method)(J, a_J, g, sigma, rtol)
 
-    def _dense(self, J, a_J, g, sigma, rtol):
-        """H = I + sigma (G - s s^T / a_J^T a_J), G = Z_J^T Z_J, s = Z_J^T a_J; Cholesky."""
+    def _gram(self, J, a_J):
+        """(G, s) = (Z_J^T Z_J, Z_J^T a_J): the last ones updated over the rows that joined or
+        left J when that is cheaper than forming them anew (the free set changes little from
+        one Newton step to the next)."""
         Z = self.qp.Z
+        nnz_J = Z.row_nnz[J].astype(np.float64)
+        fresh = min(_dot(nnz_J, nnz_J), 2.0 * J.shape[0] * Z.p * Z.p / BLAS_SPEEDUP)
+        if self.gram is not None:
+            rows, weights = sorted_changes(J, self.gram[0])
+            nnz_rows = Z.row_nnz[rows].astype(np.float64)
+            if _dot(nnz_rows, nnz_rows) < fresh:
+                self.counters.rows(Z, rows)
+                _, G, s = self.gram
+                if Z.rows_gram(rows, self.qp.K.a[rows], G, s, weights) is None:
+                    raise KeyboardInterrupt
+                self.gram = (J.copy(), G, s)
+                return G, s
         self.counters.rows(Z, J)
         if self._blas(J, J.shape[0] * Z.p * Z.p):
             B = Z.rows_dense(J)
@@ -236,6 +251,14 @@ class _Newton:
             if gs is None:
                 raise KeyboardInterrupt
             G, s = gs
+        self.gram = (J.copy(), G, s)
+        return G, s
+
+    def _dense(self, J, a_J, g, sigma, rtol):
+        """H = I + sigma (G - s s^T / a_J^T a_J), G = Z_J^T Z_J, s = Z_J^T a_J; Cholesky."""
+        Z = self.qp.Z
+        G, s = self._gram(J, a_J)
+        G = G.copy()
         aa = _dot(a_J, a_J)
         if aa > 0:
             G -= np.outer(s, s) / aa
