@@ -43,7 +43,6 @@ import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import scipy.linalg as sla
 
 from .._core._cache import KernelCache
 from .._core._knapsack import KnapsackSet
@@ -56,21 +55,21 @@ from .base import Kernel, Solution, Subproblem, checked_arrays
 
 KERNELS = ("rbf", "polynomial", "sigmoid")
 DEFAULT_FEATURES = 512       # D: random Fourier features (RBF) or Nystroem landmarks
-WARM_TOL = 1e-2              # eta of the explicit-feature problem: it is only an approximation
+WARM_TOL = 1e-4              # eta of the explicit-feature problem: it is only an approximation
 DEFAULT_THETA = 0.1          # margin band around a bound's switch that joins the working set
 DEFAULT_MAX_OUTER = 200      # AL iterations in all (params.max_iter)
 MAX_NEWTON = 50              # Newton steps per AL iteration
 MAX_ROUNDS = 50              # working-set rounds
 ARMIJO_MU = 1e-4
 MAX_BACKTRACKS = 40
-NEWTON_J_MAX = 600           # free set aimed at by the first sigma of a round
+NEWTON_J_MAX = 500           # free set aimed at by the first sigma of a round
 SIGMA_STEPS = 8
 PRODUCTS_MIN_COLUMNS = 64    # uncached columns from which a product bypasses the cache
-OWN_CHOLESKY_MAX = 600       # Newton systems up to this order by our Cholesky, LAPACK beyond
-DENSE_J_MAX = 1000           # larger Newton systems by CG
+DENSE_J_MAX = 1000           # Newton systems up to this order by Cholesky, larger ones by CG
 CG_RTOL = 1e-2
 CG_MAX_ITER = 200
-OPTIONS = ("rff", "warm_tol", "theta", "sigma_factor", "max_newton")
+OPTIONS = ("rff", "warm", "warm_tol", "theta", "sigma_factor", "max_newton")
+WARM_MAPS = ("rff", "nystroem")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,7 +140,7 @@ def _options(params):
         raise ParameterError(f"ssnal (kernel): unknown option(s) {', '.join(sorted(unknown))} "
                              f"(known: {', '.join(OPTIONS)})")
     try:
-        out = dict(rff=int(opts.get("rff", DEFAULT_FEATURES)), warm_tol=float(opts.get("warm_tol", WARM_TOL)),
+        out = dict(rff=int(opts.get("rff", DEFAULT_FEATURES)), warm=str(opts.get("warm", "rff")), warm_tol=float(opts.get("warm_tol", WARM_TOL)),
                    theta=float(opts.get("theta", DEFAULT_THETA)),
                    sigma_factor=float(opts.get("sigma_factor", ssnal.SIGMA_FACTOR)),
                    max_newton=int(opts.get("max_newton", MAX_NEWTON)))
@@ -152,10 +151,12 @@ def _options(params):
             or out["max_newton"] < 1:
         raise ParameterError("ssnal (kernel): need rff >= 1, warm_tol > 0, theta >= 0, sigma_factor >= 1, "
                              "max_newton >= 1")
+    if out["warm"] not in WARM_MAPS:
+        raise ParameterError(f"ssnal (kernel): warm must be one of {', '.join(WARM_MAPS)}")
     return out
 
 
-def warm_start(sub: Subproblem, n_features, tol):
+def warm_start(sub: Subproblem, n_features, tol, feature_map="rff"):
     """(x^0, sigma_0, Solution) from the linear SSsNAL on explicit features of sub's kernel:
     random Fourier features for RBF, a Nystroem map on n_features sampled landmarks otherwise.
 
@@ -164,7 +165,7 @@ def warm_start(sub: Subproblem, n_features, tol):
     same seed gives the same x^0, and so the same model, for every n_threads."""
     X, _, _ = checked_arrays(sub)
     k = sub.kernel
-    if k.kind == "rbf":
+    if k.kind == "rbf" and feature_map == "rff":
         D = n_features + n_features % 2
         fmap = random_fourier_map(X.shape[1], D, k.gamma, seed=sub.seed, pairs=True)
     else:
@@ -260,7 +261,7 @@ def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     aa = _dot(aJ, aJ)
     t = hr[J] - (_dot(aJ, hr[J]) / aa) * aJ
     H = None
-    if 8.0 * k * k <= budget_bytes or k <= OWN_CHOLESKY_MAX:
+    if 8.0 * k * k <= budget_bytes or k <= DENSE_J_MAX:
         H = ws.q_block(J)
         Ha = H @ aJ                                    # P Q P, P = I - a a^T / aa
         H -= (np.outer(Ha, aJ) + np.outer(aJ, Ha)) / aa
@@ -287,17 +288,12 @@ def _not_psd():
 
 
 def _spd_solve(H, rhs):
-    """H^-1 rhs for the SPD Newton matrix H (overwritten)."""
-    if H.shape[0] <= OWN_CHOLESKY_MAX:
-        out = np.array(rhs, dtype=np.float64)
-        if cholesky_solve(H, out):
-            return out
-    else:
-        try:
-            return sla.cho_solve(sla.cho_factor(H, overwrite_a=True, check_finite=False), rhs, check_finite=False)
-        except sla.LinAlgError:
-            pass
-    raise _not_psd()
+    """H^-1 rhs for the SPD Newton matrix H (overwritten), by our own Cholesky: LAPACK's threads
+    cost more than these factorizations on a busy machine."""
+    out = np.array(rhs, dtype=np.float64)
+    if not cholesky_solve(H, out):
+        raise _not_psd()
+    return out
 
 
 def _cg(ws, J, aJ, aa, sigma, H, t, counters):
@@ -495,7 +491,7 @@ def solve(sub: Subproblem) -> Solution:
     stats = {"kernel_values": 0}
     log = sub.log
 
-    x, sigma0, warm = warm_start(sub, opts["rff"], max(opts["warm_tol"], tol))
+    x, sigma0, warm = warm_start(sub, opts["rff"], max(opts["warm_tol"], tol), opts["warm"])
     sigma = sigma0
     times = {"warm_start": time.perf_counter() - t0}
     if log is not None:
@@ -557,6 +553,7 @@ def solve(sub: Subproblem) -> Solution:
         hx = grad[ws.vars] - ws.c
         # each round restarts the AL from the warm start's sigma: new rows make the prox center
         # far from the round's solution, and a large sigma would make psi almost nonsmooth
+        t_round = time.perf_counter()
         x_new, hx_new, sigma, lam = _solve_working_set(
             ws, x_u, hx, sigma0, 0.5 * tol * scale * target_scale, tol, opts, budget, counters,
             sub.stop, log, t0, max_outer)
@@ -568,6 +565,8 @@ def solve(sub: Subproblem) -> Solution:
         d_beta = np.bincount(ws.pos, weights=ws.a * (x_new - x_old_u), minlength=ws.L)
         moved = np.flatnonzero(d_beta)
         grad[ws.vars] = hx_new + ws.c
+        t_update = time.perf_counter()
+        times["working_set"] = times.get("working_set", 0.0) + t_update - t_round
         outside = np.flatnonzero(~in_set).astype(np.int32)
         if moved.shape[0] and outside.shape[0]:
             h_out = np.zeros(outside.shape[0])
@@ -576,6 +575,7 @@ def solve(sub: Subproblem) -> Solution:
             out_vars = np.concatenate([outside + kk * dual.n for kk in range(dual.m // dual.n)])
             grad[out_vars] += dual.K.a[out_vars] * np.tile(h_out, dual.m // dual.n)
         eta, b = ssnal.kkt_residual(x, grad, dual.K, hint=b_last)
+        times["update"] = times.get("update", 0.0) + time.perf_counter() - t_update
 
     stats["kernel_values"] += int(cache.n_computed)
     times["total"] = time.perf_counter() - t0
