@@ -327,44 +327,54 @@ def newton_cg(StackedRows Z, const int[::1] rows, const double[::1] a_rows, doub
     Z._check(out.shape[0], p)
     Z._check(a_rows.shape[0], k)
     Z._check_rows(rows)
-    cdef double[::1] work = np.zeros(5 * max(p, 1) + max(k, 1))
+    cdef double[::1] work = np.zeros(6 * max(p, 1) + max(k, 1))
     cdef double* r = &work[0]
     cdef double* z = r + p
     cdef double* d = z + p
     cdef double* hd = d + p
     cdef double* diag = hd + p
-    cdef double* t = diag + p
+    cdef double* s_a = diag + p
+    cdef double* t = s_a + p
     if p == 0:
         return 0, "converged"
     with nogil:
         status = _pcg(Z, &rows[0] if k else NULL, k, &a_rows[0] if k else NULL, sigma, &rhs[0], &out[0],
-                      rtol, max_iter, r, z, d, hd, diag, t, &it)
+                      rtol, max_iter, r, z, d, hd, diag, s_a, t, &it)
     return it, ("converged", "max_iter", "interrupted", "breakdown")[status]
 
 
 cdef void _apply_hessian(StackedRows Z, const int* rows, int k, const double* a_rows, double aa,
-                         double sigma, const double* u, double* t, double* out) noexcept nogil:
-    """out = u + sigma Z_J^T P_J Z_J u."""
-    cdef int j, c
-    cdef double at = 0.0
-    Z._rows_matvec(rows, k, u, t)
-    if aa > 0.0:
-        for j in range(k):
-            at += a_rows[j] * t[j]
-        at /= aa
-        for j in range(k):
-            t[j] = sigma * (t[j] - at * a_rows[j])
-    else:
-        for j in range(k):
-            t[j] = sigma * t[j]
+                         double sigma, const double* s_a, const double* u, double* t,
+                         double* out) noexcept nogil:
+    """out = u + sigma Z_J^T P_J Z_J u = u + sigma (Z_J^T t - (a_J^T t / aa) s_a), t = Z_J u and
+    s_a = Z_J^T a_J. One thread: each row read once for its dot and its update."""
+    cdef int j, c, r, i
+    cdef double at = 0.0, tj
     for c in range(Z.p):
         out[c] = u[c]
-    Z._rows_rmatvec(rows, k, t, out)
+    if Z.n_threads <= 1 or k < PARALLEL_ROWS:
+        for j in range(k):
+            r = rows[j]
+            i = Z.source[r]
+            tj = Z.sign[r] * row_dot(Z.X, i, u)
+            at += a_rows[j] * tj
+            if tj != 0.0:
+                row_axpy(Z.X, i, sigma * tj * Z.sign[r], out)
+    else:
+        Z._rows_matvec(rows, k, u, t)
+        for j in range(k):
+            at += a_rows[j] * t[j]
+            t[j] *= sigma
+        Z._rows_rmatvec(rows, k, t, out)
+    if aa > 0.0:
+        at *= sigma / aa
+        for c in range(Z.p):
+            out[c] -= at * s_a[c]
 
 
 cdef int _pcg(StackedRows Z, const int* rows, int k, const double* a_rows, double sigma,
               const double* rhs, double* x, double rtol, int max_iter, double* r, double* z,
-              double* d, double* hd, double* diag, double* t, int* n_iter) noexcept nogil:
+              double* d, double* hd, double* diag, double* s_a, double* t, int* n_iter) noexcept nogil:
     cdef int j, c, kk, ri, it
     cdef double aa = 0.0, rz, rz_new, alpha, beta, dhd, rnorm, bnorm = 0.0, sg
     cdef Py_ssize_t p = Z.p
@@ -372,16 +382,16 @@ cdef int _pcg(StackedRows Z, const int* rows, int k, const double* a_rows, doubl
     for j in range(k):
         aa += a_rows[j] * a_rows[j]
     memset(diag, 0, p * sizeof(double))
-    memset(d, 0, p * sizeof(double))             # d holds sum_j a_j z_j for now
+    memset(s_a, 0, p * sizeof(double))           # s_a = sum_j a_j z_j
     for j in range(k):
         ri = Z.source[rows[j]]
         sg = Z.sign[rows[j]]
         for kk in range(Z.X.indptr[ri], Z.X.indptr[ri + 1]):
             c = Z.X.indices[kk]
             diag[c] += Z.X.data[kk] * Z.X.data[kk]
-            d[c] += a_rows[j] * sg * Z.X.data[kk]
+            s_a[c] += a_rows[j] * sg * Z.X.data[kk]
     for c in range(p):
-        diag[c] = 1.0 + sigma * (diag[c] - (d[c] * d[c] / aa if aa > 0.0 else 0.0))
+        diag[c] = 1.0 + sigma * (diag[c] - (s_a[c] * s_a[c] / aa if aa > 0.0 else 0.0))
         if diag[c] < 1.0:                          # rounding; the exact diagonal is >= 1
             diag[c] = 1.0
         x[c] = 0.0
@@ -399,7 +409,7 @@ cdef int _pcg(StackedRows Z, const int* rows, int k, const double* a_rows, doubl
     for it in range(max_iter):
         if Z._stop[0]:
             return CG_INTERRUPTED
-        _apply_hessian(Z, rows, k, a_rows, aa, sigma, d, t, hd)
+        _apply_hessian(Z, rows, k, a_rows, aa, sigma, s_a, d, t, hd)
         dhd = 0.0
         for c in range(p):
             dhd += d[c] * hd[c]
