@@ -103,12 +103,13 @@ cdef class KernelProducts:
             _invert(self.X, &cols[0], n_cols, &start[0], &owner[0], &value[0])
             for j in range(n_cols):
                 col_sqnorm[j] = self.sqnorm[cols[j]]
-            while lo < n_rows and not interrupted:
+            while lo < n_rows:
+                interrupted = _interrupted(self.stop)
+                if interrupted:
+                    break
                 hi = min(lo + block, n_rows)
                 _rows_times(self.kp, self.X, &self.sqnorm[0], &rows[0], lo, hi, inv, &acc[0], &out[0], threads)
                 lo = hi
-                if lo < n_rows:
-                    interrupted = _interrupted(self.stop)
         if interrupted:
             raise KeyboardInterrupt
         return np.asarray(out)

@@ -1,0 +1,279 @@
+"""SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal_kernel, reached as solver "ssnal") against
+LIBSVM, and NumPy twins of its kernel pieces.
+
+The optimum is judged independently of the solver: the kernel matrix comes from scikit-learn's
+pairwise kernels, eta (seed 000 eq. 4.1) is recomputed here with a projection by bisection, the
+dual objective of LIBSVM's solution is recomputed from its sv_coef / sv_indices, and the
+predictions of both models are compared.
+"""
+import functools
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kernel
+
+import fastsvm
+from conftest import shared_file
+from fastsvm import load_svmlight_file
+from fastsvm._core._cache import KernelCache
+from fastsvm._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cached, move_to_front
+from fastsvm.csr import to_csr
+from fastsvm.errors import FastSVMError, ParameterError
+from fastsvm.params import Params
+from fastsvm.predict import decision_values
+from fastsvm.solvers import get_solver
+from fastsvm.solvers import ssnal_kernel
+from fastsvm.solvers.base import Kernel, Subproblem
+
+svmutil = pytest.importorskip("libsvm.svmutil")
+
+TOL = 1e-6
+LIBSVM_KERNEL = {"linear": 0, "polynomial": 1, "rbf": 2, "sigmoid": 3}
+
+
+# ---------------------------------------------------------------- NumPy twins
+
+def np_kernel(X, Z, kernel):
+    """K(X, Z) by scikit-learn (dense), independent of fastsvm's kernel code."""
+    X, Z = X.toarray(), Z.toarray()
+    if kernel.kind == "rbf":
+        return rbf_kernel(X, Z, gamma=kernel.gamma)
+    if kernel.kind == "polynomial":
+        return polynomial_kernel(X, Z, degree=kernel.degree, gamma=kernel.gamma, coef0=kernel.coef0)
+    if kernel.kind == "sigmoid":
+        return sigmoid_kernel(X, Z, gamma=kernel.gamma, coef0=kernel.coef0)
+    return X @ Z.T
+
+
+def np_dual(K, y, formulation, C, epsilon=0.1):
+    """(Q, c, a, u) of ALGORITHMS.md section 0 with Q explicit."""
+    n = K.shape[0]
+    if formulation == "c_svc":
+        return K * np.outer(y, y), -np.ones(n), y.astype(float), np.full(n, C)
+    return (np.block([[K, -K], [-K, K]]), np.concatenate([epsilon - y, epsilon + y]),
+            np.concatenate([np.ones(n), -np.ones(n)]), np.full(2 * n, C))
+
+
+def np_project(v, a, u):
+    """Pi_K(v), K = {a^T x = 0, 0 <= x <= u}, by bisection on the multiplier."""
+    lo, hi = -np.abs(v).max() - u.max() - 1.0, np.abs(v).max() + u.max() + 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if a @ np.clip(v - mid * a, 0, u) > 0 else (lo, mid)
+    return np.clip(v - 0.5 * (lo + hi) * a, 0, u)
+
+
+def np_eta(Q, c, a, u, x):
+    grad = Q @ x + c
+    proj = np_project(x - grad, a, u)
+    return np.linalg.norm(x - proj) / (1 + np.linalg.norm(x) + np.linalg.norm(grad))
+
+
+def np_objective(Q, c, x):
+    return 0.5 * x @ Q @ x + c @ x
+
+
+# ---------------------------------------------------------------- helpers
+
+@functools.lru_cache(maxsize=None)
+def load(name, rows=None):
+    X, y = load_svmlight_file(str(shared_file(name)), zero_based=False)
+    X = to_csr(X)
+    if rows is not None and rows < X.shape[0]:
+        keep = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:rows])
+        X, y = to_csr(X[keep]), y[keep]
+    return X, y
+
+
+def as_pm(labels):
+    return np.where(labels == labels[0], 1.0, -1.0)
+
+
+def subproblem(X, y, kernel, formulation="c_svc", C=1.0, tol=TOL, threads=1, seed=0, **options):
+    params = Params(svm_type=formulation, solver="ssnal", kernel_type=kernel.kind, gamma=kernel.gamma,
+                    degree=kernel.degree, coef0=kernel.coef0, C=C, tol=tol, epsilon=0.1, options=options)
+    return Subproblem(formulation, X, y, np.full(X.shape[0], C), kernel, params, seed=seed, n_threads=threads)
+
+
+def dual_vector(sol, y, formulation):
+    """The solver's dual vector, checked against its coefficients (y_i x_i, or x_i - x_{n+i})."""
+    x = np.asarray(sol.info["dual"])
+    n = sol.coef.shape[0]
+    np.testing.assert_array_equal(sol.coef, y * x if formulation == "c_svc" else x[:n] - x[n:])
+    return x
+
+
+def libsvm_solution(X, y, kernel, formulation, C):
+    """LIBSVM at -e 1e-6: (its dual vector x in our variables, rho, model)."""
+    rows = [dict(zip((X.indices[X.indptr[i]:X.indptr[i + 1]] + 1).tolist(), X.data[X.indptr[i]:X.indptr[i + 1]].tolist()))
+            for i in range(X.shape[0])]
+    s = 0 if formulation == "c_svc" else 3
+    model = svmutil.svm_train(y.tolist(), rows,
+                              f"-s {s} -t {LIBSVM_KERNEL[kernel.kind]} -g {kernel.gamma!r} -d {kernel.degree} "
+                              f"-r {kernel.coef0!r} -c {C!r} -p 0.1 -e 1e-6 -q")
+    coef = np.zeros(X.shape[0])
+    coef[np.asarray(model.get_sv_indices()) - 1] = np.asarray(model.get_sv_coef()).ravel()
+    if formulation == "c_svc":
+        x = np.abs(coef)               # coef = +-alpha, LIBSVM's sign convention aside
+    else:
+        x = np.concatenate([np.maximum(coef, 0), np.maximum(-coef, 0)])
+    return x, model.rho[0], model, rows
+
+
+def libsvm_predictions(model, rows):
+    return np.array([svmutil.libsvm.svm_predict(model, svmutil.gen_svm_nodearray(r)[0]) for r in rows])
+
+
+# ---------------------------------------------------------------- the optimum is LIBSVM's
+
+CASES = [
+    ("heart_scale", None, "c_svc", Kernel("rbf", gamma=1 / 13), 1.0),
+    ("heart_scale", None, "c_svc", Kernel("polynomial", gamma=1 / 13, degree=3, coef0=1.0), 1.0),
+    ("mushrooms", 1500, "c_svc", Kernel("rbf", gamma=1 / 112), 1.0),
+    ("a9a", 2000, "c_svc", Kernel("rbf", gamma=1 / 123), 1.0),
+    ("a9a", 1000, "c_svc", Kernel("polynomial", gamma=1 / 123, degree=2, coef0=1.0), 4.0),
+    ("housing_scale", None, "epsilon_svr", Kernel("rbf", gamma=1 / 13), 1.0),
+    ("housing_scale", None, "epsilon_svr", Kernel("polynomial", gamma=1 / 13, degree=3, coef0=1.0), 1.0),
+    ("mg", None, "epsilon_svr", Kernel("rbf", gamma=1 / 6), 10.0),
+]
+
+
+@pytest.mark.parametrize("name,rows,formulation,kernel,C", CASES,
+                         ids=[f"{c[0]}-{c[2]}-{c[3].kind}" for c in CASES])
+def test_optimum_equals_libsvm(name, rows, formulation, kernel, C):
+    X, labels = load(name, rows)
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    sol = ssnal_kernel.solve(subproblem(X, y, kernel, formulation, C))
+    assert sol.status == "converged"
+    K = np_kernel(X, X, kernel)
+    Q, c, a, u = np_dual(K, y, formulation, C)
+    x = dual_vector(sol, y, formulation)
+    eta = np_eta(Q, c, a, u, x)
+    assert eta <= TOL and sol.kkt <= TOL
+    assert abs(eta - sol.kkt) <= 1e-7
+    x_lib, rho_lib, model, libsvm_rows = libsvm_solution(X, labels, kernel, formulation, C)
+    f_ours, f_lib = np_objective(Q, c, x), np_objective(Q, c, x_lib)
+    assert abs(sol.objective - f_ours) <= 1e-6 * abs(f_ours)   # gradient kept with float32 columns
+    assert abs(f_ours - f_lib) <= 1e-6 * abs(f_lib)
+    # our model's decision values on the training rows against LIBSVM's predictions
+    ours = K @ sol.coef - sol.rho
+    theirs = libsvm_predictions(model, libsvm_rows)
+    if formulation == "c_svc":
+        other = labels[labels != labels[0]][0]
+        assert np.mean(np.where(ours > 0, labels[0], other) == theirs) >= 0.999
+        assert abs(sol.rho) == pytest.approx(abs(rho_lib), abs=1e-3)
+    else:
+        assert sol.rho == pytest.approx(rho_lib, abs=1e-3 * max(1.0, abs(rho_lib)))
+        np.testing.assert_allclose(ours, theirs, atol=1e-3 * np.abs(y).max())
+
+
+# ---------------------------------------------------------------- the kernel pieces
+
+def small_data(n=60, p=7, density=0.6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=density, random_state=rng, format="csr")
+    X.data = rng.normal(size=X.data.shape)
+    return to_csr(X)
+
+
+@pytest.mark.parametrize("kernel", [Kernel("rbf", gamma=0.3), Kernel("polynomial", gamma=0.5, degree=3, coef0=1.0),
+                                    Kernel("sigmoid", gamma=0.2, coef0=-0.5), Kernel("linear")],
+                         ids=lambda k: k.kind)
+def test_kernel_products_twin(kernel):
+    X = small_data(n=300, p=9)
+    rng = np.random.default_rng(1)
+    rows = rng.permutation(300)[:120].astype(np.int32)
+    cols = rng.permutation(300)[:80].astype(np.int32)
+    coef = rng.normal(size=80)
+    expected = np_kernel(X[rows], X[cols], kernel) @ coef
+    outs = []
+    for threads in (1, 2, 3):
+        out = np.full(120, 0.5)
+        KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, threads).matvec(rows, cols, coef, out)
+        outs.append(out)
+    np.testing.assert_allclose(outs[0], 0.5 + expected, rtol=1e-12, atol=1e-12)
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])     # each row summed by one thread, in order
+
+
+def test_kernel_products_checks_and_stop():
+    X = small_data()
+    kp = KernelProducts(X, "rbf", 0.5)
+    with pytest.raises(FastSVMError, match="out of range"):
+        kp.matvec(np.array([0, 60], np.int32), np.array([1], np.int32), np.ones(1), np.zeros(2))
+    with pytest.raises(FastSVMError, match="match"):
+        kp.matvec(np.array([0], np.int32), np.array([1], np.int32), np.ones(2), np.zeros(1))
+    with pytest.raises(FastSVMError, match="precomputed"):
+        KernelProducts(X, "precomputed")
+    stop = np.ones(1, dtype=np.int32)
+    big = small_data(n=3000, p=20, density=0.5)
+    rows = np.arange(3000, dtype=np.int32)
+    with pytest.raises(KeyboardInterrupt):
+        KernelProducts(big, "rbf", 0.1, stop=stop).matvec(rows, rows, np.ones(3000), np.zeros(3000))
+
+
+def test_cache_pieces_twin():
+    X = small_data(n=50)
+    K = np_kernel(X, X, Kernel("rbf", gamma=0.3))
+    cache = KernelCache(X, "rbf", 0.3, cache_bytes=4096)      # room for a few columns only
+    stop = np.zeros(1, dtype=np.int32)
+    wanted = np.array([7, 3, 41, 12, 0], dtype=np.int32)
+    row_at = move_to_front(cache, wanted)
+    np.testing.assert_array_equal(row_at[:5], wanted)
+    assert sorted(row_at) == list(range(50))
+    np.testing.assert_array_equal(move_to_front(cache, wanted), row_at)   # already in place
+    L = 20
+    Kp = K[np.ix_(row_at, row_at)]                                        # K by position
+    positions = np.array([4, 0, 19, 2], dtype=np.int32)
+    coef = np.array([1.5, -2.0, 0.0, 0.25])
+    out = np.ones(L)
+    cache_axpy(cache, positions, coef, L, out, stop)
+    np.testing.assert_allclose(out, 1 + Kp[:L, positions] @ coef, atol=1e-7 * np.abs(coef).sum())  # float32
+    np.testing.assert_allclose(cache_block(cache, positions, L, stop), Kp[np.ix_(positions, positions)], rtol=1e-6)
+    assert cached(cache, positions, L).dtype == bool
+    with pytest.raises(FastSVMError, match="working set"):
+        cache_block(cache, np.array([25], np.int32), L, stop)
+    with pytest.raises(FastSVMError, match="distinct"):
+        move_to_front(cache, np.array([1, 1], np.int32))
+
+
+@pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
+@pytest.mark.parametrize("system", ["dense", "cg"])
+def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, system, monkeypatch):
+    """delta, Q delta of the kernel form equal Z^T delta = d, Z d of the linear solver's Newton
+    system (I + sigma Z_J^T P_J Z_J) d = -Z^T r, with Z any factor of Q = Z Z^T."""
+    X = small_data(n=40, p=6)
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(40) < 0.5, 1.0, -1.0) if formulation == "c_svc" else rng.normal(size=40)
+    kernel = Kernel("rbf", gamma=0.4)
+    sub = subproblem(X, y, kernel, formulation)
+    dual = ssnal_kernel.kernel_dual(sub)
+    cache = KernelCache(X, "rbf", 0.4, cache_bytes=1 << 20)
+    products = KernelProducts(X, "rbf", 0.4)
+    ws = ssnal_kernel._WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop)
+    Q, _, a, _ = np_dual(np_kernel(X, X, kernel), y, formulation, 1.0)
+    Q = Q[np.ix_(ws.vars, ws.vars)]
+    a = a[ws.vars]
+    lam, V = np.linalg.eigh(Q)
+    Z = V * np.sqrt(np.maximum(lam, 0))
+    r = rng.normal(size=dual.m)
+    J = np.sort(rng.permutation(dual.m)[:15])
+    sigma = 7.0
+    if system == "cg":
+        monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 5)
+        monkeypatch.setattr(ssnal_kernel, "CG_RTOL", 1e-12)
+    counters = ssnal_kernel._Counters()
+    delta, hdelta = ssnal_kernel._newton_direction(ws, J, r, Q @ r, sigma, 1 << 20, counters)
+    assert counters.systems[system] == 1
+    aJ = a[J]
+    P = np.eye(15) - np.outer(aJ, aJ) / (aJ @ aJ)
+    ZJ = Z[J]
+    H = np.eye(Z.shape[1]) + sigma * ZJ.T @ P @ ZJ
+    d = np.linalg.solve(H, -Z.T @ r)
+    np.testing.assert_allclose(Z.T @ delta, d, atol=1e-6 * np.abs(d).max())
+    np.testing.assert_allclose(hdelta, Z @ d, atol=1e-6 * np.abs(Z @ d).max())
