@@ -277,3 +277,189 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     d = np.linalg.solve(H, -Z.T @ r)
     np.testing.assert_allclose(Z.T @ delta, d, atol=1e-6 * np.abs(d).max())
     np.testing.assert_allclose(hdelta, Z @ d, atol=1e-6 * np.abs(Z @ d).max())
+
+
+# ---------------------------------------------------------------- determinism, cache, stop
+
+def test_same_seed_same_model_for_any_thread_count():
+    X, labels = load("a9a", 1500)
+    y = as_pm(labels)
+    kernel = Kernel("rbf", gamma=1 / 123)
+    runs = [ssnal_kernel.solve(subproblem(X, y, kernel, tol=1e-4, threads=t)) for t in (1, 2, 1)]
+    for sol in runs[1:]:
+        np.testing.assert_array_equal(sol.coef, runs[0].coef)
+        assert sol.rho == runs[0].rho and sol.kkt == runs[0].kkt
+    # another seed: another random Fourier map, another warm start, the same optimum
+    other = ssnal_kernel.solve(subproblem(X, y, kernel, tol=1e-4, seed=12345))
+    assert not np.array_equal(other.coef, runs[0].coef)
+    assert other.objective == pytest.approx(runs[0].objective, rel=1e-4)
+
+
+@pytest.mark.parametrize("warm", ["rff", "nystroem"])
+def test_warm_start_maps(warm):
+    """The warm start: an RFF (or Nystroem) problem solved by the linear SSsNAL; its dual vector
+    is feasible for (P) and already close to the kernel optimum."""
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    kernel = Kernel("rbf", gamma=1 / 13)
+    sub = subproblem(X, y, kernel)
+    x0, sigma0, linear = ssnal_kernel.warm_start(sub, 256, 1e-4, warm)
+    assert linear.kkt <= 1e-4 and sigma0 > 0
+    assert abs(y @ x0) <= 1e-9 and x0.min() >= 0 and x0.max() <= 1.0
+    Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
+    assert np_eta(Q, c, a, u, x0) < 0.1
+    sol = ssnal_kernel.solve(subproblem(X, y, kernel, warm=warm, rff=256))
+    assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
+
+
+def test_tiny_cache_and_cg_give_the_same_optimum(monkeypatch):
+    """A cache of a few columns (everything recomputed) and CG Newton directions from cached
+    columns reach the optimum of the default run."""
+    X, labels = load("mushrooms", 800)
+    y = as_pm(labels)
+    kernel = Kernel("rbf", gamma=1 / 112)
+    Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
+    reference = ssnal_kernel.solve(subproblem(X, y, kernel))
+    sub = subproblem(X, y, kernel)
+    sub.params.cache_size = 0.01
+    tiny = ssnal_kernel.solve(sub)
+    monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 10)
+    cg = ssnal_kernel.solve(subproblem(X, y, kernel))
+    assert cg.info["systems"]["cg"] > 0
+    for sol in (tiny, cg):
+        assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
+        assert sol.objective == pytest.approx(reference.objective, rel=1e-7)
+
+
+def test_stop_flag_raises_keyboard_interrupt():
+    X, labels = load("a9a", 1500)
+    y = as_pm(labels)
+    kernel = Kernel("rbf", gamma=1 / 123)
+    sub = subproblem(X, y, kernel)
+    sub.stop[0] = 1
+    with pytest.raises(KeyboardInterrupt):
+        ssnal_kernel.solve(sub)
+    # set in the middle of the exact-kernel phase (from the progress callback)
+    sub = subproblem(X, y, kernel)
+    lines = []
+
+    def log(line):
+        lines.append(line)
+        if line.startswith("ssnal: round 1"):
+            sub.stop[0] = 1
+
+    sub.log = log
+    with pytest.raises(KeyboardInterrupt):
+        ssnal_kernel.solve(sub)
+    assert lines[-1].startswith("ssnal: round 1")
+
+
+def test_stop_flag_from_another_thread_is_seen_within_a_second():
+    X, labels = load("a9a", 6000)
+    y = as_pm(labels)
+    sub = subproblem(X, y, Kernel("rbf", gamma=1 / 123), tol=1e-12)
+    sub.params.max_iter = 10_000
+    timer = threading.Timer(0.3, lambda: sub.stop.__setitem__(0, 1))
+    timer.start()
+    import time
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        ssnal_kernel.solve(sub)
+    assert time.perf_counter() - start < 0.3 + 1.0
+    timer.join()
+
+
+def test_progress_lines_and_summary():
+    X, labels = load("heart_scale")
+    sub = subproblem(X, as_pm(labels), Kernel("rbf", gamma=1 / 13))
+    lines = []
+    sub.log = lines.append
+    sol = ssnal_kernel.solve(sub)
+    iters = [line for line in lines if line.startswith("ssnal: iter")]
+    rounds = [line for line in lines if line.startswith("ssnal: round")]
+    assert len(iters) == sol.n_iter >= 1 and len(rounds) == sol.info["rounds"] >= 2
+    for line in iters:
+        for field in ("sigma", "newton", "|J|", "eta(U)", "dual", "time"):
+            assert field in line
+    for line in rounds:
+        for field in ("eta", "primal", "dual", "time"):
+            assert field in line
+    # the dual objective of the last AL iteration is that of the solution
+    assert float(iters[-1].split("dual ")[1].split()[0]) == pytest.approx(-sol.objective, rel=1e-9)
+    assert any(line.startswith("warm start: ") for line in lines)
+    assert sol.history and sol.history[-1]["eta"] == sol.kkt
+
+
+# ---------------------------------------------------------------- errors
+
+def test_bad_input_gives_clear_errors():
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    with pytest.raises(FastSVMError, match="positive semidefinite"):
+        ssnal_kernel.solve(subproblem(X, y, Kernel("sigmoid", gamma=1 / 13, coef0=1.0)))
+    with pytest.raises(ParameterError, match="unknown option"):
+        ssnal_kernel.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), bogus=1))
+    with pytest.raises(ParameterError, match="rff"):
+        ssnal_kernel.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), rff=0))
+    with pytest.raises(ParameterError, match="warm"):
+        ssnal_kernel.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), warm="fourier"))
+    with pytest.raises(ParameterError, match="precomputed"):
+        ssnal_kernel.solve(subproblem(X, y, Kernel("precomputed")))
+    with pytest.raises(ParameterError, match="nu_svc"):
+        ssnal_kernel.solve(Subproblem("nu_svc", X, y, np.ones(y.size), Kernel("rbf", gamma=0.1),
+                                      Params(solver="ssnal")))
+    with pytest.raises(FastSVMError, match="labels"):
+        ssnal_kernel.solve(subproblem(X, 2 * y, Kernel("rbf", gamma=0.1)))
+
+
+# ---------------------------------------------------------------- through the front doors
+
+def test_registered_as_ssnal_for_nonlinear_kernels():
+    spec = get_solver("ssnal")
+    assert {"rbf", "polynomial", "sigmoid", "linear"} <= set(spec.kernels)
+    X, labels = load("heart_scale")
+    sub = subproblem(X, as_pm(labels), Kernel("rbf", gamma=1 / 13))
+    np.testing.assert_array_equal(spec.solve(sub).coef, ssnal_kernel.solve(sub).coef)
+
+
+def test_cli_train_rbf_and_predict(tmp_path):
+    data = shared_file("heart_scale")
+    model = tmp_path / "heart.model"
+    bin_dir = Path(sys.executable).parent
+    trained = subprocess.run([str(bin_dir / "fastsvm-train"), "-s", "ssnal", "-t", "2", "-e", "1e-6", str(data),
+                              str(model)], capture_output=True, text=True, timeout=300)
+    assert trained.returncode == 0, trained.stderr
+    assert "ssnal: round" in trained.stdout and "optimization finished" in trained.stdout
+    out = tmp_path / "heart.out"
+    predicted = subprocess.run([str(bin_dir / "fastsvm-predict"), str(data), str(model), str(out)],
+                               capture_output=True, text=True, timeout=300)
+    assert predicted.returncode == 0, predicted.stderr
+    # LIBSVM reads the model and predicts as LIBSVM's own model does
+    y, x = svmutil.svm_read_problem(str(data))
+    ours, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(model)), "-q")
+    theirs, _, _ = svmutil.svm_predict(y, x, svmutil.svm_train(y, x, "-t 2 -e 1e-6 -q"), "-q")
+    np.testing.assert_array_equal(np.loadtxt(out), ours)
+    assert np.mean(np.asarray(ours) == np.asarray(theirs)) >= 0.999
+
+
+def test_estimator_solver_ssnal_rbf_equals_smo():
+    X, labels = load("heart_scale")
+    ours = fastsvm.SVC(solver="ssnal", kernel="rbf", gamma=1 / 13, tol=TOL).fit(X, labels)
+    ref = fastsvm.SVC(kernel="rbf", gamma=1 / 13, tol=TOL).fit(X, labels)
+    assert ours.model_.info["solver"] == "ssnal"
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-4)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-4)
+    reg = fastsvm.SVR(solver="ssnal", kernel="poly", degree=2, gamma=0.1, coef0=1.0, tol=TOL)
+    X, t = load("housing_scale")
+    np.testing.assert_allclose(reg.fit(X, t).predict(X),
+                               fastsvm.SVR(kernel="poly", degree=2, gamma=0.1, coef0=1.0, tol=TOL).fit(X, t).predict(X),
+                               atol=1e-3)
+
+
+def test_multiclass_one_vs_one():
+    X, labels = load("iris.scale")
+    model = fastsvm.fit_model(X, labels, Params(solver="ssnal", kernel_type="rbf", tol=TOL, n_jobs=2))
+    ref = fastsvm.fit_model(X, labels, Params(solver="smo", kernel_type="rbf", tol=TOL))
+    np.testing.assert_array_equal(fastsvm.predict(model, X), fastsvm.predict(ref, X))
+    np.testing.assert_allclose(decision_values(model, X), decision_values(ref, X), atol=1e-4)

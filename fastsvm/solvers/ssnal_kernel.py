@@ -212,6 +212,8 @@ class _WorkingSet:
         """(Q_UU v) for a vector v over the sub variables, nonzero only on idx (None: anywhere)."""
         if idx is None:
             idx = np.flatnonzero(v)
+        if idx.shape[0] == 0:
+            return np.zeros(self.a.shape[0])
         beta = np.bincount(self.pos[idx], weights=self.a[idx] * v[idx], minlength=self.L)
         nz = np.flatnonzero(beta).astype(np.int32)
         out = np.zeros(self.L)
@@ -401,11 +403,14 @@ def _first_sigma(ws, x, grad, sigma):
 
 
 def _solve_working_set(ws, x, hx, sigma, target, tol, opts, budget_bytes, counters, stop, log, t0,
-                       max_outer):
+                       max_outer, objective):
     """SSsNAL on the working set from x (hx = the sub-problem's Q x, i.e. its gradient minus c)
     until its KKT residual |x - Pi(x - grad)| is <= target or max_outer AL iterations were done
-    in all. Returns (x, hx, sigma, lam): lam the multiplier of the last projection (NaN if none)."""
+    in all. ``objective`` is f at the start (whole problem; f - f_start = D.(grad_start +
+    Q_UU D / 2) over the step D on U, so it stays exact). Returns (x, hx, sigma, lam): lam the
+    multiplier of the last projection (NaN if none)."""
     lam = math.nan
+    x_start, grad_start, hx_start = x, hx + ws.c, hx
     sigma = _first_sigma(ws, x, hx + ws.c, sigma)
     for k in range(1, max_outer + 1):
         if counters.outer >= max_outer:
@@ -436,8 +441,11 @@ def _solve_working_set(ws, x, hx, sigma, target, tol, opts, budget_bytes, counte
         scale = 1.0 + _norm(x) + _norm(grad)
         r_primal = step_norm / sigma / scale
         if log is not None:
+            step = x - x_start
+            dual = objective + _dot(step, grad_start + 0.5 * (hx - hx_start))
             log(f"ssnal: iter {counters.outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.J.shape[0]}  "
-                f"eta(U) {eta_u:.3e}  rp {r_primal:.3e}  |U| {ws.L}  time {time.perf_counter() - t0:.2f}s")
+                f"eta(U) {eta_u:.3e}  rp {r_primal:.3e}  dual {-dual:.10g}  |U| {ws.L}  "
+                f"time {time.perf_counter() - t0:.2f}s")
         if eta_u * scale <= target:
             break
         sigma = ssnal.next_sigma(sigma, steps, inner_ok, opts["sigma_factor"],
@@ -556,7 +564,7 @@ def solve(sub: Subproblem) -> Solution:
         t_round = time.perf_counter()
         x_new, hx_new, sigma, lam = _solve_working_set(
             ws, x_u, hx, sigma0, 0.5 * tol * scale * target_scale, tol, opts, budget, counters,
-            sub.stop, log, t0, max_outer)
+            sub.stop, log, t0, max_outer, entry["dual"])
         if not math.isnan(lam):
             b_last = lam
         # the gradient outside U, updated over the rows whose coefficient changed
