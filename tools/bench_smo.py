@@ -24,7 +24,7 @@ training files are shared, 15000 and 4435 rows), pendigits (+ pendigits.t), abal
 (epsilon-SVR, seeded 80/20 splits). --quick trains on seeded subsets (QUICK_TRAIN rows, tested on
 QUICK_TEST rows) with one run each, to check the script in seconds: its pairs are tiny (letter:
 325 pairs of ~150 rows), so fixed per-pair costs weigh far more than on the full sets, and its
-2-thread times are mostly thread hand-offs.
+2-thread times mostly measure thread hand-offs and the machine's load.
 
 Known structural difference in memory: LIBSVM's Python model points into its svm_problem, while
 fastsvm's Model owns a copy of its support vectors (and a binary problem's rows are copied once,
