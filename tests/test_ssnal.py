@@ -16,7 +16,8 @@ import scipy.sparse as sp
 from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._ssnal import StackedRows, cholesky_solve, line_point, newton_cg, sorted_changes
+from fastsvm._core._ssnal import (StackedRows, cholesky_solve, dense_newton, line_point, newton_cg, search_scalars,
+                                  sorted_changes)
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
@@ -458,3 +459,24 @@ def test_sorted_changes_and_gram_updates_against_numpy(operator):
     np.testing.assert_allclose(G, Zd[new].T @ Zd[new], atol=1e-12)
     np.testing.assert_allclose(s, Zd[new].T @ a[new], atol=1e-12)
     assert sorted_changes(new, new)[0].size == 0
+
+
+def test_dense_newton_search_scalars_and_rows_nnz_against_numpy(operator):
+    X, source, sign, Zd, rng = operator
+    Z = StackedRows(X, source, sign)
+    rows = np.sort(rng.choice(600, 90, replace=False)).astype(np.int32)
+    counts = np.diff(X.indptr)[source[rows]].astype(float)
+    assert Z.rows_nnz(rows) == pytest.approx((counts.sum(), counts @ counts))
+    a = np.where(rng.random(90) < 0.5, 1.0, -1.0)
+    G, s = Zd[rows].T @ Zd[rows], Zd[rows].T @ a
+    g, sigma = rng.normal(size=40), 3.0
+    H = np.eye(40) + sigma * (G - np.outer(s, s) / 90)
+    d = np.empty(40)
+    assert dense_newton(G, s, 90.0, sigma, g, np.empty((40, 40)), d)
+    np.testing.assert_allclose(d, np.linalg.solve(H, -g), rtol=1e-9, atol=1e-12)
+    assert not dense_newton(-np.eye(40) * 10, s, 0.0, 1.0, g, np.empty((40, 40)), d)
+    dvec, zd, full_a = rng.normal(size=40), rng.normal(size=600), rng.normal(size=600)
+    got = search_scalars(dvec, g, zd, full_a, rows)
+    assert got == pytest.approx((dvec @ dvec, g @ dvec, full_a[rows] @ full_a[rows], full_a[rows] @ zd[rows]))
+    with pytest.raises(FastSVMError):
+        search_scalars(dvec, g, zd, full_a, np.array([600], dtype=np.int32))

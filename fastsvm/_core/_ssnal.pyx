@@ -92,6 +92,19 @@ cdef class StackedRows:
 
     # -- products with the rows of a subset (the free set) ------------------------------------
 
+    def rows_nnz(self, const int[::1] rows):
+        """(sum, sum of squares) of the numbers of stored values of the given rows (the costs
+        of sparse products and of sparse outer products over them)."""
+        self._check_rows(rows)
+        cdef Py_ssize_t j
+        cdef double total = 0.0, squares = 0.0, c
+        with nogil:
+            for j in range(rows.shape[0]):
+                c = self.X.indptr[self.source[rows[j]] + 1] - self.X.indptr[self.source[rows[j]]]
+                total += c
+                squares += c * c
+        return total, squares
+
     def rows_matvec(self, const int[::1] rows, const double[::1] v, double[::1] out=None):
         """(Z_rows v)[j] = z_{rows[j]} . v."""
         self._check(v.shape[0], self.p)
@@ -496,6 +509,47 @@ cdef bint _cholesky_solve(double[:, ::1] H, double[::1] rhs) noexcept nogil:
             s -= H[i, j] * rhs[j]
         rhs[i] = s / H[i, i]
     return True
+
+
+def dense_newton(const double[:, ::1] G, const double[::1] s, double aa, double sigma,
+                 const double[::1] g, double[:, ::1] H, double[::1] d):
+    """d = -H^-1 g for H = I + sigma (G - s s^T / aa) (G = Z_J^T Z_J, s = Z_J^T a_J; no s term
+    when aa = 0), H formed in the given buffer and factored there by cholesky_solve. Returns
+    False when H is not numerically positive definite."""
+    cdef Py_ssize_t p = G.shape[0], i, j
+    if G.shape[1] != p or s.shape[0] != p or g.shape[0] != p or H.shape[0] != p or H.shape[1] != p \
+            or d.shape[0] != p:
+        raise FastSVMError("dense_newton: G, H must be p x p and s, g, d of length p")
+    cdef double scale = 1.0 / aa if aa > 0.0 else 0.0
+    cdef bint ok
+    with nogil:
+        for i in range(p):
+            for j in range(p):
+                H[i, j] = sigma * (G[i, j] - scale * s[i] * s[j])
+            H[i, i] += 1.0
+            d[i] = -g[i]
+        ok = _cholesky_solve(H, d)
+    return ok
+
+
+def search_scalars(const double[::1] d, const double[::1] g, const double[::1] zd,
+                   const double[::1] a, const int[::1] free):
+    """(d.d, g.d, a_J.a_J, a_J.zd_J) for the free set J: the line search's constants."""
+    if d.shape[0] != g.shape[0] or zd.shape[0] != a.shape[0]:
+        raise FastSVMError("search_scalars: d, g and zd, a must match")
+    cdef Py_ssize_t i, j, m = a.shape[0]
+    cdef double dd = 0.0, gd = 0.0, aa = 0.0, az = 0.0
+    for j in range(free.shape[0]):
+        if not 0 <= free[j] < m:
+            raise FastSVMError("search_scalars: free index out of range")
+    with nogil:
+        for i in range(d.shape[0]):
+            dd += d[i] * d[i]
+            gd += g[i] * d[i]
+        for j in range(free.shape[0]):
+            aa += a[free[j]] * a[free[j]]
+            az += a[free[j]] * zd[free[j]]
+    return dd, gd, aa, az
 
 
 def cholesky_solve(double[:, ::1] H, double[::1] rhs):

@@ -38,7 +38,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._core._knapsack import KnapsackSet
-from .._core._ssnal import StackedRows, cholesky_solve, line_point, newton_cg, sorted_changes
+from .._core._ssnal import (StackedRows, cholesky_solve, dense_newton, line_point, newton_cg, search_scalars,
+                             sorted_changes)
 from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
 
@@ -171,7 +172,7 @@ class _Counters:
         self.systems = {"dense": 0, "smw": 0, "cg": 0, "none": 0}
 
     def rows(self, Z, rows):
-        self.passes += float(Z.row_nnz[rows].sum()) / self.nnz
+        self.passes += Z.rows_nnz(rows)[0] / self.nnz
 
 
 def _spd_solve(H, rhs):
@@ -195,6 +196,7 @@ class _Newton:
         self.choice = choice
         self.cg_iters = CG_ITER_GUESS
         self.gram = None          # (J, Z_J^T Z_J, Z_J^T a_J) of the last dense system
+        self.H = None             # its Newton matrix, factored in place
         if choice not in ("auto", "dense", "smw", "cg"):
             raise ParameterError(f"ssnal: newton_system must be auto, dense, smw or cg, not {choice!r}")
 
@@ -204,8 +206,7 @@ class _Newton:
         if self.choice != "auto":  # a preference: a system too large to form falls back to CG
             fits = {"dense": p <= DENSE_P_MAX, "smw": k <= SMW_J_MAX, "cg": True}[self.choice]
             return self.choice if fits else "cg"
-        nnz_rows = Z.row_nnz[J].astype(np.float64)
-        nnz_j, nnz2_j = float(nnz_rows.sum()), _dot(nnz_rows, nnz_rows)
+        nnz_j, nnz2_j = self.nnz_J
         costs = {"cg": self.cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k)}
         if p <= DENSE_P_MAX:
             gram = min(nnz2_j, 2.0 * k * p * p / BLAS_SPEEDUP)
@@ -221,6 +222,7 @@ class _Newton:
             self.counters.systems["none"] += 1
             return -g
         a_J = np.ascontiguousarray(self.qp.K.a[J])
+        self.nnz_J = self.qp.Z.rows_nnz(J)   # (sum, sum of squares) of the rows' stored values
         method = self.method(J)
         self.counters.systems[method] += 1
         return getattr(self, "_" + method)(J, a_J, g, sigma, rtol)
@@ -230,19 +232,18 @@ class _Newton:
         left J when that is cheaper than forming them anew (the free set changes little from
         one Newton step to the next)."""
         Z = self.qp.Z
-        nnz_J = Z.row_nnz[J].astype(np.float64)
-        fresh = min(_dot(nnz_J, nnz_J), 2.0 * J.shape[0] * Z.p * Z.p / BLAS_SPEEDUP)
+        fresh = min(self.nnz_J[1], 2.0 * J.shape[0] * Z.p * Z.p / BLAS_SPEEDUP)
         if self.gram is not None:
             rows, weights = sorted_changes(J, self.gram[0])
-            nnz_rows = Z.row_nnz[rows].astype(np.float64)
-            if _dot(nnz_rows, nnz_rows) < fresh:
-                self.counters.rows(Z, rows)
+            nnz_rows, nnz2_rows = Z.rows_nnz(rows)
+            if nnz2_rows < fresh:
+                self.counters.passes += nnz_rows / self.counters.nnz
                 _, G, s = self.gram
                 if Z.rows_gram(rows, self.qp.K.a[rows], G, s, weights) is None:
                     raise KeyboardInterrupt
                 self.gram = (J.copy(), G, s)
                 return G, s
-        self.counters.rows(Z, J)
+        self.counters.passes += self.nnz_J[0] / self.counters.nnz
         if self._blas(J, J.shape[0] * Z.p * Z.p):
             B = Z.rows_dense(J)
             G, s = B.T @ B, B.T @ a_J
@@ -258,13 +259,20 @@ class _Newton:
         """H = I + sigma (G - s s^T / a_J^T a_J), G = Z_J^T Z_J, s = Z_J^T a_J; Cholesky."""
         Z = self.qp.Z
         G, s = self._gram(J, a_J)
-        G = G.copy()
         aa = _dot(a_J, a_J)
+        if Z.p <= OWN_CHOLESKY_MAX:  # formed and factored in one call, in a kept buffer
+            if self.H is None:
+                self.H = np.empty((Z.p, Z.p))
+            d = np.empty(Z.p)
+            if not dense_newton(G, s, aa, sigma, g, self.H, d):
+                raise FastSVMError("ssnal: the Newton matrix lost positive definiteness (non-finite data?)")
+            return d
+        H = G.copy()
         if aa > 0:
-            G -= np.outer(s, s) / aa
-        G *= sigma
-        G.flat[:: Z.p + 1] += 1.0
-        return _spd_solve(G, -g)
+            H -= np.outer(s, s) / aa
+        H *= sigma
+        H.flat[:: Z.p + 1] += 1.0
+        return _spd_solve(H, -g)
 
     def _smw(self, J, a_J, g, sigma, rtol):
         """d = -g + sigma B^T (I + sigma B B^T)^-1 B g, B = P_J Z_J, B B^T = P_J (Z_J Z_J^T) P_J."""
@@ -302,7 +310,7 @@ class _Newton:
             raise KeyboardInterrupt
         self.cg_iters = max(10, iters)
         self.counters.cg += iters
-        self.counters.passes += (2 * iters + 1) * float(Z.row_nnz[J].sum()) / self.counters.nnz
+        self.counters.passes += (2 * iters + 1) * self.nnz_J[0] / self.counters.nnz
         return d
 
     def _blas(self, J, flops):
@@ -311,7 +319,7 @@ class _Newton:
         Z = self.qp.Z
         k = J.shape[0]
         return (flops >= BLAS_MIN_FLOPS and k * Z.p <= 50_000_000
-                and 4 * float(Z.row_nnz[J].sum()) >= k * Z.p)
+                and 4 * self.nnz_J[0] >= k * Z.p)
 
 
 class _Inner:
@@ -353,7 +361,7 @@ class _Inner:
     def _update_ztx(self, changed, x_new, x_old):
         """ztx += Z^T (x_new - x_old), over the changed rows or, when they are many, in full."""
         qp, Z = self.qp, self.qp.Z
-        work = float(Z.row_nnz[changed].sum())
+        work = Z.rows_nnz(changed)[0]
         if work < 0.5 * qp.nnz:
             Z.rows_rmatvec_diff(changed, x_new, x_old, self.ztx)
             self.counters.passes += work / qp.nnz
@@ -381,12 +389,10 @@ class _Inner:
         first the minimiser of psi along d (psi is convex and its slope monotone along d), kept
         if it passes the same Armijo test. Returns (alpha, trial) with the trial in the *_new
         buffers."""
-        dd, gd, sigma = _dot(d, d), _dot(g, d), self.sigma
+        sigma = self.sigma
+        dd, gd, aa, az = search_scalars(d, g, zd, self.qp.K.a, self.J)
         # d lam / d alpha while the free set stays: the projection's hint at each trial
-        J = self.J
-        a_J = self.qp.K.a[J]
-        aa = _dot(a_J, a_J)
-        self.lam_rate = -sigma * _dot(a_J, zd[J]) / aa if aa > 0 else 0.0
+        self.lam_rate = -sigma * az / aa if aa > 0 else 0.0
 
         def dpsi(alpha, res):  # psi(v + alpha d) - psi(v)
             return alpha * gd + 0.5 * alpha * alpha * dd - alpha * res[2] + res[3] / sigma
