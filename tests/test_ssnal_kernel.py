@@ -6,6 +6,8 @@ pairwise kernels, eta (seed 000 eq. 4.1) is recomputed here with a projection by
 dual objective of LIBSVM's solution is recomputed from its sv_coef / sv_indices, and the
 predictions of both models are compared.
 """
+import contextlib
+import ctypes
 import functools
 import subprocess
 import sys
@@ -21,7 +23,7 @@ import fastsvm
 from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._cache import KernelCache
-from fastsvm._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cached, move_to_front
+from fastsvm._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cached, exp_neg, move_to_front
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
@@ -108,14 +110,32 @@ def dual_vector(sol, y, formulation):
     return x
 
 
+@contextlib.contextmanager
+def libsvm_one_thread():
+    """LIBSVM's wheel computes kernel columns with OpenMP; on a shared machine every parallel
+    region waits for a descheduled thread. The pool size is a setting of the shared libgomp."""
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        yield
+        return
+    before = gomp.omp_get_max_threads()
+    gomp.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        gomp.omp_set_num_threads(before)
+
+
 def libsvm_solution(X, y, kernel, formulation, C):
     """LIBSVM at -e 1e-6: (its dual vector x in our variables, rho, model)."""
     rows = [dict(zip((X.indices[X.indptr[i]:X.indptr[i + 1]] + 1).tolist(), X.data[X.indptr[i]:X.indptr[i + 1]].tolist()))
             for i in range(X.shape[0])]
     s = 0 if formulation == "c_svc" else 3
-    model = svmutil.svm_train(y.tolist(), rows,
-                              f"-s {s} -t {LIBSVM_KERNEL[kernel.kind]} -g {kernel.gamma!r} -d {kernel.degree} "
-                              f"-r {kernel.coef0!r} -c {C!r} -p 0.1 -e 1e-6 -q")
+    with libsvm_one_thread():
+        model = svmutil.svm_train(y.tolist(), rows,
+                                  f"-s {s} -t {LIBSVM_KERNEL[kernel.kind]} -g {kernel.gamma!r} -d {kernel.degree} "
+                                  f"-r {kernel.coef0!r} -c {C!r} -p 0.1 -e 1e-6 -q")
     coef = np.zeros(X.shape[0])
     coef[np.asarray(model.get_sv_indices()) - 1] = np.asarray(model.get_sv_coef()).ravel()
     if formulation == "c_svc":
@@ -126,7 +146,8 @@ def libsvm_solution(X, y, kernel, formulation, C):
 
 
 def libsvm_predictions(model, rows):
-    return np.array([svmutil.libsvm.svm_predict(model, svmutil.gen_svm_nodearray(r)[0]) for r in rows])
+    with libsvm_one_thread():
+        return np.array([svmutil.libsvm.svm_predict(model, svmutil.gen_svm_nodearray(r)[0]) for r in rows])
 
 
 # ---------------------------------------------------------------- the optimum is LIBSVM's
@@ -199,6 +220,32 @@ def test_kernel_products_twin(kernel):
     np.testing.assert_allclose(outs[0], 0.5 + expected, rtol=1e-12, atol=1e-12)
     for out in outs[1:]:
         np.testing.assert_array_equal(out, outs[0])     # each row summed by one thread, in order
+
+
+def test_exp_neg_twin():
+    """The vectorized exp(-max(v, 0)) of the RBF products: within 1 ulp of NumPy's exp down to
+    e^-700; beyond, a tiny positive number instead of an underflow."""
+    rng = np.random.default_rng(4)
+    v = np.concatenate([np.linspace(-1.0, 60.0, 100001), rng.exponential(5.0, 100000), [0.0, -0.0, 1e-300]])
+    out = exp_neg(v)
+    expected = np.exp(-np.maximum(v, 0.0))
+    assert np.max(np.abs(out - expected) / expected) <= 1.5 * np.finfo(float).eps
+    tail = exp_neg([708.5, 745.0, 1e10, np.inf])
+    assert np.all((tail >= 0) & (tail < 1e-300))
+
+
+def test_kernel_products_dense_and_sparse_features():
+    """Features in many columns go through the dense index, rare ones through the lists."""
+    rng = np.random.default_rng(5)
+    dense_part = rng.normal(size=(200, 3))
+    sparse_part = sp.random(200, 40, density=0.02, random_state=rng).toarray()
+    X = to_csr(sp.csr_matrix(np.hstack([dense_part, sparse_part])))
+    rows = np.arange(200, dtype=np.int32)
+    cols = rng.permutation(200)[:90].astype(np.int32)
+    coef = rng.normal(size=90)
+    out = np.zeros(200)
+    KernelProducts(X, "rbf", 0.2).matvec(rows, cols, coef, out)
+    np.testing.assert_allclose(out, np_kernel(X, X[cols], Kernel("rbf", gamma=0.2)) @ coef, rtol=1e-12, atol=1e-12)
 
 
 def test_kernel_products_checks_and_stop():
@@ -436,8 +483,9 @@ def test_cli_train_rbf_and_predict(tmp_path):
     assert predicted.returncode == 0, predicted.stderr
     # LIBSVM reads the model and predicts as LIBSVM's own model does
     y, x = svmutil.svm_read_problem(str(data))
-    ours, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(model)), "-q")
-    theirs, _, _ = svmutil.svm_predict(y, x, svmutil.svm_train(y, x, "-t 2 -e 1e-6 -q"), "-q")
+    with libsvm_one_thread():
+        ours, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(model)), "-q")
+        theirs, _, _ = svmutil.svm_predict(y, x, svmutil.svm_train(y, x, "-t 2 -e 1e-6 -q"), "-q")
     np.testing.assert_array_equal(np.loadtxt(out), ours)
     assert np.mean(np.asarray(ours) == np.asarray(theirs)) >= 0.999
 

@@ -20,14 +20,87 @@ import numpy as np
 
 from ._cache cimport KernelCache
 from ._csr cimport CSR, csr_view
-from ._kernel cimport KernelParams, PRECOMPUTED, kernel_params, kernel_from_dot
+from ._kernel cimport KernelParams, PRECOMPUTED, RBF, kernel_params, kernel_from_dot
 from ._kernel import row_sqnorms
 from ..errors import FastSVMError
 
 cnp.import_array()
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* v[i] = exp(-max(v[i], 0)) for RBF kernel values, written so that the compiler vectorizes
+       it: k = round(x / ln 2) by the 1.5 * 2^52 trick, r = x - k ln 2 in two parts (|r| <= ln2 / 2),
+       exp(r) by its Taylor polynomial of degree 13 (truncation < 2e-17 relative), times 2^k from
+       the exponent bits. Arguments above 708 give 2^-1022 e^(-0.5..0.5) (about 1e-308) instead of
+       smaller numbers: the same to every double computation the values enter. Within 1 ulp of
+       libm's exp (tests/test_ssnal_kernel.py). */
+    #if defined(__GNUC__) && !defined(__clang__)
+    /* the clamps are branches unless the compiler may ignore NaN and FP traps here */
+    __attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros")))
+    #endif
+    static inline void fastsvm_exp_neg_block(double *v, int n) {
+        const double magic = 6755399441055744.0;
+        int64_t magic_bits;
+        memcpy(&magic_bits, &magic, sizeof magic_bits);
+        for (int i = 0; i < n; i++) {
+            double x = -v[i];
+            x = x > 0.0 ? 0.0 : x;
+            x = x < -708.0 ? -708.0 : x;
+            double kd = x * 1.4426950408889634 + magic;
+            int64_t k_bits;
+            memcpy(&k_bits, &kd, sizeof k_bits);
+            double k = kd - magic;
+            double r = (x - k * 0.6931471803691238) - k * 1.9082149292705877e-10;
+            double p = 1.0 / 6227020800.0;
+            p = p * r + 1.0 / 479001600.0;
+            p = p * r + 1.0 / 39916800.0;
+            p = p * r + 1.0 / 3628800.0;
+            p = p * r + 1.0 / 362880.0;
+            p = p * r + 1.0 / 40320.0;
+            p = p * r + 1.0 / 5040.0;
+            p = p * r + 1.0 / 720.0;
+            p = p * r + 1.0 / 120.0;
+            p = p * r + 1.0 / 24.0;
+            p = p * r + 1.0 / 6.0;
+            p = p * r + 0.5;
+            p = p * r + 1.0;
+            p = p * r + 1.0;
+            int64_t scale_bits = (k_bits - magic_bits + 1023) << 52;
+            double scale;
+            memcpy(&scale, &scale_bits, sizeof scale);
+            v[i] = p * scale;
+        }
+    }
+    /* y += a x (vectorized) */
+    static inline void fastsvm_axpy(double a, const double *restrict x, double *restrict y, int n) {
+        for (int i = 0; i < n; i++)
+            y[i] += a * x[i];
+    }
+    /* sum_i a[i] b[i] in four interleaved partial sums (a fixed order: the same bits everywhere) */
+    static inline double fastsvm_dot4(const double *a, const double *b, int n) {
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            s0 += a[i] * b[i];
+            s1 += a[i + 1] * b[i + 1];
+            s2 += a[i + 2] * b[i + 2];
+            s3 += a[i + 3] * b[i + 3];
+        }
+        for (; i < n; i++)
+            s0 += a[i] * b[i];
+        return (s0 + s1) + (s2 + s3);
+    }
+    """
+    void exp_neg_block "fastsvm_exp_neg_block"(double* v, int n) noexcept nogil
+    double dot4 "fastsvm_dot4"(const double* a, const double* b, int n) noexcept nogil
+    void axpy "fastsvm_axpy"(double a, const double* x, double* y, int n) noexcept nogil
+
+
 cdef enum:
     BLOCK_EVALUATIONS = 20000000   # kernel values between two looks at the stop flag
+    DENSE_FRACTION = 4             # a feature in >= 1/4 of the columns is indexed densely
     STOP_POLL_COLUMNS = 64         # cached columns between two looks at the stop flag
 
 
@@ -78,29 +151,42 @@ cdef class KernelProducts:
         _check_rows(cols, self.X.n_rows)
         if n_rows == 0 or n_cols == 0:
             return np.asarray(out)
-        cdef int p = self.X.n_cols, threads = min(self.n_threads, n_rows)
-        cdef Py_ssize_t nnz = 0
-        cdef int j
-        for j in range(n_cols):
-            nnz += self.X.indptr[cols[j] + 1] - self.X.indptr[cols[j]]
-        # the inverted index of X[cols] and one dot-product accumulator per thread
+        cdef int p = self.X.n_cols, threads = min(self.n_threads, n_rows), f, j
+        # the inverted index of X[cols]: features stored in at least 1/DENSE_FRACTION of the
+        # columns as dense vectors over the columns (a contiguous axpy per use), the others as
+        # lists of (column, value)
+        cdef int[::1] count = np.zeros(p + 1, dtype=np.int32)
+        with nogil:
+            for j in range(n_cols):
+                for f in range(self.X.indptr[cols[j]], self.X.indptr[cols[j] + 1]):
+                    count[self.X.indices[f]] += 1
+        counts = np.asarray(count)[:p]
+        is_dense = counts * DENSE_FRACTION >= n_cols
+        slot_ = np.full(p, -1, dtype=np.int32)
+        slot_[is_dense] = np.arange(int(is_dense.sum()), dtype=np.int32)
+        cdef int[::1] slot = slot_
         cdef int[::1] start = np.zeros(p + 1, dtype=np.int32)
-        cdef int[::1] owner = np.empty(max(nnz, 1), dtype=np.int32)
-        cdef double[::1] value = np.empty(max(nnz, 1))
+        np.cumsum(np.where(is_dense, 0, counts), out=np.asarray(start)[1:])
+        cdef Py_ssize_t n_sparse = start[p]
+        cdef int[::1] owner = np.empty(max(n_sparse, 1), dtype=np.int32)
+        cdef double[::1] value = np.empty(max(n_sparse, 1))
+        cdef double[::1] dense = np.zeros(max(int(is_dense.sum()) * n_cols, 1))
         cdef double[::1] col_sqnorm = np.empty(n_cols)
-        cdef double[::1] acc = np.empty(<Py_ssize_t>threads * n_cols)
+        cdef double[::1] scratch = np.zeros(<Py_ssize_t>2 * threads * n_cols)
         cdef int block = max(16, min(n_rows, BLOCK_EVALUATIONS // n_cols))
         cdef int lo = 0, hi
         cdef bint interrupted = False
         cdef _Inverted inv
         inv.n_cols = n_cols
+        inv.slot = &slot[0]
+        inv.dense = &dense[0]
         inv.start = &start[0]
         inv.owner = &owner[0]
         inv.value = &value[0]
         inv.sqnorm = &col_sqnorm[0]
         inv.coef = &coef[0]
         with nogil:
-            _invert(self.X, &cols[0], n_cols, &start[0], &owner[0], &value[0])
+            _invert(self.X, &cols[0], n_cols, &slot[0], &start[0], &owner[0], &value[0], &dense[0])
             for j in range(n_cols):
                 col_sqnorm[j] = self.sqnorm[cols[j]]
             while lo < n_rows:
@@ -108,7 +194,7 @@ cdef class KernelProducts:
                 if interrupted:
                     break
                 hi = min(lo + block, n_rows)
-                _rows_times(self.kp, self.X, &self.sqnorm[0], &rows[0], lo, hi, inv, &acc[0], &out[0], threads)
+                _rows_times(self.kp, self.X, &self.sqnorm[0], &rows[0], lo, hi, inv, &scratch[0], &out[0], threads)
                 lo = hi
         if interrupted:
             raise KeyboardInterrupt
@@ -120,21 +206,21 @@ cdef void _check_rows(const int[::1] rows, int n) except *:
         raise FastSVMError("matvec: row index out of range")
 
 
-cdef void _invert(CSR X, const int* cols, int n_cols, int* start, int* owner, double* value) noexcept nogil:
-    """Counting sort of the stored values of rows X[cols] by feature: the list of feature f is
-    owner/value[start[f]:start[f+1]] (column numbers j ascending)."""
+cdef void _invert(CSR X, const int* cols, int n_cols, const int* slot, int* start, int* owner, double* value,
+                  double* dense) noexcept nogil:
+    """Fill the index: dense[slot[f] * n_cols + j] for the dense features; the list of a sparse
+    feature f is owner/value[start[f]:start[f+1]], column numbers j ascending (start holds the
+    list starts on entry and is restored on exit)."""
     cdef int j, k, f, p = X.n_cols
     for j in range(n_cols):
         for k in range(X.indptr[cols[j]], X.indptr[cols[j] + 1]):
-            start[X.indices[k] + 1] += 1
-    for f in range(p):
-        start[f + 1] += start[f]
-    for j in range(n_cols):
-        for k in range(X.indptr[cols[j]], X.indptr[cols[j] + 1]):
             f = X.indices[k]
-            owner[start[f]] = j
-            value[start[f]] = X.data[k]
-            start[f] += 1
+            if slot[f] >= 0:
+                dense[<Py_ssize_t>slot[f] * n_cols + j] = X.data[k]
+            else:
+                owner[start[f]] = j
+                value[start[f]] = X.data[k]
+                start[f] += 1
     for f in range(p, 0, -1):      # start[f] now holds the end of list f: shift back
         start[f] = start[f - 1]
     start[0] = 0
@@ -143,6 +229,8 @@ cdef void _invert(CSR X, const int* cols, int n_cols, int* start, int* owner, do
 cdef struct _Inverted:
     # the inverted index of the columns X[cols] and what the kernel needs of them
     int n_cols
+    const int* slot              # feature -> its row of dense, or -1
+    const double* dense
     const int* start
     const int* owner
     const double* value
@@ -150,36 +238,57 @@ cdef struct _Inverted:
     const double* coef
 
 
-cdef inline double _row_times(KernelParams kp, CSR X, int i, double sq, _Inverted inv,
-                              double* acc) noexcept nogil:
-    """sum_j coef[j] k(x_i, x_{cols[j]}) (sq = |x_i|^2; acc: n_cols scratch)."""
-    cdef int k, t, f
-    cdef double v, s = 0.0
-    memset(acc, 0, inv.n_cols * sizeof(double))
+cdef inline double _row_times(KernelParams kp, CSR X, int i, double sq, _Inverted inv, double* acc,
+                              double* value) noexcept nogil:
+    """sum_j coef[j] k(x_i, x_{cols[j]}) (sq = |x_i|^2). acc (n_cols, zero on entry and on exit)
+    takes the dot products, value (n_cols) the kernel values."""
+    cdef int k, t, f, n = inv.n_cols
+    cdef double v, g = kp.gamma
     for k in range(X.indptr[i], X.indptr[i + 1]):
         f = X.indices[k]
         v = X.data[k]
-        for t in range(inv.start[f], inv.start[f + 1]):
-            acc[inv.owner[t]] += v * inv.value[t]
-    for t in range(inv.n_cols):
-        s += inv.coef[t] * kernel_from_dot(kp, acc[t], sq, inv.sqnorm[t])
-    return s
+        if inv.slot[f] >= 0:
+            axpy(v, inv.dense + <Py_ssize_t>inv.slot[f] * n, acc, n)
+        else:
+            for t in range(inv.start[f], inv.start[f + 1]):
+                acc[inv.owner[t]] += v * inv.value[t]
+    if kp.kind == RBF:    # the exponentials in one vectorizable pass
+        for t in range(n):
+            value[t] = g * (sq + inv.sqnorm[t] - 2.0 * acc[t])
+            acc[t] = 0.0
+        exp_neg_block(value, n)
+    else:
+        for t in range(n):
+            value[t] = kernel_from_dot(kp, acc[t], sq, inv.sqnorm[t])
+            acc[t] = 0.0
+    return dot4(inv.coef, value, n)
 
 
 cdef void _rows_times(KernelParams kp, CSR X, const double* sqnorm, const int* rows, int lo, int hi,
-                      _Inverted inv, double* acc, double* out, int threads) noexcept nogil:
+                      _Inverted inv, double* scratch, double* out, int threads) noexcept nogil:
+    """out[r] += row r's sum for r in [lo, hi); thread t works in scratch[2 t n_cols:]."""
     cdef int r
+    cdef double* acc
     if threads <= 1 or hi - lo < 2:
         for r in range(lo, hi):
-            out[r] += _row_times(kp, X, rows[r], sqnorm[rows[r]], inv, acc)
+            out[r] += _row_times(kp, X, rows[r], sqnorm[rows[r]], inv, scratch, scratch + inv.n_cols)
         return
     for r in prange(lo, hi, num_threads=threads, schedule="dynamic", chunksize=4):
-        out[r] += _row_times(kp, X, rows[r], sqnorm[rows[r]], inv,
-                             acc + <Py_ssize_t>threadid() * inv.n_cols)
+        acc = scratch + <Py_ssize_t>2 * threadid() * inv.n_cols
+        out[r] += _row_times(kp, X, rows[r], sqnorm[rows[r]], inv, acc, acc + inv.n_cols)
 
 
 # ---------------------------------------------------------------------------------------------
 # the working set's kernel columns, from a KernelCache
+
+def exp_neg(values):
+    """exp(-max(v, 0)) elementwise by the vectorized routine of the RBF products (for tests)."""
+    out = np.array(values, dtype=np.float64).ravel()
+    cdef double[::1] v = out
+    with nogil:
+        exp_neg_block(&v[0] if v.shape[0] else NULL, <int>v.shape[0])
+    return out
+
 
 def move_to_front(KernelCache cache, const int[::1] rows):
     """Swap cache positions so that data row rows[t] sits at position t (rows distinct); returns
