@@ -54,9 +54,9 @@ from . import ssnal
 from .base import Kernel, Solution, Subproblem, checked_arrays
 
 KERNELS = ("rbf", "polynomial", "sigmoid")
-DEFAULT_FEATURES = 512       # D: random Fourier features (RBF) or Nystroem landmarks
+DEFAULT_FEATURES = 256       # D: random Fourier features (RBF) or Nystroem landmarks
 WARM_TOL = 1e-4              # eta of the explicit-feature problem: it is only an approximation
-DEFAULT_THETA = 0.1          # margin band around a bound's switch that joins the working set
+DEFAULT_THETA = 0.0          # margin band around a bound's switch that joins the working set
 DEFAULT_MAX_OUTER = 200      # AL iterations in all (params.max_iter)
 MAX_NEWTON = 50              # Newton steps per AL iteration
 MAX_ROUNDS = 50              # working-set rounds
