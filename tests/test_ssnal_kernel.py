@@ -511,3 +511,41 @@ def test_multiclass_one_vs_one():
     ref = fastsvm.fit_model(X, labels, Params(solver="smo", kernel_type="rbf", tol=TOL))
     np.testing.assert_array_equal(fastsvm.predict(model, X), fastsvm.predict(ref, X))
     np.testing.assert_allclose(decision_values(model, X), decision_values(ref, X), atol=1e-4)
+
+
+# ---------------------------------------------------------------- larger problems (slow)
+
+def np_gradient_blocked(X, y, x, kernel, block=2000):
+    """Q x + c for C-SVC with K from scikit-learn, computed in blocks of rows (no n x n matrix)."""
+    support = np.flatnonzero(x)
+    beta = (y * x)[support]
+    Xs = X[support]
+    h = np.concatenate([np_kernel(X[lo:lo + block], Xs, kernel) @ beta for lo in range(0, X.shape[0], block)])
+    return y * h - 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,rows", [("a9a", 12000), ("w8a", 15000), ("ijcnn1.xz", 15000)])
+def test_larger_problems_reach_smos_optimum(name, rows):
+    import lzma
+    path = shared_file(name)
+    with (lzma.open(path) if name.endswith(".xz") else open(path, "rb")) as f:
+        X, labels = load_svmlight_file(f, zero_based=False)
+    X = to_csr(X)
+    keep = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:rows])
+    X, y = to_csr(X[keep]), as_pm(labels[keep])
+    kernel = Kernel("rbf", gamma=1.0 / X.shape[1])
+    sol = ssnal_kernel.solve(subproblem(X, y, kernel, threads=2))
+    smo = get_solver("smo").solve(subproblem(X, y, kernel))
+    x = dual_vector(sol, y, "c_svc")
+    grad = np_gradient_blocked(X, y, x, kernel)
+    a, u = y, np.ones(X.shape[0])
+    proj = np_project(x - grad, a, u)
+    eta = np.linalg.norm(x - proj) / (1 + np.linalg.norm(x) + np.linalg.norm(grad))
+    assert eta <= TOL
+    f_ours = 0.5 * x @ (grad + 1.0) - x.sum()
+    assert abs(f_ours - smo.objective) <= 1e-6 * abs(smo.objective)
+    K_sv = np_kernel(X, X[np.flatnonzero(sol.coef)], kernel)
+    ours = np.sign(K_sv @ sol.coef[np.flatnonzero(sol.coef)] - sol.rho)
+    theirs = np.sign(np_kernel(X, X[np.flatnonzero(smo.coef)], kernel) @ smo.coef[np.flatnonzero(smo.coef)] - smo.rho)
+    assert np.mean(ours == theirs) >= 0.999

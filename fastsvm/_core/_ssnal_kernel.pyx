@@ -35,9 +35,14 @@ cdef extern from *:
        exp(r) by its Taylor polynomial of degree 13 (truncation < 2e-17 relative), times 2^k from
        the exponent bits. Arguments above 708 give 2^-1022 e^(-0.5..0.5) (about 1e-308) instead of
        smaller numbers: the same to every double computation the values enter. Within 1 ulp of
-       libm's exp (tests/test_ssnal_kernel.py). */
-    #if defined(__GNUC__) && !defined(__clang__)
-    /* the clamps are branches unless the compiler may ignore NaN and FP traps here */
+       libm's exp (tests/test_ssnal_kernel.py); the same bits for any thread count (a CPU with
+       FMA may round the polynomial differently from one without). */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    /* the clamps are branches unless the compiler may ignore NaN and FP traps here; an AVX2
+       clone (chosen at load time where the CPU has it) computes four values at once */
+    __attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros"),
+                   target_clones("avx2", "default")))
+    #elif defined(__GNUC__) && !defined(__clang__)
     __attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros")))
     #endif
     static inline void fastsvm_exp_neg_block(double *v, int n) {

@@ -14,19 +14,23 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
 
 2. The exact gradient grad f(x^0) = Q x^0 + c on all rows (the one product with every support
    vector: KernelProducts, an inverted-index kernel mat-vec that stores nothing), and from it the
-   working set U: the rows of the free variables, of the KKT violators and of the variables
-   whose margin grad f_r + b a_r is within ``theta`` of a bound's switch. All other variables
-   are held at their bound.
+   working set U: the rows of the free variables and of the KKT violators (option ``theta``
+   adds the variables whose margin grad f_r + b a_r is within theta of a bound's switch; 0 by
+   default: rows missed join in the next round at less cost). All other variables are held at
+   their bound.
 
 3. Rounds. SSsNAL on the exact kernel restricted to U (the other variables fixed, so the
    equality constraint keeps its value over U): the AL outer loop and semismooth Newton inner
    solves of ALGORITHMS.md section 2 in the kernel form -- the inner iterate is a vector of
    kernel coefficients u (the linear solver's v = Z^T u), so every product Z v becomes Q u.
-   Newton directions by Sherman-Morrison-Woodbury on the free set J: a dense Cholesky of
-   I + sigma P_J Q_JJ P_J, or CG when Q_JJ does not fit the cache budget. The kernel columns of
-   U come from the LRU KernelCache (-m MB), U at its first positions, so a column is computed
-   on U only; Q u and Q x-hat are updated over the coordinates that change (the free set and
-   the projection's switches), never recomputed. After the round the gradient of the rows
+   Newton directions by Sherman-Morrison-Woodbury on the free set J: a Cholesky factorization
+   of I + sigma P_J Q_JJ P_J up to |J| = 1000, CG beyond (on Q_JJ when it fits the cache budget,
+   else on cached columns). The kernel columns of U come from the LRU KernelCache (-m MB), U at
+   its first positions, so a column is computed on U only; Q u and Q x-hat are updated over the
+   coordinates that change (the free set and the projection's switches), never recomputed;
+   many new columns at once (a warm start's violators) bypass the cache through KernelProducts.
+   Each round starts from the warm start's sigma, raised until the first projection's free set
+   is small (<= 500) -- a small sigma keeps a warm start's free variables free. After the round the gradient of the rows
    outside U is updated over the coordinates that changed (KernelProducts again), eta is
    computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
    the violators outside U join it and the round is repeated (or, when there are none, the next
