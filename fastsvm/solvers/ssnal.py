@@ -27,7 +27,10 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
   then the inexact inner solves, not the outer iteration, limit eta;
 - Newton systems up to order OWN_CHOLESKY_MAX are factored by our own Cholesky and dense Gram
   blocks go to BLAS only when large: waking OpenBLAS's threads for small products cost more
-  than the products on a busy machine; CG directions are inexact (cg_tolerance).
+  than the products on a busy machine; CG directions are inexact (cg_tolerance);
+- the p x p Gram matrix Z_J^T Z_J of the dense systems is kept and updated over the rows that
+  joined or left J when that is cheaper than forming it anew (J changes little between
+  Newton steps).
 This module orchestrates; fastsvm._core._ssnal and _knapsack do the O(nnz) and O(m) work.
 """
 import math
