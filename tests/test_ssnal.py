@@ -480,3 +480,23 @@ def test_dense_newton_search_scalars_and_rows_nnz_against_numpy(operator):
     assert got == pytest.approx((dvec @ dvec, g @ dvec, full_a[rows] @ full_a[rows], full_a[rows] @ zd[rows]))
     with pytest.raises(FastSVMError):
         search_scalars(dvec, g, zd, full_a, np.array([600], dtype=np.int32))
+
+
+def test_newton_cg_threaded_product_matches_one_thread():
+    """The fused one-thread Hessian product and the two-pass threaded one (free sets of at
+    least PARALLEL_ROWS rows) give the same CG solve, equal to NumPy's."""
+    rng = np.random.default_rng(11)
+    X = to_csr(sp.random(5000, 30, density=0.2, random_state=12, format="csr"))
+    rows = np.sort(rng.choice(5000, 3000, replace=False)).astype(np.int32)
+    a = np.where(rng.random(3000) < 0.5, 1.0, -1.0)
+    rhs = rng.normal(size=30)
+    Zd = X[rows].toarray()
+    H = np.eye(30) + 2.0 * Zd.T @ (np.eye(3000) - np.outer(a, a) / 3000) @ Zd
+    sols = []
+    for n_threads in (1, 2):
+        Z = StackedRows(X, np.arange(5000, dtype=np.int32), np.ones(5000), n_threads=n_threads)
+        d = np.zeros(30)
+        assert newton_cg(Z, rows, a, 2.0, rhs, d, 1e-12, 200)[1] == "converged"
+        sols.append(d)
+    np.testing.assert_allclose(sols[0], np.linalg.solve(H, rhs), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
