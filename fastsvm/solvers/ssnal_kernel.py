@@ -24,8 +24,8 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    solves of ALGORITHMS.md section 2 in the kernel form -- the inner iterate is a vector of
    kernel coefficients u (the linear solver's v = Z^T u), so every product Z v becomes Q u.
    Newton directions by Sherman-Morrison-Woodbury on the free set J: a Cholesky factorization
-   of I + sigma P_J Q_JJ P_J up to |J| = 1000, CG beyond (on Q_JJ when it fits the cache budget,
-   else on cached columns). The kernel columns of U come from the LRU KernelCache (-m MB), U at
+   of I + sigma P_J Q_JJ P_J while Q_JJ fits the cache budget (and |J| <= 4000), CG beyond (on
+   cached columns) -- accurate directions: inexact ones cost more Newton steps than CG. The kernel columns of U come from the LRU KernelCache (-m MB), U at
    its first positions, so a column is computed on U only; Q u and Q x-hat are updated over the
    coordinates that change (the free set and the projection's switches), never recomputed;
    many new columns at once (a warm start's violators) bypass the cache through KernelProducts.
@@ -47,6 +47,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import scipy.linalg as sla
 
 from .._core._cache import KernelCache
 from .._core._knapsack import KnapsackSet
@@ -66,12 +67,15 @@ MAX_NEWTON = 50              # Newton steps per AL iteration
 MAX_ROUNDS = 50              # working-set rounds
 ARMIJO_MU = 1e-4
 MAX_BACKTRACKS = 40
+LINE_RTOL = 0.2              # the step's slope of psi is at most this fraction of the initial one
+LINE_TRIALS = 12
 NEWTON_J_MAX = 500           # free set aimed at by the first sigma of a round
 SIGMA_STEPS = 8
 PRODUCTS_MIN_COLUMNS = 64    # uncached columns from which a product bypasses the cache
-DENSE_J_MAX = 1000           # Newton systems up to this order by Cholesky, larger ones by CG
-CG_RTOL = 1e-2
-CG_MAX_ITER = 200
+DENSE_J_MAX = 4000           # Newton systems up to this order (and 8 |J|^2 <= -m) by Cholesky
+OWN_CHOLESKY_MAX = 1500      # ... our own up to this order, LAPACK's beyond
+CG_RTOL = 1e-6               # CG Newton directions: inexact ones cost more Newton steps than CG
+CG_MAX_ITER = 1000
 OPTIONS = ("rff", "warm", "warm_tol", "theta", "sigma_factor", "max_newton")
 WARM_MAPS = ("rff", "nystroem")
 
@@ -266,15 +270,16 @@ def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     aJ = ws.a[J]
     aa = _dot(aJ, aJ)
     t = hr[J] - (_dot(aJ, hr[J]) / aa) * aJ
+    fits = 8.0 * k * k <= budget_bytes
     H = None
-    if 8.0 * k * k <= budget_bytes or k <= DENSE_J_MAX:
+    if fits or k <= OWN_CHOLESKY_MAX:
         H = ws.q_block(J)
         Ha = H @ aJ                                    # P Q P, P = I - a a^T / aa
         H -= (np.outer(Ha, aJ) + np.outer(aJ, Ha)) / aa
         H += (_dot(aJ, Ha) / (aa * aa)) * np.outer(aJ, aJ)
         H *= sigma
         H.flat[:: k + 1] += 1.0
-    if H is not None and k <= DENSE_J_MAX:
+    if k <= OWN_CHOLESKY_MAX or (fits and k <= DENSE_J_MAX):
         counters.systems["dense"] += 1
         z = _spd_solve(H, t)
     else:
@@ -294,12 +299,18 @@ def _not_psd():
 
 
 def _spd_solve(H, rhs):
-    """H^-1 rhs for the SPD Newton matrix H (overwritten), by our own Cholesky: LAPACK's threads
-    cost more than these factorizations on a busy machine."""
-    out = np.array(rhs, dtype=np.float64)
-    if not cholesky_solve(H, out):
+    """H^-1 rhs for the SPD Newton matrix H (overwritten): our own Cholesky up to
+    OWN_CHOLESKY_MAX (LAPACK's threads cost more than these factorizations on a busy machine),
+    LAPACK beyond."""
+    if H.shape[0] <= OWN_CHOLESKY_MAX:
+        out = np.array(rhs, dtype=np.float64)
+        if cholesky_solve(H, out):
+            return out
         raise _not_psd()
-    return out
+    try:
+        return sla.cho_solve(sla.cho_factor(H, overwrite_a=True, check_finite=False), rhs, check_finite=False)
+    except sla.LinAlgError:
+        raise _not_psd() from None
 
 
 def _cg(ws, J, aJ, aa, sigma, H, t, counters):
@@ -363,9 +374,9 @@ class _Inner:
         return r, hr, math.sqrt(max(_dot(r, hr), 0.0))
 
     def step(self, delta, hdelta, r, counters):
-        """Armijo backtracking on psi along delta (mu = 1e-4), each trial one projection
-        (line_point, with Q delta for the linear solver's Z d); the trial step shrinks to the
-        secant root of psi's slope, kept within [0.1, 0.5] of the last one. Returns alpha."""
+        """Move along delta to the minimiser of psi (line_minimum), each trial one projection
+        (line_point, with Q delta in place of the linear solver's Z d); Armijo's test (mu = 1e-4)
+        is checked there, halving if it fails. Returns alpha (0: no decrease is possible)."""
         ws, sigma = self.ws, self.sigma
         dd, gd = _dot(delta, hdelta), _dot(r, hdelta)
         if dd < 0.0:
@@ -375,16 +386,22 @@ class _Inner:
         aJ = ws.a[self.J]
         lam_rate = -sigma * _dot(aJ, hdelta[self.J]) / _dot(aJ, aJ) if self.J.shape[0] else 0.0
         pt_new, x_new, free_new, changed = self.buffers
-        alpha = 1.0
-        for _ in range(MAX_BACKTRACKS):
+
+        def trial(alpha):
+            """(psi(u + alpha delta) - psi(u), its slope, line_point's result)."""
             counters.trials += 1
-            lam, n_free, zdx, s, n_changed = line_point(ws.K, self.pt, hdelta, alpha * sigma, self.xh, self.lam,
-                                                        alpha * lam_rate, pt_new, x_new, free_new, changed)
-            if alpha * gd + 0.5 * alpha * alpha * dd - alpha * zdx + s / sigma <= ARMIJO_MU * alpha * gd:
+            res = line_point(ws.K, self.pt, hdelta, alpha * sigma, self.xh, self.lam, alpha * lam_rate,
+                             pt_new, x_new, free_new, changed)
+            zdx, s = res[2], res[3]
+            return alpha * gd + 0.5 * alpha * alpha * dd - alpha * zdx + s / sigma, gd + alpha * dd - zdx, res
+
+        alpha, (change, _, res) = line_minimum(trial, gd)
+        for _ in range(MAX_BACKTRACKS):
+            if change <= ARMIJO_MU * alpha * gd:
                 break
-            slope = gd + alpha * dd - zdx
-            guess = alpha * (-gd) / (slope - gd) if slope > gd else 0.5 * alpha
-            alpha = min(max(guess, 0.1 * alpha), 0.5 * alpha)
+            alpha *= 0.5
+            change, _, res = trial(alpha)
+        lam, n_free, _, _, n_changed = res
         ch = changed[:n_changed].copy()
         self.hxh += ws.qmul(x_new - self.xh, ch)
         self.u += alpha * delta
@@ -394,15 +411,57 @@ class _Inner:
         return alpha
 
 
+def line_minimum(trial, slope0, rtol=LINE_RTOL, max_trials=LINE_TRIALS):
+    """alpha > 0 near the minimiser of a convex function along a line, from its slope: trial(alpha)
+    returns (value change, slope, extra) and the slope is non-decreasing with slope(0) = slope0
+    < 0. From alpha = 1 (the Newton step), the step grows by 4 while the slope is still below
+    -rtol |slope0|; the bracketed root of the slope is then narrowed by the Illinois variant of
+    regula falsi until |slope| <= rtol |slope0|. Returns (alpha, trial(alpha)), alpha the last
+    trial."""
+    lo, s_lo = 0.0, slope0
+    hi = 1.0
+    out = trial(hi)
+    s_hi = out[1]
+    tries = 1
+    while s_hi < -rtol * abs(slope0) and tries < max_trials:
+        lo, s_lo = hi, s_hi
+        hi *= 4.0
+        out = trial(hi)
+        s_hi = out[1]
+        tries += 1
+    alpha, s_alpha, side = hi, s_hi, 0
+    while abs(s_alpha) > rtol * abs(slope0) and s_hi > 0.0 and tries < max_trials:
+        alpha = lo + (hi - lo) * (-s_lo) / (s_hi - s_lo)
+        out = trial(alpha)
+        s_alpha = out[1]
+        tries += 1
+        if s_alpha < 0.0:
+            lo, s_lo = alpha, s_alpha
+            if side < 0:          # the same end twice: halve the other end's slope
+                s_hi *= 0.5
+            side = -1
+        else:
+            hi, s_hi = alpha, s_alpha
+            if side > 0:
+                s_lo *= 0.5
+            side = 1
+    return alpha, out
+
+
 def _first_sigma(ws, x, grad, sigma):
-    """The smallest sigma of sigma * 3^k (k = 0 .. SIGMA_STEPS) whose first projection has at
-    most NEWTON_J_MAX free variables: a small sigma keeps most of a warm start's free variables
-    free, and the first Newton systems would be as large as the working set."""
+    """sigma * 3^k, raised while the first projection has more than NEWTON_J_MAX free variables
+    and raising still shrinks that free set by a quarter: a small sigma keeps most of a warm
+    start's free variables free (first Newton systems as large as the working set), but a free
+    set that stays is the problem's own (large C) and a larger sigma would only make the Newton
+    systems worse conditioned."""
+    free = ws.K.project(x - sigma * grad)[2].shape[0]
     for _ in range(SIGMA_STEPS):
-        _, _, J = ws.K.project(x - sigma * grad)
-        if J.shape[0] <= NEWTON_J_MAX or sigma * 3.0 > ssnal.SIGMA_MAX:
+        if free <= NEWTON_J_MAX or sigma * 3.0 > ssnal.SIGMA_MAX:
             break
-        sigma *= 3.0
+        free_up = ws.K.project(x - 3.0 * sigma * grad)[2].shape[0]
+        if free_up > 0.75 * free:
+            break
+        sigma, free = 3.0 * sigma, free_up
     return sigma
 
 
@@ -437,19 +496,20 @@ def _solve_working_set(ws, x, hx, sigma, target, tol, opts, budget_bytes, counte
             counters.newton += 1
             if alpha < 1e-10:
                 break
-        step_norm = _norm(inner.xh - x)
-        x, hx = inner.xh, inner.hxh
-        lam = inner.lam / sigma                           # b of this projection
+        step = inner.xh - x
+        rejected = not inner_ok and _dot(step, hx + ws.c + 0.5 * (inner.hxh - hx)) > 0.0
+        if not rejected:   # an inner solve that failed and raised f is no proximal step: retried
+            x, hx = inner.xh, inner.hxh                   # with a smaller sigma (next_sigma)
+            lam = inner.lam / sigma                       # b of this projection
         grad = hx + ws.c
         eta_u, _ = ssnal.kkt_residual(x, grad, ws.K, hint=lam)
         scale = 1.0 + _norm(x) + _norm(grad)
-        r_primal = step_norm / sigma / scale
+        r_primal = _norm(step) / sigma / scale
         if log is not None:
-            step = x - x_start
-            dual = objective + _dot(step, grad_start + 0.5 * (hx - hx_start))
+            dual = objective + _dot(x - x_start, grad_start + 0.5 * (hx - hx_start))
             log(f"ssnal: iter {counters.outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.J.shape[0]}  "
                 f"eta(U) {eta_u:.3e}  rp {r_primal:.3e}  dual {-dual:.10g}  |U| {ws.L}  "
-                f"time {time.perf_counter() - t0:.2f}s")
+                f"time {time.perf_counter() - t0:.2f}s" + ("  (inner solve failed: step rejected)" if rejected else ""))
         if eta_u * scale <= target:
             break
         sigma = ssnal.next_sigma(sigma, steps, inner_ok, opts["sigma_factor"],
