@@ -312,6 +312,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
     if system == "cg":
+        monkeypatch.setattr(ssnal_kernel, "OWN_CHOLESKY_MAX", 5)
         monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 5)
         monkeypatch.setattr(ssnal_kernel, "CG_RTOL", 1e-12)
     counters = ssnal_kernel._Counters()
@@ -370,6 +371,7 @@ def test_tiny_cache_and_cg_give_the_same_optimum(monkeypatch):
     sub = subproblem(X, y, kernel)
     sub.params.cache_size = 0.01
     tiny = ssnal_kernel.solve(sub)
+    monkeypatch.setattr(ssnal_kernel, "OWN_CHOLESKY_MAX", 10)
     monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 10)
     cg = ssnal_kernel.solve(subproblem(X, y, kernel))
     assert cg.info["systems"]["cg"] > 0
@@ -402,7 +404,7 @@ def test_stop_flag_raises_keyboard_interrupt():
 
 
 def test_stop_flag_from_another_thread_is_seen_within_a_second():
-    X, labels = load("a9a", 6000)
+    X, labels = load("a9a")
     y = as_pm(labels)
     sub = subproblem(X, y, Kernel("rbf", gamma=1 / 123), tol=1e-12)
     sub.params.max_iter = 10_000
@@ -437,13 +439,32 @@ def test_progress_lines_and_summary():
     assert sol.history and sol.history[-1]["eta"] == sol.kkt
 
 
+def test_sigmoid_kernel_gives_a_kkt_point_or_a_clear_error():
+    """The sigmoid kernel matrix is indefinite here: SSsNAL either reaches a KKT point of the
+    (nonconvex) dual, as LIBSVM's SMO does, when the working sets' blocks are positive
+    definite, or stops with a clear error."""
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    for coef0 in (0.0, 1.0, -1.0):
+        kernel = Kernel("sigmoid", gamma=1 / 13, coef0=coef0)
+        K = np_kernel(X, X, kernel)
+        assert np.linalg.eigvalsh(K)[0] < -0.1
+        try:
+            sol = ssnal_kernel.solve(subproblem(X, y, kernel))
+        except FastSVMError as error:
+            assert "positive semidefinite" in str(error)
+            continue
+        Q, c, a, u = np_dual(K, y, "c_svc", 1.0)
+        assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
+
+
 # ---------------------------------------------------------------- errors
 
 def test_bad_input_gives_clear_errors():
     X, labels = load("heart_scale")
     y = as_pm(labels)
     with pytest.raises(FastSVMError, match="positive semidefinite"):
-        ssnal_kernel.solve(subproblem(X, y, Kernel("sigmoid", gamma=1 / 13, coef0=1.0)))
+        ssnal_kernel._spd_solve(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones(2))
     with pytest.raises(ParameterError, match="unknown option"):
         ssnal_kernel.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), bogus=1))
     with pytest.raises(ParameterError, match="rff"):

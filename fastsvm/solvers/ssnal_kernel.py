@@ -37,6 +37,10 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    round is solved more tightly). This active-set layer keeps the method exact: the final eta
    is the full problem's, from a gradient kept on every row.
 
+The sigmoid kernel matrix is indefinite in general and (P) then nonconvex: the method still
+reaches a KKT point (as SMO does) while the Newton matrices on the free sets stay positive
+definite, and stops with a clear FastSVMError when one is not.
+
 The sigma schedule (next_sigma), eta and b (kkt_residual), the line-search point (line_point),
 the Newton-system solver (cholesky_solve) and the projection (KnapsackSet) are the linear
 solver's; b = lam / sigma from the last projection, as there. Solution.coef is y_i x_i (C-SVC) or
