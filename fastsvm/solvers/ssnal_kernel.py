@@ -48,7 +48,7 @@ x_i - x_{n+i} (epsilon-SVR), rho = -b, objective = LIBSVM's dual objective, kkt 
 """
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg as sla
@@ -61,6 +61,7 @@ from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import nystroem_map, random_fourier_map
 from . import ssnal
 from .base import Kernel, Solution, Subproblem, checked_arrays
+from .nystroem import dense_as_csr
 
 KERNELS = ("rbf", "polynomial", "sigmoid")
 DEFAULT_FEATURES = 256       # D: random Fourier features (RBF) or Nystroem landmarks
@@ -152,8 +153,8 @@ def _options(params):
         raise ParameterError(f"ssnal (kernel): unknown option(s) {', '.join(sorted(unknown))} "
                              f"(known: {', '.join(OPTIONS)})")
     try:
-        out = dict(rff=int(opts.get("rff", DEFAULT_FEATURES)), warm=str(opts.get("warm", "rff")), warm_tol=float(opts.get("warm_tol", WARM_TOL)),
-                   theta=float(opts.get("theta", DEFAULT_THETA)),
+        out = dict(rff=int(opts.get("rff", DEFAULT_FEATURES)), warm=str(opts.get("warm", "rff")),
+                   warm_tol=float(opts.get("warm_tol", WARM_TOL)), theta=float(opts.get("theta", DEFAULT_THETA)),
                    sigma_factor=float(opts.get("sigma_factor", ssnal.SIGMA_FACTOR)),
                    max_newton=int(opts.get("max_newton", MAX_NEWTON)))
     except ValueError:
@@ -186,7 +187,6 @@ def warm_start(sub: Subproblem, n_features, tol, feature_map="rff"):
     features = fmap.transform(X, sub.n_threads, sub.stop)
     if features.shape[1] == 0:  # a kernel that vanishes on the landmarks
         features = np.zeros((X.shape[0], 1))
-    from .nystroem import dense_as_csr
     log = None if sub.log is None else (lambda line: sub.log("warm start: " + line))
     linear = Subproblem(
         formulation=sub.formulation, X=dense_as_csr(features), y=sub.y, upper=sub.upper,
@@ -536,17 +536,6 @@ def _working_rows(dual, x, grad, b, theta, exclude=None):
     rows[dual.source[pick]] = True
     if exclude is not None:
         rows[exclude] = False
-    return np.flatnonzero(rows)
-
-
-def _violators(dual, x, grad, b, rows_mask):
-    """Rows outside the working set (rows_mask False) with a KKT-violating variable."""
-    margin = grad + b * dual.K.a
-    upper = dual.K.upper
-    bad = ((x < upper) & (margin < 0.0)) | ((x > 0.0) & (margin > 0.0))
-    rows = np.zeros(dual.n, dtype=bool)
-    rows[dual.source[bad]] = True
-    rows &= ~rows_mask
     return np.flatnonzero(rows)
 
 
