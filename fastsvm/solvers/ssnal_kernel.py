@@ -78,7 +78,7 @@ NEWTON_J_MAX = 500           # free set aimed at by the first sigma of a round
 SIGMA_STEPS = 8
 PRODUCTS_MIN_COLUMNS = 64    # uncached columns from which a product bypasses the cache
 DENSE_J_MAX = 4000           # Newton systems up to this order (and 8 |J|^2 <= -m) by Cholesky
-OWN_CHOLESKY_MAX = 1500      # ... our own up to this order, LAPACK's beyond
+OWN_CHOLESKY_MAX = 400       # ... our own up to this order (no LAPACK thread start), LAPACK beyond
 CG_RTOL = 1e-6               # CG Newton directions: inexact ones cost more Newton steps than CG
 CG_MAX_ITER = 1000
 OPTIONS = ("rff", "warm", "warm_tol", "theta", "sigma_factor", "max_newton")
