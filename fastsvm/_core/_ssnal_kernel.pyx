@@ -5,15 +5,17 @@ gradient Q x of the whole problem, and its updates on the rows outside the worki
 storing the kernel block. The rows X[cols] are transposed into an inverted index (feature ->
 (column, value)); the dot products of one row with every column are then accumulated by walking
 the lists of the row's stored features: sum over its features of the list lengths instead of
-one sparse dot per pair, with sequential memory access. Each row is summed by one thread in a
-fixed order, so the result does not depend on the thread count.
+one sparse dot per pair, with sequential memory access. A feature stored in a quarter of the
+columns or more is kept as a dense vector over the columns instead (one contiguous axpy). For
+the RBF kernel the exponentials are computed in a vectorized pass (with an AVX2 clone where the
+CPU has it). Each row is summed by one thread in a fixed order, so the result does not depend on
+the thread count.
 
 cache_axpy / cache_block: products with and blocks of the kernel columns of a KernelCache whose
 positions 0 .. length-1 hold the working set (move_to_front arranges that).
 """
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
-from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 cimport numpy as cnp
 import numpy as np
@@ -124,8 +126,8 @@ cdef bint _interrupted(const int[::1] stop) noexcept nogil:
 cdef class KernelProducts:
     """KernelProducts(X, kind, gamma=0.0, degree=3, coef0=0.0, n_threads=1, stop=None)
 
-    Kernel-matrix products over the rows of the canonical CSR X (fastsvm.csr.to_csr) for the
-    linear, polynomial, RBF and sigmoid kernels. ``stop`` (int32[1]) interrupts matvec."""
+    Kernel-matrix products and blocks over the rows of the canonical CSR X (fastsvm.csr.to_csr)
+    for the linear, polynomial, RBF and sigmoid kernels. ``stop`` (int32[1]) interrupts them."""
     cdef CSR X
     cdef KernelParams kp
     cdef readonly int n_threads
@@ -149,22 +151,34 @@ cdef class KernelProducts:
 
     def matvec(self, const int[::1] rows, const int[::1] cols, const double[::1] coef, double[::1] out):
         """out[r] += sum_j coef[j] k(x_{rows[r]}, x_{cols[j]}); KeyboardInterrupt when stopped."""
-        cdef int n_rows = <int>rows.shape[0], n_cols = <int>cols.shape[0]
-        if coef.shape[0] != n_cols or out.shape[0] != n_rows:
+        if coef.shape[0] != cols.shape[0] or out.shape[0] != rows.shape[0]:
             raise FastSVMError("matvec: coef must match cols and out must match rows")
+        self._run(rows, cols, &coef[0] if coef.shape[0] else NULL, &out[0] if out.shape[0] else NULL)
+        return np.asarray(out)
+
+    def block(self, const int[::1] rows, const int[::1] cols):
+        """K(x_rows, x_cols) as a dense float64 array (len(rows) x len(cols))."""
+        out = np.zeros((rows.shape[0], cols.shape[0]))
+        cdef double[:, ::1] out_ = out
+        self._run(rows, cols, NULL, &out_[0, 0] if out.size else NULL)
+        return out
+
+    cdef void _run(self, const int[::1] rows, const int[::1] cols, const double* coef, double* out) except *:
+        """With coef: out[r] += sum_j coef[j] k(r, j); without: out[r * n_cols + j] = k(r, j)."""
+        cdef int n_rows = <int>rows.shape[0], n_cols = <int>cols.shape[0]
         _check_rows(rows, self.X.n_rows)
         _check_rows(cols, self.X.n_rows)
         if n_rows == 0 or n_cols == 0:
-            return np.asarray(out)
-        cdef int p = self.X.n_cols, threads = min(self.n_threads, n_rows), f, j
+            return
+        cdef int p = self.X.n_cols, threads = min(self.n_threads, n_rows), k, j
         # the inverted index of X[cols]: features stored in at least 1/DENSE_FRACTION of the
         # columns as dense vectors over the columns (a contiguous axpy per use), the others as
         # lists of (column, value)
         cdef int[::1] count = np.zeros(p + 1, dtype=np.int32)
         with nogil:
             for j in range(n_cols):
-                for f in range(self.X.indptr[cols[j]], self.X.indptr[cols[j] + 1]):
-                    count[self.X.indices[f]] += 1
+                for k in range(self.X.indptr[cols[j]], self.X.indptr[cols[j] + 1]):
+                    count[self.X.indices[k]] += 1
         counts = np.asarray(count)[:p]
         is_dense = counts * DENSE_FRACTION >= n_cols
         slot_ = np.full(p, -1, dtype=np.int32)
@@ -189,7 +203,7 @@ cdef class KernelProducts:
         inv.owner = &owner[0]
         inv.value = &value[0]
         inv.sqnorm = &col_sqnorm[0]
-        inv.coef = &coef[0]
+        inv.coef = coef
         with nogil:
             _invert(self.X, &cols[0], n_cols, &slot[0], &start[0], &owner[0], &value[0], &dense[0])
             for j in range(n_cols):
@@ -199,11 +213,10 @@ cdef class KernelProducts:
                 if interrupted:
                     break
                 hi = min(lo + block, n_rows)
-                _rows_times(self.kp, self.X, &self.sqnorm[0], &rows[0], lo, hi, inv, &scratch[0], &out[0], threads)
+                _rows(self.kp, self.X, &self.sqnorm[0], &rows[0], lo, hi, inv, &scratch[0], out, threads)
                 lo = hi
         if interrupted:
             raise KeyboardInterrupt
-        return np.asarray(out)
 
 
 cdef void _check_rows(const int[::1] rows, int n) except *:
@@ -243,10 +256,10 @@ cdef struct _Inverted:
     const double* coef
 
 
-cdef inline double _row_times(KernelParams kp, CSR X, int i, double sq, _Inverted inv, double* acc,
-                              double* value) noexcept nogil:
-    """sum_j coef[j] k(x_i, x_{cols[j]}) (sq = |x_i|^2). acc (n_cols, zero on entry and on exit)
-    takes the dot products, value (n_cols) the kernel values."""
+cdef inline void _row_values(KernelParams kp, CSR X, int i, double sq, _Inverted inv, double* acc,
+                             double* value) noexcept nogil:
+    """value[j] = k(x_i, x_{cols[j]}) (sq = |x_i|^2); acc (n_cols) takes the dot products and is
+    zero on entry and on exit."""
     cdef int k, t, f, n = inv.n_cols
     cdef double v, g = kp.gamma
     for k in range(X.indptr[i], X.indptr[i + 1]):
@@ -266,21 +279,30 @@ cdef inline double _row_times(KernelParams kp, CSR X, int i, double sq, _Inverte
         for t in range(n):
             value[t] = kernel_from_dot(kp, acc[t], sq, inv.sqnorm[t])
             acc[t] = 0.0
-    return dot4(inv.coef, value, n)
 
 
-cdef void _rows_times(KernelParams kp, CSR X, const double* sqnorm, const int* rows, int lo, int hi,
-                      _Inverted inv, double* scratch, double* out, int threads) noexcept nogil:
-    """out[r] += row r's sum for r in [lo, hi); thread t works in scratch[2 t n_cols:]."""
+cdef inline void _row(KernelParams kp, CSR X, int i, double sq, _Inverted inv, double* scratch, int r,
+                      double* out) noexcept nogil:
+    """Row r of the result (row i of X): with inv.coef, out[r] += the kernel values . coef (in
+    scratch[n_cols:]); without, the values themselves in out[r * n_cols:]."""
+    cdef int n = inv.n_cols
+    if inv.coef != NULL:
+        _row_values(kp, X, i, sq, inv, scratch, scratch + n)
+        out[r] += dot4(inv.coef, scratch + n, n)
+    else:
+        _row_values(kp, X, i, sq, inv, scratch, out + <Py_ssize_t>r * n)
+
+
+cdef void _rows(KernelParams kp, CSR X, const double* sqnorm, const int* rows, int lo, int hi,
+                _Inverted inv, double* scratch, double* out, int threads) noexcept nogil:
+    """Rows [lo, hi) of the result; thread t works in scratch[2 t n_cols:]."""
     cdef int r
-    cdef double* acc
     if threads <= 1 or hi - lo < 2:
         for r in range(lo, hi):
-            out[r] += _row_times(kp, X, rows[r], sqnorm[rows[r]], inv, scratch, scratch + inv.n_cols)
+            _row(kp, X, rows[r], sqnorm[rows[r]], inv, scratch, r, out)
         return
     for r in prange(lo, hi, num_threads=threads, schedule="dynamic", chunksize=4):
-        acc = scratch + <Py_ssize_t>2 * threadid() * inv.n_cols
-        out[r] += _row_times(kp, X, rows[r], sqnorm[rows[r]], inv, acc, acc + inv.n_cols)
+        _row(kp, X, rows[r], sqnorm[rows[r]], inv, scratch + <Py_ssize_t>2 * threadid() * inv.n_cols, r, out)
 
 
 # ---------------------------------------------------------------------------------------------

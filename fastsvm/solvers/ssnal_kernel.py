@@ -240,10 +240,17 @@ class _WorkingSet:
         return self.a * out[self.pos]
 
     def q_block(self, J):
-        """Q_JJ = (a_J a_J^T) o K[pos_J, pos_J] (SVR: both variables of a row may be in J)."""
+        """Q_JJ = (a_J a_J^T) o K[pos_J, pos_J] (SVR: both variables of a row may be in J): from
+        cached columns, or, when many are not cached (a free set on the move), by KernelProducts
+        (|J|^2 kernel values instead of |J| L)."""
         p = self.pos[J]
         uniq, inv = np.unique(p, return_inverse=True)
-        Kb = cache_block(self.cache, uniq.astype(np.int32), self.L, self.stop)
+        uniq = uniq.astype(np.int32)
+        if uniq.shape[0] - np.count_nonzero(cached(self.cache, uniq, self.L)) >= PRODUCTS_MIN_COLUMNS:
+            rows = self.rows_i32[uniq]
+            Kb = self.products.block(rows, rows)
+        else:
+            Kb = cache_block(self.cache, uniq, self.L, self.stop)
         if uniq.shape[0] != p.shape[0] or np.any(uniq != p):
             Kb = Kb[np.ix_(inv, inv)]
         aJ = self.a[J]
