@@ -14,6 +14,7 @@ built from the cached kernel column of data row index_i.
 The run is cut into chunks: ``run(limit)`` returns after iteration ``limit`` with the whole state
 kept in the object, so chunking never changes the result.
 """
+from cython.parallel cimport prange
 from libc.math cimport isfinite, INFINITY
 from libc.stdlib cimport malloc, free
 cimport numpy as cnp
@@ -50,6 +51,24 @@ cdef enum:
     AT_UPPER = 1
     FREE = 2
     SIGNAL_EVERY = 64   # polls between two PyErr_CheckSignals (main thread only)
+    # The per-step scans over the active set (selection, gradient update) are split among the
+    # cache's threads from this many positions on (default of SMO.parallel_scan_min): below, a
+    # parallel region costs more than it saves. Every position is computed alone and the parts are combined in order, so the
+    # result does not depend on the thread count.
+    PARALLEL_SCAN_MIN = 8192
+    MAX_PARTS = 64
+
+
+cdef struct UpScan:
+    # maximal -y_t G_t over I_up, per sign: the value and its (last) position, -1 if none
+    double gp, gn
+    int ip, in_
+
+
+cdef struct LowScan:
+    # max over I_low per sign of y_t G_t, and the second-order best partner of the violator
+    double gp2, gn2, obj_min
+    int best_j
 
 cdef double TAU = 1e-12  # curvature used when a pair's quad_coef is not positive
 
@@ -70,6 +89,7 @@ cdef class SMO:
     cdef readonly double objective       # tracked step by step, for progress lines
     cdef readonly double gap             # maximal violation seen by the last selection
     cdef readonly int n_unshrink_warnings  # LIBSVM's "using -h 0 may be faster" moments
+    cdef public int parallel_scan_min    # scans this long are split among the threads
     cdef int counter
     cdef bint nu, shrinking, unshrink, check_signals
     cdef int polls
@@ -154,6 +174,7 @@ cdef class SMO:
             if not isfinite(self.QD[i]):
                 raise FastSVMError("kernel values are not finite (features or gamma far too large?)")
         self.active_size = l
+        self.parallel_scan_min = PARALLEL_SCAN_MIN
         self.counter = min(l, 1000) + 1
         self.n_iter = 0
         self.unshrink = False
@@ -202,7 +223,7 @@ cdef class SMO:
         """Column i of Q on positions [0, length)."""
         cdef float* col
         cdef float* buf
-        cdef int t
+        cdef int t, parts
         cdef signed char s
         if self.n_data == 0:
             return self.cache.column(i, length)
@@ -213,8 +234,13 @@ cdef class SMO:
         buf = self.buf0 if self.next_buf == 0 else self.buf1
         self.next_buf = 1 - self.next_buf
         s = self.qsign[i]
-        for t in range(length):
-            buf[t] = col[self.index[t]] if self.qsign[t] == s else -col[self.index[t]]
+        parts = self.n_parts(length)
+        if parts == 1:
+            for t in range(length):
+                buf[t] = col[self.index[t]] if self.qsign[t] == s else -col[self.index[t]]
+        else:
+            for t in prange(length, num_threads=parts, schedule="static"):
+                buf[t] = col[self.index[t]] if self.qsign[t] == s else -col[self.index[t]]
         return buf
 
     cdef void swap_index(self, int i, int j) noexcept nogil:
@@ -331,77 +357,125 @@ cdef class SMO:
             return max(g[0] + g[1], g[2] + g[3])
         return max(g[0], g[2]) + max(g[1], g[3])
 
+    cdef int n_parts(self, int count) noexcept nogil:
+        """How many threads share a scan over count positions."""
+        if count < self.parallel_scan_min:
+            return 1
+        return min(self.cache.n_threads, <int>MAX_PARTS)
+
+    cdef void scan_up(self, int lo, int hi, UpScan* r) noexcept nogil:
+        cdef int t
+        cdef const double* G = self.G
+        cdef const signed char* y = self.y
+        cdef const signed char* st = self.status
+        r.gp = r.gn = -INFINITY
+        r.ip = r.in_ = -1
+        for t in range(lo, hi):
+            if y[t] == 1:
+                if st[t] != AT_UPPER and -G[t] >= r.gp:
+                    r.gp = -G[t]
+                    r.ip = t
+            else:
+                if st[t] != AT_LOWER and G[t] >= r.gn:
+                    r.gn = G[t]
+                    r.in_ = t
+
+    cdef void scan_low(self, int lo, int hi, int a, double ga, const float* Q_a, int b, double gb,
+                       const float* Q_b, LowScan* r) noexcept nogil:
+        cdef int j
+        cdef double grad_diff, quad, obj
+        cdef const double* G = self.G
+        cdef const double* QD = self.QD
+        cdef const signed char* y = self.y
+        cdef const signed char* st = self.status
+        r.gp2 = r.gn2 = -INFINITY
+        r.obj_min = INFINITY
+        r.best_j = -1
+        for j in range(lo, hi):
+            if y[j] == 1:
+                if st[j] != AT_LOWER:
+                    grad_diff = ga + G[j]
+                    if G[j] >= r.gp2:
+                        r.gp2 = G[j]
+                    if grad_diff > 0:
+                        quad = QD[a] + QD[j] - 2.0 * y[a] * Q_a[j]
+                        obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
+                        if obj <= r.obj_min:
+                            r.best_j = j
+                            r.obj_min = obj
+            else:
+                if st[j] != AT_UPPER:
+                    grad_diff = gb - G[j]
+                    if -G[j] >= r.gn2:
+                        r.gn2 = -G[j]
+                    if grad_diff > 0:
+                        quad = QD[b] + QD[j] + 2.0 * y[b] * Q_b[j]
+                        obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
+                        if obj <= r.obj_min:
+                            r.best_j = j
+                            r.obj_min = obj
+
     cdef int select_working_set(self, int* out_i, int* out_j) noexcept nogil:
         """0: pair (i, j) chosen; 1: optimal within eps; -NO_MEMORY.
 
         i maximizes -y_i G_i over I_up (nu: separately per sign); j in I_low minimizes the
-        second-order decrease -(grad_diff^2)/quad_coef among the pairs that violate."""
-        cdef int t, j, ip = -1, in_ = -1, a, b, best_j = -1
-        cdef double gp = -INFINITY, gn = -INFINITY, ga, gb
-        cdef double gp2 = -INFINITY, gn2 = -INFINITY
-        cdef double obj_min = INFINITY, grad_diff, quad, obj
+        second-order decrease -(grad_diff^2)/quad_coef among the pairs that violate. Ties go to
+        the later position, in one scan or in parts combined in order alike."""
+        cdef int c, a, b, n = self.active_size, parts = self.n_parts(self.active_size)
+        cdef double ga, gb
         cdef float* Q_a = NULL
         cdef float* Q_b = NULL
-        cdef double* G = self.G
-        cdef double* QD = self.QD
-        cdef signed char* y = self.y
-        cdef signed char* st = self.status
-        for t in range(self.active_size):
-            if y[t] == 1:
-                if st[t] != AT_UPPER and -G[t] >= gp:
-                    gp = -G[t]
-                    ip = t
-            else:
-                if st[t] != AT_LOWER and G[t] >= gn:
-                    gn = G[t]
-                    in_ = t
+        cdef UpScan up
+        cdef LowScan low
+        cdef UpScan up_part[MAX_PARTS]
+        cdef LowScan low_part[MAX_PARTS]
+        if parts == 1:
+            self.scan_up(0, n, &up)
+        else:
+            for c in prange(parts, num_threads=parts, schedule="static", chunksize=1):
+                self.scan_up(<int>(<long long>n * c // parts), <int>(<long long>n * (c + 1) // parts), &up_part[c])
+            up = up_part[0]
+            for c in range(1, parts):
+                if up_part[c].ip != -1 and up_part[c].gp >= up.gp:
+                    up.gp, up.ip = up_part[c].gp, up_part[c].ip
+                if up_part[c].in_ != -1 and up_part[c].gn >= up.gn:
+                    up.gn, up.in_ = up_part[c].gn, up_part[c].in_
         if self.nu:
-            a, ga, b, gb = ip, gp, in_, gn
+            a, ga, b, gb = up.ip, up.gp, up.in_, up.gn
         else:
             # one maximal violator over both signs; on ties the later position, as a single scan
-            if gp > gn or (gp == gn and ip > in_):
-                a, ga = ip, gp
+            if up.gp > up.gn or (up.gp == up.gn and up.ip > up.in_):
+                a, ga = up.ip, up.gp
             else:
-                a, ga = in_, gn
+                a, ga = up.in_, up.gn
             b, gb = a, ga
         if a != -1:
-            Q_a = self.get_q(a, self.active_size)
+            Q_a = self.get_q(a, n)
             if Q_a == NULL:
                 return -NO_MEMORY
         if b == a:
             Q_b = Q_a
         elif b != -1:
-            Q_b = self.get_q(b, self.active_size)
+            Q_b = self.get_q(b, n)
             if Q_b == NULL:
                 return -NO_MEMORY
-        for j in range(self.active_size):
-            if y[j] == 1:
-                if st[j] != AT_LOWER:
-                    grad_diff = ga + G[j]
-                    if G[j] >= gp2:
-                        gp2 = G[j]
-                    if grad_diff > 0:
-                        quad = QD[a] + QD[j] - 2.0 * y[a] * Q_a[j]
-                        obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
-                        if obj <= obj_min:
-                            best_j = j
-                            obj_min = obj
-            else:
-                if st[j] != AT_UPPER:
-                    grad_diff = gb - G[j]
-                    if -G[j] >= gn2:
-                        gn2 = -G[j]
-                    if grad_diff > 0:
-                        quad = QD[b] + QD[j] + 2.0 * y[b] * Q_b[j]
-                        obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
-                        if obj <= obj_min:
-                            best_j = j
-                            obj_min = obj
-        self.gap = max(ga + gp2, gb + gn2)
-        if self.gap < self.eps or best_j == -1:
+        if parts == 1:
+            self.scan_low(0, n, a, ga, Q_a, b, gb, Q_b, &low)
+        else:
+            for c in prange(parts, num_threads=parts, schedule="static", chunksize=1):
+                self.scan_low(<int>(<long long>n * c // parts), <int>(<long long>n * (c + 1) // parts),
+                              a, ga, Q_a, b, gb, Q_b, &low_part[c])
+            low = low_part[0]
+            for c in range(1, parts):
+                low.gp2 = max(low.gp2, low_part[c].gp2)
+                low.gn2 = max(low.gn2, low_part[c].gn2)
+                if low_part[c].best_j != -1 and low_part[c].obj_min <= low.obj_min:
+                    low.obj_min, low.best_j = low_part[c].obj_min, low_part[c].best_j
+        self.gap = max(ga + low.gp2, gb + low.gn2)
+        if self.gap < self.eps or low.best_j == -1:
             return 1
-        out_i[0] = a if y[best_j] == 1 else b
-        out_j[0] = best_j
+        out_i[0] = a if self.y[low.best_j] == 1 else b
+        out_j[0] = low.best_j
         return 0
 
     cdef bint be_shrunk(self, int i, const double* th) noexcept nogil:
@@ -456,7 +530,7 @@ cdef class SMO:
         cdef double old_i = alpha[i], old_j = alpha[j]
         cdef double quad, delta, diff, total, d_i, d_j, q_ij
         cdef bint was_upper_i, was_upper_j
-        cdef int k
+        cdef int k, parts
         if Q_i == NULL:
             return NO_MEMORY
         Q_j = self.get_q(j, self.active_size)
@@ -520,8 +594,13 @@ cdef class SMO:
         d_j = alpha[j] - old_j
         self.objective += (d_i * (G[i] + 0.5 * self.QD[i] * d_i + q_ij * d_j)
                            + d_j * (G[j] + 0.5 * self.QD[j] * d_j))
-        for k in range(self.active_size):
-            G[k] += Q_i[k] * d_i + Q_j[k] * d_j
+        parts = self.n_parts(self.active_size)
+        if parts == 1:
+            for k in range(self.active_size):
+                G[k] += Q_i[k] * d_i + Q_j[k] * d_j
+        else:
+            for k in prange(self.active_size, num_threads=parts, schedule="static"):
+                G[k] += Q_i[k] * d_i + Q_j[k] * d_j
 
         was_upper_i = self.status[i] == AT_UPPER
         was_upper_j = self.status[j] == AT_UPPER
