@@ -200,7 +200,7 @@ cdef class KernelCache:
         cdef signed char s_i = sign[i] if sign != NULL else 1
         cdef int t
         cdef double v, cost, started = 0.0
-        cdef bint threads = self.use_threads(stop - start)
+        cdef bint probe, threads = self.use_threads(stop - start)
         scatter_row(X, r, dense)
         if stop - start >= PARALLEL_MIN:
             started = wall_seconds()
@@ -217,11 +217,14 @@ cdef class KernelCache:
                     v = -v
                 out[t] = <float>v
         if stop - start >= PARALLEL_MIN and self.n_threads > 1:
+            # a probe of the losing way replaces its average, which is as old as the last probe
             cost = (wall_seconds() - started) / (stop - start)
             if threads:
-                self.cost_parallel = cost if self.cost_parallel == 0.0 else 0.875 * self.cost_parallel + 0.125 * cost
+                probe = self.cost_serial != 0.0 and not self.parallel_was_winning
+                self.cost_parallel = cost if self.cost_parallel == 0.0 or probe else 0.875 * self.cost_parallel + 0.125 * cost
             else:
-                self.cost_serial = cost if self.cost_serial == 0.0 else 0.875 * self.cost_serial + 0.125 * cost
+                probe = self.cost_parallel != 0.0 and self.parallel_was_winning
+                self.cost_serial = cost if self.cost_serial == 0.0 or probe else 0.875 * self.cost_serial + 0.125 * cost
         unscatter_row(X, r, dense)
         self.n_computed += stop - start
 
