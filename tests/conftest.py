@@ -1,5 +1,7 @@
 """Shared fixtures. Real LIBSVM datasets come from ../shared/data next to the checkout (or
 $FASTSVM_SHARED_DATA); tests that need them skip cleanly when it is absent."""
+import contextlib
+import ctypes
 import os
 from pathlib import Path
 
@@ -30,3 +32,21 @@ def shared_files():
 @pytest.fixture
 def shared():
     return shared_file
+
+
+@contextlib.contextmanager
+def libsvm_one_thread():
+    """LIBSVM's wheel runs its kernel and prediction loops with OpenMP; on one thread its sums
+    follow fastsvm's order and a busy machine does not turn every barrier into a wait. The
+    pool size is a setting of the shared libgomp."""
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        yield
+        return
+    before = gomp.omp_get_max_threads()
+    gomp.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        gomp.omp_set_num_threads(before)

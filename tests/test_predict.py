@@ -6,7 +6,6 @@ svm_predict_probability): the Python svm_predict of libsvm-official 3.37 sizes i
 buffer wrongly for nu-SVC and multi-class models.
 """
 import _thread
-import contextlib
 import ctypes
 import threading
 
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import shared_file
+from conftest import libsvm_one_thread, shared_file
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError
 from fastsvm.model import Model
@@ -79,7 +78,7 @@ def libsvm_cases(tmp_path_factory):
         except pytest.skip.Exception:
             continue
         path = tmp_path_factory.mktemp("libsvm") / f"{name}.model"
-        with openmp_serial():
+        with libsvm_one_thread():
             if "-t 4" in options:
                 X = precomputed_rows(x, x)
                 m = svmutil.svm_train(list(y), [list(row) for row in X], options + " -q")
@@ -102,26 +101,9 @@ def libsvm_row(X, i, precomputed):
     return gen_svm_nodearray((X.indices[lo:hi].astype(np.int64), X.data[lo:hi]))[0]
 
 
-@contextlib.contextmanager
-def openmp_serial():
-    """LIBSVM's OpenMP loops over support vectors run on one thread: its sums then follow
-    fastsvm's order, and a busy machine does not turn every call's thread barrier into a wait."""
-    try:
-        gomp = ctypes.CDLL("libgomp.so.1")
-    except OSError:
-        yield
-        return
-    before = gomp.omp_get_max_threads()
-    gomp.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        gomp.omp_set_num_threads(before)
-
-
 def libsvm_predict(path, X, precomputed=False, probability=False):
     """LIBSVM's own (labels, decision values, probabilities) for every row, from the file."""
-    with openmp_serial():
+    with libsvm_one_thread():
         return _libsvm_predict(path, X, precomputed, probability)
 
 

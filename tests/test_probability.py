@@ -23,7 +23,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 import fastsvm.train
-from conftest import shared_file
+from conftest import libsvm_one_thread, shared_file
 from fastsvm import ParameterError, Params, fit_model, load_model, save_model
 from fastsvm.crossval import cross_validation, fold_permutation
 from fastsvm.csr import to_csr
@@ -59,20 +59,11 @@ def train_test(train, test=None, n_train=None):
 
 @contextlib.contextmanager
 def libsvm_quiet_serial(seed=1):
-    """LIBSVM's OpenMP on one thread (a busy machine turns its barriers into waits) and its
-    rand() seeded, so its internal folds are the same whatever ran before."""
+    """LIBSVM on one OpenMP thread and its rand() seeded, so its internal folds are the same
+    whatever ran before."""
     ctypes.CDLL(None).srand(seed)
-    try:
-        gomp = ctypes.CDLL("libgomp.so.1")
-    except OSError:
+    with libsvm_one_thread():
         yield
-        return
-    before = gomp.omp_get_max_threads()
-    gomp.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        gomp.omp_set_num_threads(before)
 
 
 def libsvm_train(y, x, options):

@@ -6,8 +6,6 @@ pairwise kernels, eta (seed 000 eq. 4.1) is recomputed here with a projection by
 dual objective of LIBSVM's solution is recomputed from its sv_coef / sv_indices, and the
 predictions of both models are compared.
 """
-import contextlib
-import ctypes
 import functools
 import subprocess
 import sys
@@ -20,7 +18,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kernel
 
 import fastsvm
-from conftest import shared_file
+from conftest import libsvm_one_thread, shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._cache import KernelCache
 from fastsvm._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cached, exp_neg, move_to_front
@@ -108,23 +106,6 @@ def dual_vector(sol, y, formulation):
     n = sol.coef.shape[0]
     np.testing.assert_array_equal(sol.coef, y * x if formulation == "c_svc" else x[:n] - x[n:])
     return x
-
-
-@contextlib.contextmanager
-def libsvm_one_thread():
-    """LIBSVM's wheel computes kernel columns with OpenMP; on a shared machine every parallel
-    region waits for a descheduled thread. The pool size is a setting of the shared libgomp."""
-    try:
-        gomp = ctypes.CDLL("libgomp.so.1")
-    except OSError:
-        yield
-        return
-    before = gomp.omp_get_max_threads()
-    gomp.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        gomp.omp_set_num_threads(before)
 
 
 def libsvm_solution(X, y, kernel, formulation, C):

@@ -2,12 +2,12 @@
 # dense frequency matrix, then cos / sin) and the kernel rows K(x, L) against Nystrom landmarks
 # (the shared kernel arithmetic, threaded over rows). Rows are independent and each is computed by
 # one thread in a fixed order, so every thread count gives the same bits.
-from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
 from libc.math cimport cos, sin
 cimport numpy as cnp
 import numpy as np
 
+from ._stop cimport stop_requested
 from ._csr cimport CSR, csr_view, row_sqnorm
 from ._kernel cimport KernelParams, kernel_params, kernel_row, scatter_row, unscatter_row
 from ._kernel import row_sqnorms
@@ -26,18 +26,6 @@ cdef inline const double* cdptr(const double[::1] a) noexcept:
 
 cdef int _block_rows(double work_per_row, int n_rows, int n_threads):
     return <int>min(max(BLOCK_WORK / max(work_per_row, 1.0), 4.0 * n_threads), <double>max(n_rows, 1))
-
-
-cdef bint _interrupted(const int[::1] stop) noexcept nogil:
-    """True when the caller's stop flag is set or (main thread) Ctrl-C is pending."""
-    if stop[0] != 0:
-        return True
-    with gil:
-        try:
-            PyErr_CheckSignals()
-        except KeyboardInterrupt:
-            return True
-    return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,7 +94,7 @@ def fourier_features(X, const double[:, ::1] W not None, const double[::1] offse
                     fourier_row(A, i, Wp, F, bp, scale, pairs, &out[i, 0])
             lo = hi
             if lo < A.n_rows:
-                interrupted = _interrupted(stop)
+                interrupted = stop_requested(stop)
     if interrupted:
         raise KeyboardInterrupt
 
@@ -166,6 +154,6 @@ def landmark_kernel(X, L, str kind, double gamma, int degree, double coef0, doub
             kernel_block(kp, A, B, &lsq[0], lo, hi, &dense[0], width, out, n_threads)
             lo = hi
             if lo < A.n_rows:
-                interrupted = _interrupted(stop)
+                interrupted = stop_requested(stop)
     if interrupted:
         raise KeyboardInterrupt

@@ -14,13 +14,13 @@ the thread count.
 cache_axpy / cache_block: products with and blocks of the kernel columns of a KernelCache whose
 positions 0 .. length-1 hold the working set (move_to_front arranges that).
 """
-from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
 from libc.string cimport memset
 cimport numpy as cnp
 import numpy as np
 
 from ._cache cimport KernelCache
+from ._stop cimport stop_requested
 from ._csr cimport CSR, csr_view
 from ._kernel cimport KernelParams, PRECOMPUTED, RBF, kernel_params, kernel_from_dot
 from ._kernel import row_sqnorms
@@ -111,18 +111,6 @@ cdef enum:
     STOP_POLL_COLUMNS = 64         # cached columns between two looks at the stop flag
 
 
-cdef bint _interrupted(const int[::1] stop) noexcept nogil:
-    """The caller's stop flag, or (main thread) a pending Ctrl-C."""
-    if stop[0] != 0:
-        return True
-    with gil:
-        try:
-            PyErr_CheckSignals()
-        except KeyboardInterrupt:
-            return True
-    return False
-
-
 cdef class KernelProducts:
     """KernelProducts(X, kind, gamma=0.0, degree=3, coef0=0.0, n_threads=1, stop=None)
 
@@ -209,7 +197,7 @@ cdef class KernelProducts:
             for j in range(n_cols):
                 col_sqnorm[j] = self.sqnorm[cols[j]]
             while lo < n_rows:
-                interrupted = _interrupted(self.stop)
+                interrupted = stop_requested(self.stop)
                 if interrupted:
                     break
                 hi = min(lo + block, n_rows)
