@@ -5,14 +5,13 @@ objectives (computed the same way from both coefficient vectors), rho, the suppo
 and decision values must agree. The working-set selection, the two-variable step and the kernel
 cache are checked step by step against plain NumPy.
 """
-import ctypes
 import threading
 import time
 
 import numpy as np
 import pytest
 
-from conftest import shared_file
+from conftest import libsvm_one_thread, shared_file
 from fastsvm._core._cache import KernelCache
 from fastsvm._core._kernel import kernel_matrix
 from fastsvm._core._smo import SMO, Status
@@ -30,18 +29,6 @@ KERNEL_TYPE = {"linear": 0, "polynomial": 1, "rbf": 2, "sigmoid": 3, "precompute
 KERNELS = tuple(KERNEL_TYPE)
 CLASSIFICATION = ("c_svc", "nu_svc", "one_class")
 REGRESSION = ("epsilon_svr", "nu_svr")
-
-
-def _libsvm_single_thread():
-    """LIBSVM's wheel computes kernel columns with OpenMP; on a shared 2-core machine its threads
-    only slow the oracle down. The pool size is a runtime setting of the shared libgomp."""
-    try:
-        ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)
-    except OSError:
-        pass
-
-
-_libsvm_single_thread()
 
 
 # ---------------------------------------------------------------- data and oracles
@@ -98,7 +85,8 @@ def libsvm_solve(formulation, X, y, kernel, K=None, C=1.0, nu=0.5, p=0.1, extra=
     opts = (f"-s {SVM_TYPE[formulation]} -t {KERNEL_TYPE[kernel.kind]} -d {kernel.degree} "
             f"-g {kernel.gamma!r} -r {kernel.coef0!r} -c {C!r} -n {nu!r} -p {p!r} -e 1e-6 -q {extra}")
     rows = _libsvm_precomputed_rows(K) if kernel.kind == "precomputed" else _libsvm_rows(X)
-    model = svmutil.svm_train(y.tolist(), rows, opts)
+    with libsvm_one_thread():
+        model = svmutil.svm_train(y.tolist(), rows, opts)
     coef = np.zeros(X.shape[0])
     idx = np.asarray(model.get_sv_indices(), dtype=np.int64) - 1
     coef[idx] = [c[0] for c in model.get_sv_coef()]
@@ -210,8 +198,9 @@ def test_libsvm_summary_lines_and_iterations(heart, housing, capfd):
         kernel = _kernel_of(kind, X.shape[1])
         target = np.ones(len(y)) if formulation == "one_class" else y
         capfd.readouterr()
-        svmutil.svm_train(target.tolist(), _libsvm_rows(X),
-                          f"-s {SVM_TYPE[formulation]} -t {KERNEL_TYPE[kind]} -g {kernel.gamma!r} -e 1e-4")
+        with libsvm_one_thread():
+            svmutil.svm_train(target.tolist(), _libsvm_rows(X),
+                              f"-s {SVM_TYPE[formulation]} -t {KERNEL_TYPE[kind]} -g {kernel.gamma!r} -e 1e-4")
         out = capfd.readouterr().out
         lines = [line.lstrip(".*") for line in out.splitlines()
                  if line.strip(".*") and not line.startswith(("Total", "WARNING"))]
