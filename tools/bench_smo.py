@@ -342,21 +342,27 @@ def main(argv=None):
         return child(args)
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
+    return run_and_report("# SMO: fastsvm vs LIBSVM", ap, args, DATASETS, bench, markdown_row,
+                          HEADER, RULE, header_line)
+
+
+def run_and_report(title, ap, args, datasets, bench_one, row_of, header, rule, header_line_of):
+    """Bench every dataset named in args.datasets, printing each table row as it comes; then the
+    whole report (title, machine line, table, test sets), written to args.out if given."""
     names = [n for n in args.datasets.split(",") if n]
-    unknown = [n for n in names if n not in DATASETS]
+    unknown = [n for n in names if n not in datasets]
     if unknown:
         ap.error(f"unknown dataset(s): {', '.join(unknown)}")
 
     load_before = os.getloadavg()[0]
     rows = []
-    print(HEADER + "\n" + RULE, flush=True)
+    print(header + "\n" + rule, flush=True)
     with tempfile.TemporaryDirectory() as tmpdir:
         for name in names:
-            rows.append(bench(name, args, tmpdir))
-            print(markdown_row(rows[-1]), flush=True)
-    report = "\n".join(["# SMO: fastsvm vs LIBSVM", "", header_line(args, load_before), "",
-                        HEADER, RULE]
-                       + [markdown_row(r) for r in rows]
+            rows.append(bench_one(name, args, tmpdir))
+            print(row_of(rows[-1]), flush=True)
+    report = "\n".join([title, "", header_line_of(args, load_before), "", header, rule]
+                       + [row_of(r) for r in rows]
                        + ["", "Test sets: " + "; ".join(f"{r['name']}: {r['how']}" for r in rows) + ".", ""])
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -40,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from bench_smo import (_cpu_model, _reset_peak, _rss_and_peak, _warm_up_rows, load,  # noqa: E402
+from bench_smo import (_cpu_model, _reset_peak, _rss_and_peak, _warm_up_rows, load, run_and_report,  # noqa: E402
                        save)
 
 DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms")
@@ -244,26 +243,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.child:
         return child(args)
-    names = [n for n in args.datasets.split(",") if n]
-    unknown = [n for n in names if n not in DATASETS]
-    if unknown:
-        ap.error(f"unknown dataset(s): {', '.join(unknown)}")
-
-    load_before = os.getloadavg()[0]
-    rows = []
-    print(HEADER + "\n" + RULE, flush=True)
-    with tempfile.TemporaryDirectory() as tmpdir:
-        for name in names:
-            rows.append(bench(name, args, tmpdir))
-            print(markdown_row(rows[-1]), flush=True)
-    report = "\n".join(["# SSsNAL (RBF kernel): fastsvm vs LIBSVM", "", header_line(args, load_before), "",
-                        HEADER, RULE] + [markdown_row(r) for r in rows]
-                       + ["", "Test sets: " + "; ".join(f"{r['name']}: {r['how']}" for r in rows) + ".", ""])
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report)
-        print(f"written to {args.out}", file=sys.stderr)
-    return 0
+    return run_and_report("# SSsNAL (RBF kernel): fastsvm vs LIBSVM", ap, args, DATASETS, bench, markdown_row,
+                          HEADER, RULE, header_line)
 
 
 if __name__ == "__main__":
