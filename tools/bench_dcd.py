@@ -39,6 +39,7 @@ from fastsvm.csr import to_csr  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 from fastsvm.solvers.dcd import primal_objective, solve  # noqa: E402
+from memory import reset_peak, rss_and_peak  # noqa: E402  (this script's folder)
 
 LIBLINEAR_TYPE = {"hinge": 3, "squared_hinge": 1}
 DEFAULT_DATASETS = "a9a,w8a,ijcnn1,phishing"
@@ -163,17 +164,6 @@ def accuracy(Xt, yt_pm, w, w_bias, bias):
 
 # ---------------------------------------------------------------- memory, in fresh processes
 
-def _rss_and_peak():
-    """(current RSS, peak RSS since the last reset) in bytes, from /proc/self/status (Linux)."""
-    fields = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                fields[key] = int(value.split()[0]) * 1024
-    return fields["VmRSS"], fields["VmHWM"]
-
-
 def memory_worker(args):
     """Load the saved problem, reset the RSS high-water mark, train once, print the extra peak."""
     import gc
@@ -183,14 +173,12 @@ def memory_worker(args):
     labels = data["labels"]
     del data
     gc.collect()
-    with open("/proc/self/clear_refs", "w") as f:   # "5" resets VmHWM to the current RSS
-        f.write("5")
-    loaded, _ = _rss_and_peak()
+    loaded = reset_peak()
     if args.side == "liblinear":
         liblinear_train(liblinear_problem(X, labels, args.bias), labels, args.loss, args.C, args.eps, args.bias)
     else:
         fastsvm_train(X, as_pm(labels), args.loss, args.C, args.eps, args.bias, 0)
-    _, peak = _rss_and_peak()
+    _, peak = rss_and_peak()
     print(json.dumps({"extra_peak": max(peak - loaded, 0)}))
 
 

@@ -52,6 +52,8 @@ import scipy.sparse as sp
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from memory import reset_peak, rss_and_peak  # noqa: E402  (this script's folder)
+
 QUICK_TRAIN = 2000
 QUICK_TEST = 2000
 WARM_UP_ROWS = 50       # regression
@@ -131,24 +133,6 @@ def save(path, X, y, Xt, yt):
 
 # ---------------------------------------------------------------- one measured run (child)
 
-def _rss_and_peak():
-    """(current RSS, peak RSS since the last reset) in bytes, from /proc/self/status (Linux)."""
-    fields = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                fields[key] = int(value.split()[0]) * 1024
-    return fields["VmRSS"], fields["VmHWM"]
-
-
-def _reset_peak():
-    """Start the peak counter from the current RSS; returns that RSS."""
-    with open("/proc/self/clear_refs", "w") as f:   # "5" resets VmHWM (Linux >= 4.0)
-        f.write("5")
-    return _rss_and_peak()[0]
-
-
 def _warm_up_rows(y, task):
     """The rows of the warm-up training: the first few of every class, or of the data for
     regression."""
@@ -195,11 +179,11 @@ def child(args):
             return fastsvm_predict(model, Xt), model.support_vectors.shape[0]
     train(_warm_up_rows(y, args.task))
     gc.collect()
-    base = _reset_peak()
+    base = reset_peak()
     start = time.perf_counter()
     model = train()
     seconds = time.perf_counter() - start
-    peak = _rss_and_peak()[1] - base
+    peak = rss_and_peak()[1] - base
     pred, n_sv = predict(model)
     metric = float(np.mean((pred - yt) ** 2)) if svm_type == 3 else float(np.mean(pred == yt))
     print(json.dumps({"seconds": seconds, "peak": max(peak, 0), "metric": metric, "n_sv": int(n_sv)}))

@@ -49,6 +49,7 @@ from fastsvm.csr import to_csr  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 from fastsvm.solvers.ssnal import linear_dual, primal_objective, solve  # noqa: E402
+from memory import reset_peak, rss_and_peak  # noqa: E402  (this script's folder)
 
 DEFAULT_DATASETS = "a9a,w8a,ijcnn1,phishing"
 CONCATENATED = {"ijcnn1"}           # trained on train + test, as the issue asks
@@ -174,11 +175,11 @@ def libsvm_worker(args):
     y = data["y"]
     del data
     gc.collect()
-    loaded = _reset_peak()
+    loaded = reset_peak()
     start = time.perf_counter()
     model = svmutil.svm_train(y, X, f"-s 0 -t 0 -c {args.worker_C} -e 1e-3 -q")
     seconds = time.perf_counter() - start
-    _, peak = _rss_and_peak()
+    _, peak = rss_and_peak()
     coef = np.zeros(X.shape[0])
     coef[np.array(model.get_sv_indices(), dtype=np.int64) - 1] = np.array(model.get_sv_coef())[:, 0]
     b = -model.rho[0]
@@ -202,23 +203,6 @@ def libsvm_run(npz, C, timeout):
 
 # ---------------------------------------------------------------- memory, in fresh processes
 
-def _rss_and_peak():
-    """(current RSS, peak RSS since the last reset) in bytes, from /proc/self/status (Linux)."""
-    fields = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                fields[key] = int(value.split()[0]) * 1024
-    return fields["VmRSS"], fields["VmHWM"]
-
-
-def _reset_peak():
-    with open("/proc/self/clear_refs", "w") as f:   # "5" resets VmHWM to the current RSS
-        f.write("5")
-    return _rss_and_peak()[0]
-
-
 def memory_worker(args):
     """Train SSsNAL or liblinear once on the saved problem; print the extra peak RSS."""
     import gc
@@ -228,12 +212,12 @@ def memory_worker(args):
     y = data["y"]
     del data
     gc.collect()
-    loaded = _reset_peak()
+    loaded = reset_peak()
     if args.side == "liblinear":
         liblinear_train(liblinearutil.problem(y, X), y, args.worker_C, args.worker_eps)
     else:
         ssnal_train(X, y, args.worker_C, args.worker_eps, 1)
-    _, peak = _rss_and_peak()
+    _, peak = rss_and_peak()
     print(json.dumps({"extra_peak": max(peak - loaded, 0)}))
 
 

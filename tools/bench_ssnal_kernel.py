@@ -39,8 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from bench_smo import (_cpu_model, _reset_peak, _rss_and_peak, _warm_up_rows, load, run_and_report,  # noqa: E402
-                       save)
+from bench_smo import _cpu_model, _warm_up_rows, load, run_and_report, save  # noqa: E402
+from memory import reset_peak, rss_and_peak  # noqa: E402
 
 DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms")
 THREADS = (1, 2)
@@ -96,11 +96,11 @@ def child(args):
                     float(model.labels[0]))
     train(_warm_up_rows(y, "binary"))
     gc.collect()
-    base = _reset_peak()
+    base = reset_peak()
     start = time.perf_counter()
     model = train()
     seconds = time.perf_counter() - start
-    peak = _rss_and_peak()[1] - base
+    peak = rss_and_peak()[1] - base
     accuracy = float(np.mean(predict(model) == yt))
     rows, coef, rho, eta, label = summary(model)
     print(json.dumps({"seconds": seconds, "peak": max(peak, 0), "metric": accuracy, "n_sv": int(rows.shape[0]),
