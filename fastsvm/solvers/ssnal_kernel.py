@@ -60,6 +60,7 @@ from .._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cache
 from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import nystroem_map, random_fourier_map
 from . import ssnal
+from .ssnal import _dot, _norm
 from .base import Kernel, Solution, Subproblem, checked_arrays
 from .nystroem import dense_as_csr
 
@@ -87,14 +88,6 @@ WARM_MAPS = ("rff", "nystroem")
 
 # ---------------------------------------------------------------------------------------------
 # the problem
-
-def _dot(a, b):
-    return float(np.einsum("i,i->", a, b))
-
-
-def _norm(a):
-    return math.sqrt(_dot(a, a))
-
 
 @dataclass
 class KernelDual:
