@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from .csr import to_csr
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .model import Model
-from .parallel import effective_n_jobs, run_tasks
+from .parallel import effective_n_jobs, one_blas_thread, run_tasks
 from .predict import decision_values
 from .probability import (density_marks, platt_parameters, probability_generator,
                           svr_probability)
@@ -84,7 +84,8 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
         _check_nu_feasible(y, weights, params.nu)
     if log is None and params.verbose:
         log = _print_line
-    return _Trainer(spec, params, kernel, log, stop).train(X, y, weights)
+    with one_blas_thread():
+        return _Trainer(spec, params, kernel, log, stop).train(X, y, weights)
 
 
 def _print_line(line):

@@ -132,3 +132,25 @@ def test_bad_inputs_are_clear_errors():
         fit_model(X, [1, -1, 1], Params(solver="dcd"), sample_weight=[1, -1, 1])
     with pytest.raises(FastSVMError, match="unknown solver"):
         fit_model(X, [1, -1, 1], Params(solver="nope"))
+
+
+def test_solvers_run_with_one_blas_thread_and_the_setting_is_restored(fake_solver):
+    # threaded OpenBLAS calls leave spinning workers that take cores from the solvers' own threads
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    seen = []
+
+    def solve(problem):
+        seen.append(blas_threads())
+        return _fake_ovr(problem)
+
+    fake_solver(solve, "ovr")
+    X = sp.csr_matrix(np.eye(4))
+    with threadpool_limits(2, user_api="blas"):
+        fit_model(X, np.array([1, -1, 1, -1]), Params(solver="fake", kernel_type="linear"))
+        after = blas_threads()
+    assert seen and all(n == [1] * len(n) for n in seen)
+    assert after == [2] * len(after)
