@@ -13,6 +13,7 @@ from ._kernel cimport KernelParams
 cdef class KernelCache:
     cdef readonly int n               # positions (= columns that can be cached)
     cdef readonly int n_threads
+    cdef readonly int parallel_min   # columns at least this long may be computed by threads
     cdef KernelParams kp
     cdef CSR X
     cdef object _keep                 # the arrays the raw pointers below point into

@@ -30,9 +30,12 @@ cdef extern from "<time.h>" nogil:
     int TIME_UTC
 
 cdef enum:
-    # A column shorter than this is computed by one thread: starting a parallel region costs
-    # more than a few hundred kernel values.
+    # A column is computed by several threads only when long and costly enough: a parallel
+    # region (waking a sleeping thread, on a VM a sleeping vCPU) costs more than a few thousand
+    # flops. Work of a kernel value ~ stored values of a row + VALUE_COST (exp, bookkeeping).
     PARALLEL_MIN = 1024
+    PARALLEL_WORK = 32768
+    VALUE_COST = 8
     # The slower way is tried again after REPROBE long columns, then after twice as many while
     # it keeps losing, at most every REPROBE_MAX.
     REPROBE = 32
@@ -76,6 +79,8 @@ cdef class KernelCache:
             raise FastSVMError("kernel cache size must be positive")
         self.n = n
         self.n_threads = max(1, n_threads)
+        self.parallel_min = max(<int>PARALLEL_MIN,
+                                <int>(PARALLEL_WORK / (X.nnz / max(n, 1) + <double>VALUE_COST)))
         self.kp = kernel_params(kind, gamma, degree, coef0)
         self.X = csr_view(data, indices, indptr, n, n_cols)
         sqnorm = row_sqnorms(X)
@@ -168,7 +173,7 @@ cdef class KernelCache:
         one thread is currently faster (other processes holding the cores make every parallel
         region wait for a descheduled thread). Only the speed depends on this choice."""
         cdef bint parallel_wins
-        if self.n_threads <= 1 or count < PARALLEL_MIN:
+        if self.n_threads <= 1 or count < self.parallel_min:
             return False
         self.n_long += 1
         if self.cost_parallel == 0.0:
@@ -202,7 +207,7 @@ cdef class KernelCache:
         cdef double v, cost, started = 0.0
         cdef bint probe, threads = self.use_threads(stop - start)
         scatter_row(X, r, dense)
-        if stop - start >= PARALLEL_MIN:
+        if stop - start >= self.parallel_min:
             started = wall_seconds()
         if threads:
             for t in prange(start, stop, num_threads=self.n_threads, schedule="guided"):
@@ -216,7 +221,7 @@ cdef class KernelCache:
                 if sign != NULL and sign[t] != s_i:
                     v = -v
                 out[t] = <float>v
-        if stop - start >= PARALLEL_MIN and self.n_threads > 1:
+        if stop - start >= self.parallel_min and self.n_threads > 1:
             # a probe of the losing way replaces its average, which is as old as the last probe
             cost = (wall_seconds() - started) / (stop - start)
             if threads:
