@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from .csr import to_csr
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
+from .heap import release_free_memory
 from .model import Model
 from .parallel import effective_n_jobs, one_blas_thread, run_tasks
 from .predict import decision_values
@@ -137,14 +138,16 @@ class _Trainer:
         return self.single(X, y, weights)
 
     # -- running subproblems -------------------------------------------------------------
-    def _solve_all(self, problems, names, calibrations=None):
+    def _solve_all(self, problems, names, calibrations=None, keep=None):
         """Solve subproblems in threads; seeds depend on the position only, not on threads.
 
         ``problems[k]()`` builds subproblem k when its task starts, so that only the running ones
         hold their data (a one-vs-one pair's copy of its rows). Problems solved side by side share
         the -m budget, which LIBSVM spends on the one problem it solves at a time.
         ``calibrations[k](problem)``, the probability fit of problem k, runs in the same task
-        after the solve; (solutions, calibration results or None) are returned."""
+        after the solve; (solutions, calibration results or None) are returned. ``keep(k,
+        solution)``, when given, is what the task returns of its solution (the rest is freed as
+        the task ends)."""
         n_jobs = effective_n_jobs(self.params.n_jobs)
         inner = max(1, n_jobs // max(1, len(problems)))
         running = max(1, min(n_jobs, len(problems)))
@@ -163,10 +166,14 @@ class _Trainer:
                 problem.log = (lambda line, p=prefix: self.log(p + line))
             solution = self.spec.solve(problem)
             calibrated = calibrate(problem) if calibrate is not None else None
-            return solution, calibrated, summary_lines(problem, solution) if self.log is not None else []
+            lines = summary_lines(problem, solution) if self.log is not None else []
+            if keep is not None:
+                solution = keep(k, solution)
+            return solution, calibrated, lines
 
         results = run_tasks([(lambda k=k, c=c: task(k, c)) for k, c in enumerate(calibrations)],
                             n_jobs, self.stop)
+        release_free_memory()   # the caches' pages (kept for reuse while the tasks ran)
         for (solution, _, lines), name in zip(results, names):
             if solution.status == "max_iter":
                 warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
@@ -285,25 +292,35 @@ class _Trainer:
             calibrations = [self._calibration(p, np.concatenate([weights[kept[i]], weights[kept[j]]]),
                                               (box[i], box[j])) for p, (i, j) in enumerate(pairs)]
         names = [f"{classes.labels[i]} vs {classes.labels[j]}" for i, j in pairs]
-        solutions, platt = self._solve_all(problems, names, calibrations) if pairs else ([], [])
-        # each pair's coefficients of class i and of class j
-        coefs = [np.split(np.asarray(s.coef, dtype=np.float64), [kept[i].size])
-                 for (i, j), s in zip(pairs, solutions)]
 
+        def support_only(p, solution):
+            # a pair's model part: the data rows of its nonzero coefficients and their values
+            i, j = pairs[p]
+            coef = np.asarray(solution.coef, dtype=np.float64)
+            nz = np.flatnonzero(coef)
+            rows = np.concatenate([kept[i], kept[j]])[nz]
+            return replace(solution, coef=(rows, coef[nz], nz < kept[i].size))
+
+        solutions, platt = (self._solve_all(problems, names, calibrations, support_only)
+                            if pairs else ([], []))
         # support vectors: rows with a nonzero coefficient in any pair, grouped by class
         is_sv = np.zeros(X.shape[0], dtype=bool)
-        for (i, j), (coef_i, coef_j) in zip(pairs, coefs):
-            is_sv[kept[i][coef_i != 0]] = True
-            is_sv[kept[j][coef_j != 0]] = True
+        for s in solutions:
+            is_sv[s.coef[0]] = True
         sv_rows = [r[is_sv[r]] for r in classes.rows]
+        del is_sv
         order = np.concatenate(sv_rows)
         position = np.full(X.shape[0], -1, dtype=np.int64)
         position[order] = np.arange(order.size)
         sv_coef = np.zeros((k - 1, order.size))
-        for (i, j), (coef_i, coef_j) in zip(pairs, coefs):
+        for (i, j), s in zip(pairs, solutions):
             # LIBSVM's layout: pair (i, j) keeps class i's coefficients in row j-1, class j's in row i
-            sv_coef[j - 1, position[kept[i][coef_i != 0]]] = coef_i[coef_i != 0]
-            sv_coef[i, position[kept[j][coef_j != 0]]] = coef_j[coef_j != 0]
+            rows, values, of_i = s.coef
+            sv_coef[j - 1, position[rows[of_i]]] = values[of_i]
+            sv_coef[i, position[rows[~of_i]]] = values[~of_i]
+            s.coef = None       # the model no longer needs them: room for its support vectors
+        del position
+        release_free_memory()
         if self.log is not None:
             self.log(f"Total nSV = {order.size}")
         n_sv = np.array([r.size for r in sv_rows], dtype=np.int64)
