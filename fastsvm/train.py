@@ -182,9 +182,9 @@ class _Trainer:
                 self.log(line)
         return [solution for solution, _, _ in results], [calibrated for _, calibrated, _ in results]
 
-    def _subproblem(self, formulation, X, y, upper):
+    def _subproblem(self, formulation, X, y, upper, rows=None):
         return Subproblem(formulation=formulation, X=X, y=y, upper=upper,
-                          kernel=self.kernel, params=self.params)
+                          kernel=self.kernel, params=self.params, rows=rows)
 
     def _calibration(self, index, weights, box=None):
         """The probability fit of subproblem ``index``, run in its task: Platt's (A, B) for a
@@ -212,10 +212,10 @@ class _Trainer:
         def fit(train, test):
             # a fold is trained as it comes, without the whole problem's checks (as LIBSVM)
             try:
-                model = trainer.train(problem.X[train], problem.y[train], weights[train])
+                model = trainer.train(problem.x_rows(train), problem.y[train], weights[train])
             except DegenerateProblemError:
                 return np.full(len(test), np.nan)  # LIBSVM's NaN values: Platt keeps its prior
-            dec = decision_values(model, problem.X[test], n_jobs=problem.n_threads)[:, 0]
+            dec = decision_values(model, problem.x_rows(test), n_jobs=problem.n_threads)[:, 0]
             return dec * model.labels[0] if model.is_classification else dec  # as +1 vs -1
 
         return fit
@@ -223,7 +223,8 @@ class _Trainer:
     # -- regression and one-class ----------------------------------------------------------
     def single(self, X, y, weights):
         keep = np.flatnonzero(weights > 0)
-        Xk, wk = X[keep], weights[keep]
+        rows = None if keep.size == X.shape[0] else keep   # read in place, not copied
+        wk = weights[keep]
         if self.params.svm_type == "one_class":
             target, upper = np.ones(len(keep)), wk.copy()
         else:
@@ -232,7 +233,7 @@ class _Trainer:
         if self.params.probability and self.params.svm_type != "one_class":
             calibrations = [self._calibration(0, wk)]
         (solution,), (sigma,) = self._solve_all(
-            [lambda: self._subproblem(self.params.svm_type, Xk, target, upper)],
+            [lambda: self._subproblem(self.params.svm_type, X, target, upper, rows)],
             [self.params.svm_type], calibrations)
         coef = np.asarray(solution.coef, dtype=np.float64)
         if self.spec.multiclass == "ovr":
@@ -240,11 +241,12 @@ class _Trainer:
                                 [solution], None)
         else:
             nz = np.flatnonzero(coef != 0)
-            model = self._model(Xk[nz], coef[nz][None, :], [solution.rho], None, None,
+            model = self._model(X[keep[nz]], coef[nz][None, :], [solution.rho], None, None,
                                 [solution], keep[nz] + 1)
         if sigma is not None:
             model = replace(model, prob_a=[sigma])
         if self.params.probability and self.params.svm_type == "one_class":
+            Xk = X if rows is None else X[keep]
             marks = density_marks(decision_values(model, Xk, n_jobs=self.params.n_jobs)[:, 0])
             if marks is None:
                 warnings.warn("number of positive or negative decision values < 5; too few to "
@@ -276,15 +278,16 @@ class _Trainer:
     def _one_vs_one(self, X, classes, box, weights):
         k = len(classes.labels)
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        # a pair's rows are class i's then class j's rows of positive weight; its data is built
-        # in its task only, as LIBSVM holds no more than the running pair's
+        # a pair's rows are class i's then class j's rows of positive weight, read in place from
+        # X (a solver that needs them copied copies them in its task only, as LIBSVM holds no
+        # more than the running pair's)
         kept = [rows[weights[rows] > 0] for rows in classes.rows]
 
         def pair_problem(i, j):
             rows = np.concatenate([kept[i], kept[j]])
             target = np.concatenate([np.ones(kept[i].size), -np.ones(kept[j].size)])
             upper = np.where(target > 0, box[i], box[j]) * weights[rows]
-            return self._subproblem(self.params.svm_type, X[rows], target, upper)
+            return self._subproblem(self.params.svm_type, X, target, upper, rows)
 
         problems = [lambda i=i, j=j: pair_problem(i, j) for i, j in pairs]
         calibrations = None
@@ -339,7 +342,7 @@ class _Trainer:
         for c, rows in enumerate(classes.rows):
             codes[rows] = c
         codes = codes[keep]
-        Xk, wk = X[keep], weights[keep]
+        Xk, wk = (X if keep.size == X.shape[0] else X[keep]), weights[keep]
         positives = [0] if k == 2 else list(range(k))
         problems = []
         for c in positives:

@@ -524,6 +524,31 @@ def test_cache_columns_equal_numpy(kind, heart):
     np.testing.assert_array_equal(cache.get_block(idx), Q[perm][:, perm][np.ix_(idx, idx)])
 
 
+@pytest.mark.parametrize("kind", KERNELS)
+def test_cache_over_selected_rows_equals_cache_over_their_copy(kind, heart):
+    # a one-vs-one pair's rows are read in place: positions start at the given rows of X
+    X, y = heart
+    X = X[:80]
+    kernel = _kernel_of(kind, X.shape[1])
+    if kind == "precomputed":
+        _, X = _precomputed(X, _kernel_of("polynomial", X.shape[1]))
+    rows = np.random.default_rng(3).permutation(80)[:50]
+    signs = np.where(y[rows] > 0, 1, -1).astype(np.int8)
+    args = (kind, kernel.gamma, kernel.degree, kernel.coef0, 1 << 20, 1, signs)
+    in_place, copied = KernelCache(X, *args, rows), KernelCache(X[rows], *args)
+    assert in_place.n == 50
+    np.testing.assert_array_equal(in_place.rows_at_positions(), rows)
+    np.testing.assert_array_equal(in_place.get_diagonal(), copied.get_diagonal())
+    for i, j in [(0, 49), (5, 20), (7, 7)]:
+        in_place.swap_positions(i, j)
+        copied.swap_positions(i, j)
+    np.testing.assert_array_equal(in_place.get_diagonal(), copied.get_diagonal())
+    for i in (0, 5, 20, 33):
+        np.testing.assert_array_equal(in_place.get_column(i), copied.get_column(i))
+    with pytest.raises(IndexError):
+        KernelCache(X, *args[:-1], None, [0, 80])
+
+
 def test_cache_eviction_under_tiny_budget(heart):
     X, y = heart
     n = X.shape[0]

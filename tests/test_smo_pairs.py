@@ -1,5 +1,6 @@
-"""One-vs-one pairs solved side by side by SMO: they share LIBSVM's -m budget, and a pair's data
-exists only while it is being solved (LIBSVM holds no more than the running pair's)."""
+"""One-vs-one pairs solved side by side by SMO: they share LIBSVM's -m budget, a pair reads its
+rows in place, and what a pair holds exists only while it is being solved (LIBSVM holds no more
+than the running pair's)."""
 import dataclasses
 import gc
 import threading
@@ -53,3 +54,20 @@ def test_a_pair_holds_its_data_only_while_it_is_solved(monkeypatch, four_classes
     monkeypatch.setitem(SOLVERS, "smo", dataclasses.replace(smo.SPEC, solve=counting))
     fit_model(X, y, Params(n_jobs=1))
     assert alive == [1] * 6
+
+
+def test_a_pair_reads_its_rows_of_the_training_data_in_place(monkeypatch, four_classes):
+    X, y = four_classes
+    seen = []
+    original = smo.solve
+
+    def spying(sub):
+        seen.append((sub.X, sub.rows))
+        return original(sub)
+
+    monkeypatch.setitem(SOLVERS, "smo", dataclasses.replace(smo.SPEC, solve=spying))
+    fit_model(X, y, Params(n_jobs=1))
+    first = seen[0][0]
+    for data, rows in seen:
+        assert data is first and data.shape[0] == y.size   # one CSR of all rows, not copies
+        assert rows.size == 120 and np.unique(y[rows]).size == 2

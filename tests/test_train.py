@@ -22,7 +22,7 @@ def test_group_classes_first_occurrence_and_plus_one_first():
 def _fake_ovo(problem):
     """coef_i = y_i * id_i for rows whose id (column 0) is not a multiple of 3, else 0; the
     subproblem's identity is encoded in rho so the test can find which pair it was."""
-    ids = problem.X[:, 0].toarray().ravel()
+    ids = problem.x_rows()[:, 0].toarray().ravel()
     coef = np.where(ids % 3 == 0, 0.0, problem.y * ids)
     rho = float(ids[problem.y > 0].min() * 1000 + ids[problem.y < 0].min())
     return Solution(coef=coef, rho=rho, n_iter=1)
@@ -30,8 +30,8 @@ def _fake_ovo(problem):
 
 def _fake_ovr(problem):
     """w = mean of the positive rows; rho = -(number of positive rows)."""
-    pos = problem.X[problem.y > 0]
-    return Solution(coef=np.zeros(problem.X.shape[0]), rho=-float(pos.shape[0]),
+    pos = problem.x_rows(problem.y > 0)
+    return Solution(coef=np.zeros(problem.y.shape[0]), rho=-float(pos.shape[0]),
                     w=np.asarray(pos.mean(axis=0)).ravel(), n_iter=1)
 
 
@@ -111,7 +111,7 @@ def test_sample_weight_zero_rows_are_left_out(fake_solver):
     seen = []
 
     def solve(problem):
-        seen.append(problem.X.shape[0])
+        seen.append(problem.y.shape[0])
         return _fake_ovo(problem)
 
     fake_solver(solve, "ovo")

@@ -1,10 +1,10 @@
 # Kernel columns on demand, kept in a least-recently-used cache bounded by a byte budget.
 #
 # Column i holds K(row(i), row(t)) for positions t in [0, length), times sign(i) sign(t) when
-# signs are given (Q = diag(y) K diag(y) for classification). Positions start as the data rows
-# in order and can be permuted with swap() (SMO's shrinking moves the active set to the front),
-# so a column only needs computing up to the active size. Values are stored as float32, as
-# LIBSVM stores them: twice the columns fit in the budget.
+# signs are given (Q = diag(y) K diag(y) for classification). Positions start as the given data
+# rows (default: all, in order) and can be permuted with swap() (SMO's shrinking moves the
+# active set to the front), so a column only needs computing up to the active size. Values
+# are stored as float32, as LIBSVM stores them: twice the columns fit in the budget.
 cimport cython
 from ._csr cimport CSR
 from ._kernel cimport KernelParams
@@ -17,8 +17,8 @@ cdef class KernelCache:
     cdef KernelParams kp
     cdef CSR X
     cdef object _keep                 # the arrays the raw pointers below point into
-    cdef const double* sqnorm         # |x_r|^2 per data row r
-    cdef const int* serial            # precomputed kernel: column of X holding K(., x_r), else NULL
+    cdef double* sqnorm               # position -> |x|^2 of its row
+    cdef int* serial                  # precomputed kernel: position -> column of X holding K(., x), else NULL
     cdef int* rows                    # position -> data row
     cdef signed char* sign            # position -> +1 / -1, or NULL (all +1)
     cdef double* dense                # the row being expanded, scattered

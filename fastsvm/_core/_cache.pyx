@@ -13,10 +13,9 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 cimport numpy as cnp
 import numpy as np
 
-from ._csr cimport csr_view, row_dot
+from ._csr cimport csr_view, row_dot, row_sqnorm
 from ._kernel cimport (KernelParams, PRECOMPUTED, kernel_params, kernel_from_dot,
                        scatter_row, unscatter_row)
-from ._kernel import row_sqnorms
 from ..errors import FastSVMError
 
 cnp.import_array()
@@ -48,49 +47,62 @@ cdef inline double wall_seconds() noexcept nogil:
     return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
-cdef inline double kernel_value(KernelParams kp, CSR X, const double* sqnorm, const int* serial,
-                                const double* dense, double x_sqnorm, int r) noexcept nogil:
-    """k(x, x_r) with x scattered into dense (precomputed: dense holds the row of kernel values)."""
+cdef inline double kernel_value(KernelParams kp, CSR X, const int* rows, const double* sqnorm,
+                                const int* serial, const double* dense, double x_sqnorm, int t) noexcept nogil:
+    """k(x, x at position t) with x scattered into dense (precomputed: dense holds the row of
+    kernel values)."""
     if serial != NULL:
-        return dense[serial[r]]
-    return kernel_from_dot(kp, row_dot(X, r, dense), x_sqnorm, sqnorm[r])
+        return dense[serial[t]]
+    return kernel_from_dot(kp, row_dot(X, rows[t], dense), x_sqnorm, sqnorm[t])
 
 
 cdef class KernelCache:
-    """KernelCache(X, kind, gamma=0.0, degree=3, coef0=0.0, cache_bytes=100 MiB, n_threads=1, sign=None)
+    """KernelCache(X, kind, gamma=0.0, degree=3, coef0=0.0, cache_bytes=100 MiB, n_threads=1, sign=None, rows=None)
 
-    X is canonical CSR (fastsvm.csr.to_csr). For the precomputed kernel, column 0 of X holds each
-    row's serial number s (1-based) and K(x_i, x_j) = X[i, s_j]. ``sign`` (int8, +-1 per row)
-    makes the columns those of Q = diag(sign) K diag(sign).
+    X is canonical CSR (fastsvm.csr.to_csr). ``rows`` (int, default all rows in order) are the
+    rows of X the positions start at: a subproblem's rows are read in place, not copied. For the
+    precomputed kernel, column 0 of X holds each row's serial number s (1-based) and
+    K(x_i, x_j) = X[i, s_j]. ``sign`` (int8, +-1 per position) makes the columns those of
+    Q = diag(sign) K diag(sign).
     """
 
     def __cinit__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0,
-                  Py_ssize_t cache_bytes=100 << 20, int n_threads=1, sign=None):
+                  Py_ssize_t cache_bytes=100 << 20, int n_threads=1, sign=None, rows=None):
         cdef const double[::1] data = X.data
         cdef const int[::1] indices = X.indices
         cdef const int[::1] indptr = X.indptr
-        cdef int n = X.shape[0]
         cdef int n_cols = X.shape[1]
         cdef int i
-        cdef const double[::1] sq
-        cdef const int[::1] ser
+        cdef double[::1] sq
+        cdef int[::1] ser
+        cdef const int[::1] start
         cdef const signed char[::1] sg
         if cache_bytes <= 0:
             raise FastSVMError("kernel cache size must be positive")
+        if rows is None:
+            rows = np.arange(X.shape[0], dtype=np.int32)
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= X.shape[0])):
+            raise IndexError("kernel cache rows out of range")
+        start = rows
+        cdef int n = rows.shape[0]
+        cdef Py_ssize_t nnz = np.sum(np.diff(X.indptr)[rows]) if n else 0
         self.n = n
         self.n_threads = max(1, n_threads)
         self.parallel_min = max(<int>PARALLEL_MIN,
-                                <int>(PARALLEL_WORK / (X.nnz / max(n, 1) + <double>VALUE_COST)))
+                                <int>(PARALLEL_WORK / (nnz / max(n, 1) + <double>VALUE_COST)))
         self.kp = kernel_params(kind, gamma, degree, coef0)
-        self.X = csr_view(data, indices, indptr, n, n_cols)
-        sqnorm = row_sqnorms(X)
+        self.X = csr_view(data, indices, indptr, X.shape[0], n_cols)
+        sqnorm = np.empty(n)
         sq = sqnorm
+        for i in range(n):
+            sq[i] = row_sqnorm(self.X, start[i])
         self.sqnorm = &sq[0] if n > 0 else NULL
         self.serial = NULL
         dense_len = max(n_cols, 1)
         serial = None
         if self.kp.kind == PRECOMPUTED:
-            serial = _serial_numbers(X)
+            serial = _serial_numbers(X, rows)
             ser = serial
             self.serial = &ser[0] if n > 0 else NULL
             if n > 0:
@@ -111,7 +123,7 @@ cdef class KernelCache:
                 or (sign is not None and self.sign == NULL)):
             raise MemoryError("cannot allocate the kernel cache")
         for i in range(n):
-            self.rows[i] = i
+            self.rows[i] = start[i]
         if sign is not None:
             sign = np.ascontiguousarray(sign, dtype=np.int8)
             if sign.shape != (n,) or not np.all(np.abs(sign) == 1):
@@ -201,7 +213,7 @@ cdef class KernelCache:
         cdef const signed char* sign = self.sign
         cdef double* dense = self.dense
         cdef int r = rows[i]
-        cdef double x_sqnorm = sqnorm[r]
+        cdef double x_sqnorm = sqnorm[i]
         cdef signed char s_i = sign[i] if sign != NULL else 1
         cdef int t
         cdef double v, cost, started = 0.0
@@ -211,13 +223,13 @@ cdef class KernelCache:
             started = wall_seconds()
         if threads:
             for t in prange(start, stop, num_threads=self.n_threads, schedule="guided"):
-                v = kernel_value(kp, X, sqnorm, serial, dense, x_sqnorm, rows[t])
+                v = kernel_value(kp, X, rows, sqnorm, serial, dense, x_sqnorm, t)
                 if sign != NULL and sign[t] != s_i:
                     v = -v
                 out[t] = <float>v
         else:
             for t in range(start, stop):
-                v = kernel_value(kp, X, sqnorm, serial, dense, x_sqnorm, rows[t])
+                v = kernel_value(kp, X, rows, sqnorm, serial, dense, x_sqnorm, t)
                 if sign != NULL and sign[t] != s_i:
                     v = -v
                 out[t] = <float>v
@@ -260,6 +272,7 @@ cdef class KernelCache:
         """Exchange positions i and j: their rows, signs, cached columns and the two entries of
         every cached column (a column too short to hold both is dropped)."""
         cdef int h, nxt, lo, hi
+        cdef double q
         cdef float f
         cdef signed char s
         cdef float* d
@@ -276,6 +289,9 @@ cdef class KernelCache:
         if self.length[j] > 0:
             self.append(j)
         h = self.rows[i]; self.rows[i] = self.rows[j]; self.rows[j] = h
+        q = self.sqnorm[i]; self.sqnorm[i] = self.sqnorm[j]; self.sqnorm[j] = q
+        if self.serial != NULL:
+            h = self.serial[i]; self.serial[i] = self.serial[j]; self.serial[j] = h
         if self.sign != NULL:
             s = self.sign[i]; self.sign[i] = self.sign[j]; self.sign[j] = s
         lo = min(i, j)
@@ -296,9 +312,9 @@ cdef class KernelCache:
         cdef int r = self.rows[i]
         cdef double v
         if self.serial == NULL:
-            return kernel_from_dot(self.kp, self.sqnorm[r], self.sqnorm[r], self.sqnorm[r])
+            return kernel_from_dot(self.kp, self.sqnorm[i], self.sqnorm[i], self.sqnorm[i])
         scatter_row(self.X, r, self.dense)
-        v = self.dense[self.serial[r]]
+        v = self.dense[self.serial[i]]
         unscatter_row(self.X, r, self.dense)
         return v
 
@@ -368,10 +384,15 @@ cdef class KernelCache:
         return int(self.free_floats) * sizeof(float)
 
 
-def _serial_numbers(X):
-    """Column 0 of a precomputed-kernel matrix as int32 serial numbers (1-based)."""
-    serial = np.asarray(X[:, 0].toarray()).ravel() if X.shape[1] > 0 else np.zeros(X.shape[0])
-    if X.shape[0] and (np.any(serial < 1) or np.any(serial != np.round(serial))
+def _serial_numbers(X, rows):
+    """Column 0 of a precomputed-kernel matrix at ``rows`` as int32 serial numbers (1-based):
+    a row's first stored value when it is in column 0 (indices are sorted), else 0."""
+    serial = np.zeros(rows.size)
+    first = X.indptr[rows]
+    in_col0 = first < X.indptr[rows + 1]
+    in_col0[in_col0] = X.indices[first[in_col0]] == 0
+    serial[in_col0] = X.data[first[in_col0]]
+    if rows.size and (np.any(serial < 1) or np.any(serial != np.round(serial))
                        or np.any(serial > np.iinfo(np.int32).max)):
         raise FastSVMError("precomputed kernel: column 0 must hold each row's serial number (1, 2, ...)")
     return np.ascontiguousarray(serial, dtype=np.int32)

@@ -26,7 +26,11 @@ class Kernel:
 class Subproblem:
     """One problem of ALGORITHMS.md section 0 for one solver call.
 
-    X : canonical CSR (fastsvm.csr.to_csr), the rows of this subproblem only.
+    X : canonical CSR (fastsvm.csr.to_csr): the subproblem's rows, or the data they are taken
+        from when ``rows`` is given.
+    rows : the subproblem's rows of X in order, or None (all of X). A one-vs-one pair names its
+        rows instead of copying them; solvers that cannot read rows in place (SMO's kernel
+        cache can) get the copy from checked_arrays.
     y : +1/-1 for classification, targets for regression, ones for one-class.
     upper : per-sample upper bound C_i (C x class weight x sample weight).
     stop : int32[1]; the main thread sets stop[0] = 1 on Ctrl-C and the solver must return (by
@@ -44,13 +48,32 @@ class Subproblem:
     stop: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int32))
     log: Callable[[str], None] | None = None
     n_threads: int = 1
+    rows: np.ndarray | None = None
+
+    def x_rows(self, positions=None):
+        """The subproblem's rows (those at ``positions`` of them) as CSR (a copy unless all of X)."""
+        if self.rows is None:
+            return self.X if positions is None else self.X[positions]
+        return self.X[self.rows if positions is None else self.rows[positions]]
 
 
 def checked_arrays(sub):
     """(X, y, upper) of a subproblem as canonical arrays, with the checks every solver needs:
     matching lengths, finite labels/targets, finite non-negative bounds."""
+    X, rows, y, upper = checked_rows(sub)
+    return (X if rows is None else X[rows]), y, upper
+
+
+def checked_rows(sub):
+    """(X, rows, y, upper): checked_arrays for a solver that reads the rows in place (rows None:
+    all of X)."""
     X = to_csr(sub.X)
-    n = X.shape[0]
+    rows = None
+    if sub.rows is not None:
+        rows = np.asarray(sub.rows, dtype=np.int64).ravel()
+        if rows.size and (rows.min() < 0 or rows.max() >= X.shape[0]):
+            raise FastSVMError(f"subproblem rows out of range for X with {X.shape[0]} rows")
+    n = X.shape[0] if rows is None else rows.size
     y = np.asarray(sub.y, dtype=np.float64).ravel()
     upper = np.asarray(sub.upper, dtype=np.float64).ravel()
     if y.shape[0] != n or upper.shape[0] != n:
@@ -59,7 +82,7 @@ def checked_arrays(sub):
         raise FastSVMError("labels or targets contain NaN or infinity")
     if not np.all(np.isfinite(upper)) or np.any(upper < 0):
         raise FastSVMError("per-sample bounds C_i must be finite and >= 0")
-    return X, y, upper
+    return X, rows, y, upper
 
 
 @dataclass

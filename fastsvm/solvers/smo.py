@@ -17,7 +17,7 @@ import numpy as np
 from .._core._cache import KernelCache
 from .._core._smo import SMO, Status
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
-from .base import Solution, SolverSpec, Subproblem, checked_arrays
+from .base import Solution, SolverSpec, Subproblem, checked_rows
 
 FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -85,7 +85,7 @@ def _check(sub):
         raise ParameterError(f"smo does not solve {sub.formulation!r} (it solves: {', '.join(FORMULATIONS)})")
     if sub.kernel.kind not in KERNELS:
         raise ParameterError(f"smo does not support the {sub.kernel.kind!r} kernel")
-    X, y, upper = checked_arrays(sub)
+    X, rows, y, upper = checked_rows(sub)
     params = sub.params
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     if not tol > 0:
@@ -94,7 +94,7 @@ def _check(sub):
         raise ParameterError("nu <= 0 or nu > 1")
     if params.cache_size <= 0:
         raise ParameterError("cache_size <= 0")
-    return X, y, upper, tol
+    return X, rows, y, upper, tol
 
 
 def solve(sub: Subproblem) -> Solution:
@@ -108,15 +108,16 @@ def solve(sub: Subproblem) -> Solution:
     status "max_iter" means the iteration cap (LIBSVM's max(10^7, 100 l) unless params.max_iter)
     was reached; the caller warns.
     """
-    X, y, upper, tol = _check(sub)
+    X, rows, y, upper, tol = _check(sub)
     params = sub.params
-    n_all = X.shape[0]
+    n_all = y.shape[0]
     # a sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out is exact and
     # spares SMO pairs that cannot move
     keep = np.flatnonzero(upper > 0)
     if keep.size < n_all:
-        X, y, upper = X[keep], y[keep], upper[keep]
-    n = X.shape[0]
+        rows = keep if rows is None else rows[keep]
+        y, upper = y[keep], upper[keep]
+    n = y.shape[0]
     if n == 0:
         raise FastSVMError("no training samples with a positive bound C_i")
     formulation = sub.formulation
@@ -125,7 +126,7 @@ def solve(sub: Subproblem) -> Solution:
     k = sub.kernel
     cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
                         int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
-                        None if regression else signs)
+                        None if regression else signs, rows)
     l = p.shape[0]
     max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
