@@ -18,10 +18,11 @@ cdef class KernelCache:
     cdef CSR X
     cdef object _keep                 # the arrays the raw pointers below point into
     cdef double* sqnorm               # position -> |x|^2 of its row
-    cdef int* serial                  # precomputed kernel: position -> column of X holding K(., x), else NULL
+    cdef int* serial                  # precomputed: position -> column of X holding K(., x); else NULL
     cdef int* rows                    # position -> data row
     cdef signed char* sign            # position -> +1 / -1, or NULL (all +1)
     cdef double* dense                # the row being expanded, scattered
+    cdef double* scratch              # PIECE values per thread: a piece of a column before float32
     # LRU storage: a circular doubly linked list over positions, sentinel n, oldest first
     cdef float** data
     cdef int* length

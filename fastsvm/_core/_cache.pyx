@@ -8,14 +8,14 @@ entry is computed independently, so the values do not depend on the thread count
 Used by SMO (with signs y for classification, permuted by shrinking) and meant for any kernel
 solver that needs columns or blocks Q_JJ of the kernel matrix.
 """
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, calloc, realloc, free
 cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport csr_view, row_dot, row_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, kernel_params, kernel_from_dot,
-                       scatter_row, unscatter_row)
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, exp_neg_block, kernel_params,
+                       kernel_from_dot, scatter_row, unscatter_row)
 from ..errors import FastSVMError
 
 cnp.import_array()
@@ -39,6 +39,8 @@ cdef enum:
     # it keeps losing, at most every REPROBE_MAX.
     REPROBE = 32
     REPROBE_MAX = 4096
+    # a column is computed in pieces of this many values (RBF: one vectorized exp per piece)
+    PIECE = 256
 
 
 cdef inline double wall_seconds() noexcept nogil:
@@ -48,7 +50,8 @@ cdef inline double wall_seconds() noexcept nogil:
 
 
 cdef inline double kernel_value(KernelParams kp, CSR X, const int* rows, const double* sqnorm,
-                                const int* serial, const double* dense, double x_sqnorm, int t) noexcept nogil:
+                                const int* serial, const double* dense, double x_sqnorm,
+                                int t) noexcept nogil:
     """k(x, x at position t) with x scattered into dense (precomputed: dense holds the row of
     kernel values)."""
     if serial != NULL:
@@ -56,8 +59,30 @@ cdef inline double kernel_value(KernelParams kp, CSR X, const int* rows, const d
     return kernel_from_dot(kp, row_dot(X, rows[t], dense), x_sqnorm, sqnorm[t])
 
 
+cdef void fill_piece(KernelParams kp, CSR X, const int* rows, const double* sqnorm,
+                     const int* serial, const signed char* sign, signed char s_i,
+                     const double* dense, double x_sqnorm, int lo, int hi, double* scratch,
+                     float* out) noexcept nogil:
+    """out[t] = s_i sign_t k(x, x at position t) for t in [lo, hi), at most PIECE values."""
+    cdef int t
+    cdef double v
+    if kp.kind == RBF:
+        for t in range(lo, hi):
+            scratch[t - lo] = kp.gamma * (x_sqnorm + sqnorm[t] - 2.0 * row_dot(X, rows[t], dense))
+        exp_neg_block(scratch, hi - lo)
+    else:
+        for t in range(lo, hi):
+            scratch[t - lo] = kernel_value(kp, X, rows, sqnorm, serial, dense, x_sqnorm, t)
+    for t in range(lo, hi):
+        v = scratch[t - lo]
+        if sign != NULL and sign[t] != s_i:
+            v = -v
+        out[t] = <float>v
+
+
 cdef class KernelCache:
-    """KernelCache(X, kind, gamma=0.0, degree=3, coef0=0.0, cache_bytes=100 MiB, n_threads=1, sign=None, rows=None)
+    """KernelCache(X, kind, gamma=0.0, degree=3, coef0=0.0, cache_bytes=100 MiB, n_threads=1,
+                   sign=None, rows=None)
 
     X is canonical CSR (fastsvm.csr.to_csr). ``rows`` (int, default all rows in order) are the
     rows of X the positions start at: a subproblem's rows are read in place, not copied. For the
@@ -111,6 +136,7 @@ cdef class KernelCache:
 
         self.rows = <int*>malloc(max(n, 1) * sizeof(int))
         self.dense = <double*>calloc(dense_len, sizeof(double))
+        self.scratch = <double*>malloc(self.n_threads * PIECE * sizeof(double))
         self.data = <float**>calloc(max(n, 1), sizeof(float*))
         self.length = <int*>calloc(max(n, 1), sizeof(int))
         self.lru_prev = <int*>malloc((n + 1) * sizeof(int))
@@ -118,8 +144,8 @@ cdef class KernelCache:
         self.sign = NULL
         if sign is not None:
             self.sign = <signed char*>malloc(max(n, 1) * sizeof(signed char))
-        if (self.rows == NULL or self.dense == NULL or self.data == NULL or self.length == NULL
-                or self.lru_prev == NULL or self.lru_next == NULL
+        if (self.rows == NULL or self.dense == NULL or self.scratch == NULL or self.data == NULL
+                or self.length == NULL or self.lru_prev == NULL or self.lru_next == NULL
                 or (sign is not None and self.sign == NULL)):
             raise MemoryError("cannot allocate the kernel cache")
         for i in range(n):
@@ -156,6 +182,7 @@ cdef class KernelCache:
         free(self.rows)
         free(self.sign)
         free(self.dense)
+        free(self.scratch)
 
     # ---- LRU list ----
 
@@ -215,24 +242,22 @@ cdef class KernelCache:
         cdef int r = rows[i]
         cdef double x_sqnorm = sqnorm[i]
         cdef signed char s_i = sign[i] if sign != NULL else 1
-        cdef int t
-        cdef double v, cost, started = 0.0
+        cdef int b, lo, pieces = (stop - start + PIECE - 1) // PIECE
+        cdef double cost, started = 0.0
         cdef bint probe, threads = self.use_threads(stop - start)
         scatter_row(X, r, dense)
         if stop - start >= self.parallel_min:
             started = wall_seconds()
         if threads:
-            for t in prange(start, stop, num_threads=self.n_threads, schedule="guided"):
-                v = kernel_value(kp, X, rows, sqnorm, serial, dense, x_sqnorm, t)
-                if sign != NULL and sign[t] != s_i:
-                    v = -v
-                out[t] = <float>v
+            for b in prange(pieces, num_threads=self.n_threads, schedule="guided"):
+                lo = start + b * PIECE
+                fill_piece(kp, X, rows, sqnorm, serial, sign, s_i, dense, x_sqnorm, lo,
+                           min(lo + PIECE, stop), self.scratch + threadid() * PIECE, out)
         else:
-            for t in range(start, stop):
-                v = kernel_value(kp, X, rows, sqnorm, serial, dense, x_sqnorm, t)
-                if sign != NULL and sign[t] != s_i:
-                    v = -v
-                out[t] = <float>v
+            for b in range(pieces):
+                lo = start + b * PIECE
+                fill_piece(kp, X, rows, sqnorm, serial, sign, s_i, dense, x_sqnorm, lo,
+                           min(lo + PIECE, stop), self.scratch, out)
         if stop - start >= self.parallel_min and self.n_threads > 1:
             # a probe of the losing way replaces its average, which is as old as the last probe
             cost = (wall_seconds() - started) / (stop - start)

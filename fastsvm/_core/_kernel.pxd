@@ -35,6 +35,10 @@ cdef inline double kernel_from_dot(KernelParams k, double dot, double sqnorm_x, 
         return tanh_(k.gamma * dot + k.coef0)
     return dot
 
+cdef extern from "_exp_block.h":
+    # v[i] = exp(-max(v[i], 0)) over a block, vectorized: RBF kernel values in bulk
+    void exp_neg_block "fastsvm_exp_neg_block"(double* v, int n) noexcept nogil
+
 cdef double exp_neg(double t) noexcept nogil   # exp_neg_inline, kept exported for built modules
 cdef double tanh_(double t) noexcept nogil
 

@@ -51,7 +51,8 @@ class Subproblem:
     rows: np.ndarray | None = None
 
     def x_rows(self, positions=None):
-        """The subproblem's rows (those at ``positions`` of them) as CSR (a copy unless all of X)."""
+        """The subproblem's rows (those at ``positions`` of them) as CSR: a copy, unless all
+        of X."""
         if self.rows is None:
             return self.X if positions is None else self.X[positions]
         return self.X[self.rows if positions is None else self.rows[positions]]
