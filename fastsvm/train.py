@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from ._core._cache import bytes_to_hold_all
 from .csr import to_csr
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .heap import release_free_memory
@@ -138,12 +139,13 @@ class _Trainer:
         return self.single(X, y, weights)
 
     # -- running subproblems -------------------------------------------------------------
-    def _solve_all(self, problems, names, calibrations=None, keep=None):
+    def _solve_all(self, problems, names, calibrations=None, keep=None, sizes=None):
         """Solve subproblems in threads; seeds depend on the position only, not on threads.
 
         ``problems[k]()`` builds subproblem k when its task starts, so that only the running ones
-        hold their data (a one-vs-one pair's copy of its rows). Problems solved side by side share
-        the -m budget, which LIBSVM spends on the one problem it solves at a time.
+        hold their data. Problems solved side by side share the -m budget, which LIBSVM spends on
+        the one problem it solves at a time; with ``sizes`` (rows per problem) they share at most
+        what LIBSVM's cache can hold for the largest, its whole kernel matrix.
         ``calibrations[k](problem)``, the probability fit of problem k, runs in the same task
         after the solve; (solutions, calibration results or None) are returned. ``keep(k,
         solution)``, when given, is what the task returns of its solution (the rest is freed as
@@ -151,7 +153,10 @@ class _Trainer:
         n_jobs = effective_n_jobs(self.params.n_jobs)
         inner = max(1, n_jobs // max(1, len(problems)))
         running = max(1, min(n_jobs, len(problems)))
-        params = replace(self.params, cache_size=self.params.cache_size / running)
+        budget = self.params.cache_size
+        if sizes and running > 1:
+            budget = min(budget, bytes_to_hold_all(max(sizes)) / 2**20)
+        params = replace(self.params, cache_size=budget / running)
         seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
         calibrations = calibrations or [None] * len(problems)
 
@@ -304,7 +309,8 @@ class _Trainer:
             rows = np.concatenate([kept[i], kept[j]])[nz]
             return replace(solution, coef=(rows, coef[nz], nz < kept[i].size))
 
-        solutions, platt = (self._solve_all(problems, names, calibrations, support_only)
+        sizes = [kept[i].size + kept[j].size for i, j in pairs]
+        solutions, platt = (self._solve_all(problems, names, calibrations, support_only, sizes)
                             if pairs else ([], []))
         # support vectors: rows with a nonzero coefficient in any pair, grouped by class
         is_sv = np.zeros(X.shape[0], dtype=bool)

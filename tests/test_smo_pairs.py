@@ -22,8 +22,11 @@ def four_classes():
     return centers[y.astype(int)] + rng.normal(size=(y.size, 5)), y
 
 
+@pytest.mark.parametrize("cache_mb", [0.01, 12.0])
 @pytest.mark.parametrize("n_jobs, running", [(1, 1), (2, 2), (4, 4), (8, 6)])
-def test_pairs_side_by_side_share_the_cache_budget(monkeypatch, four_classes, n_jobs, running):
+def test_pairs_side_by_side_share_the_cache_budget(monkeypatch, four_classes, n_jobs, running, cache_mb):
+    # together they hold no more than -m, nor more than LIBSVM's cache can for one pair (its
+    # whole kernel matrix: 120 rows here, 57.6 kB of float32 values and 2.4 kB of bookkeeping)
     X, y = four_classes
     budgets = []
     original = smo.KernelCache
@@ -33,10 +36,12 @@ def test_pairs_side_by_side_share_the_cache_budget(monkeypatch, four_classes, n_
         return original(X, kind, gamma, degree, coef0, cache_bytes, *args)
 
     monkeypatch.setattr(smo, "KernelCache", recording)
-    model = fit_model(X, y, Params(cache_size=12.0, n_jobs=n_jobs))
+    model = fit_model(X, y, Params(cache_size=cache_mb, n_jobs=n_jobs))
     assert len(budgets) == 6  # 4 classes: 6 pairs, at most 6 at a time
-    assert budgets == [int(12.0 / running * (1 << 20))] * 6
-    reference = fit_model(X, y, Params(cache_size=12.0, n_jobs=1))
+    whole = 120 * 120 * 4 + 120 * 20
+    expected = cache_mb * (1 << 20) if running == 1 else min(cache_mb * (1 << 20), whole)
+    assert budgets == [int(expected / running)] * 6
+    reference = fit_model(X, y, Params(cache_size=cache_mb, n_jobs=1))
     np.testing.assert_array_equal(model.sv_coef, reference.sv_coef)
 
 

@@ -409,6 +409,11 @@ cdef class KernelCache:
         return int(self.free_floats) * sizeof(float)
 
 
+def bytes_to_hold_all(Py_ssize_t n):
+    """The budget with which a cache of n positions keeps every full column."""
+    return n * (n * sizeof(float) + sizeof(float*) + 3 * sizeof(int))
+
+
 def _serial_numbers(X, rows):
     """Column 0 of a precomputed-kernel matrix at ``rows`` as int32 serial numbers (1-based):
     a row's first stored value when it is in column 0 (indices are sorted), else 0."""
