@@ -33,3 +33,52 @@ def to_csr(X, copy=False):
         if not arr.flags.c_contiguous:
             setattr(X, name, np.ascontiguousarray(arr))
     return X
+
+
+class RowSelection:
+    """Rows of a canonical CSR matrix, named instead of copied.
+
+    A trained model's support vectors are rows of its training data; LIBSVM's model points into
+    its problem the same way, so that training never copies them. Prediction and the model file
+    read the rows in place; ``tocsr()`` makes the copy for everything else (and pickling stores
+    that copy, not the whole training data).
+    """
+
+    def __init__(self, base, rows):
+        self.base = to_csr(base)
+        self.rows = np.ascontiguousarray(rows, dtype=np.int32).reshape(-1)
+        if self.rows.size and (self.rows.min() < 0 or self.rows.max() >= self.base.shape[0]):
+            raise FastSVMError("selected rows out of range")
+
+    @property
+    def shape(self):
+        return (self.rows.size, self.base.shape[1])
+
+    @property
+    def nnz(self):
+        return int(np.sum(self.base.indptr[self.rows + 1] - self.base.indptr[self.rows]))
+
+    def spans(self):
+        """(start, stop) of each selected row in base.data and base.indices."""
+        return self.base.indptr[self.rows], self.base.indptr[self.rows + 1]
+
+    def tocsr(self):
+        return self.base[self.rows]
+
+    def toarray(self):
+        return self.tocsr().toarray()
+
+    def __getitem__(self, key):
+        return self.tocsr()[key]
+
+    def __reduce__(self):
+        return (to_csr, (self.tocsr(),))
+
+
+def row_spans(X):
+    """(matrix whose data/indices hold the rows, start and stop of each row in them) for a CSR
+    matrix or a RowSelection: how the model file and prediction walk support vectors in place."""
+    if isinstance(X, RowSelection):
+        return (X.base, *X.spans())
+    X = to_csr(X)
+    return X, X.indptr[:-1], X.indptr[1:]

@@ -4,11 +4,12 @@ A linear model trained in the primal (or read from a LIBLINEAR file) is held the
 its weight vectors are stored as "support vectors" with +-1 coefficients, so one predictor and
 one file format serve every solver.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
+from .csr import RowSelection
 from .errors import FastSVMError
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -20,9 +21,11 @@ CLASSIFICATION = ("c_svc", "nu_svc")
 class Model:
     """A LIBSVM model.
 
-    support_vectors : CSR (l x p); column j holds LIBSVM feature index j + 1. For the
-        precomputed kernel it has no columns and ``sv_indices`` holds the 1-based serial
-        numbers of the training instances instead.
+    support_vectors : CSR (l x p); column j holds LIBSVM feature index j + 1. A trained model
+        holds a fastsvm.csr.RowSelection of its training rows instead (``.tocsr()`` copies
+        them), as LIBSVM's model points into its problem. For the precomputed kernel it has no
+        columns and ``sv_indices`` holds the 1-based serial numbers of the training instances
+        instead.
     sv_coef : (nr_class - 1, l) in LIBSVM's one-vs-one layout.
     rho : (nr_class (nr_class - 1) / 2,); decision value of pair k is sum coef K - rho[k].
     labels, n_sv : per class, classification only (None otherwise).
@@ -32,7 +35,7 @@ class Model:
 
     svm_type: str
     kernel_type: str
-    support_vectors: sp.csr_matrix
+    support_vectors: sp.csr_matrix | RowSelection
     sv_coef: np.ndarray
     rho: np.ndarray
     degree: int = 3
@@ -77,11 +80,19 @@ class Model:
             value = getattr(self, name)
             if value is not None and not np.all(np.isfinite(value)):
                 raise FastSVMError(f"model {name} contains NaN or infinity")
-        if not np.all(np.isfinite(self.support_vectors.data)):
-            raise FastSVMError("model support vectors contain NaN or infinity")
+        if not isinstance(self.support_vectors, RowSelection):   # its rows: checked by to_csr
+            if not np.all(np.isfinite(self.support_vectors.data)):
+                raise FastSVMError("model support vectors contain NaN or infinity")
         for name in ("gamma", "coef0"):
             if not np.isfinite(getattr(self, name)):
                 raise FastSVMError(f"model {name} is not finite")
+
+    def detached(self):
+        """This model with support vectors of its own: a trained model reads them from the
+        training data (a RowSelection), which must then stay unchanged while the model is used."""
+        if isinstance(self.support_vectors, RowSelection):
+            return replace(self, support_vectors=self.support_vectors.tocsr())
+        return self
 
     @property
     def nr_class(self):

@@ -19,6 +19,7 @@ import secrets
 import numpy as np
 import scipy.sparse as sp
 
+from .csr import row_spans
 from .errors import FastSVMError, FileFormatError
 from .model import KERNEL_TYPES, SVM_TYPES, Model
 
@@ -113,13 +114,13 @@ def _write_model(model, f):
         f.write("nr_sv" + "".join(" %d" % v for v in model.n_sv) + "\n")
     f.write("SV\n")
     coef = model.sv_coef.reshape(k - 1, l)
-    sv = model.support_vectors.tocsr()
+    sv, starts, stops = row_spans(model.support_vectors)   # in place, not copied
     for i in range(l):
         parts = [_g17(c) + " " for c in coef[:, i]]
         if kernel == "precomputed":
             parts.append("0:%d " % _int32(model.sv_indices[i], "serial number"))
         else:
-            lo, hi = sv.indptr[i], sv.indptr[i + 1]
+            lo, hi = starts[i], stops[i]
             parts.extend("%d:%.8g " % (j + 1, v) for j, v in zip(sv.indices[lo:hi], sv.data[lo:hi]))
         f.write("".join(parts) + "\n")
 

@@ -81,6 +81,6 @@ def _decision_function(model):
     else:
         serial = np.zeros(0)
     return DecisionFunction(
-        to_csr(model.support_vectors), model.sv_coef, model.rho, start, serial,
+        model.support_vectors, model.sv_coef, model.rho, start, serial,
         model.kernel_type, model.gamma, model.degree, model.coef0, model.is_classification,
     )

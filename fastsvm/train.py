@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._core._cache import bytes_to_hold_all
-from .csr import to_csr
+from .csr import RowSelection, to_csr
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .heap import release_free_memory
 from .model import Model
@@ -57,6 +57,8 @@ def resolve_kernel(params, spec, n_features):
 def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
     """Train a Model on rows X (any matrix fastsvm.csr.to_csr accepts) with labels/targets y.
 
+    The model's support vectors are rows of X read in place (as LIBSVM's model points into its
+    problem): X must stay unchanged while the model is used, or use ``model.detached()``.
     ``log`` receives progress and LIBSVM's summary lines when ``params.verbose`` (default: print
     to stdout). For the precomputed kernel X holds [serial number, K(x, x_1), ...] per row,
     column 0 being LIBSVM's index 0. ``stop`` (int32[1]) lets a caller that runs this in a
@@ -246,7 +248,7 @@ class _Trainer:
                                 [solution], None)
         else:
             nz = np.flatnonzero(coef != 0)
-            model = self._model(X[keep[nz]], coef[nz][None, :], [solution.rho], None, None,
+            model = self._model(RowSelection(X, keep[nz]), coef[nz][None, :], [solution.rho], None, None,
                                 [solution], keep[nz] + 1)
         if sigma is not None:
             model = replace(model, prob_a=[sigma])
@@ -327,14 +329,13 @@ class _Trainer:
             rows, values, of_i = s.coef
             sv_coef[j - 1, position[rows[of_i]]] = values[of_i]
             sv_coef[i, position[rows[~of_i]]] = values[~of_i]
-            s.coef = None       # the model no longer needs them: room for its support vectors
         del position
-        release_free_memory()
         if self.log is not None:
             self.log(f"Total nSV = {order.size}")
         n_sv = np.array([r.size for r in sv_rows], dtype=np.int64)
         rho = [s.rho for s in solutions]
-        model = self._model(X[order], sv_coef, rho, classes.labels, n_sv, solutions, order + 1)
+        model = self._model(RowSelection(X, order), sv_coef, rho, classes.labels, n_sv, solutions,
+                            order + 1)
         if self.params.probability:
             model = replace(model, prob_a=[a for a, _ in platt], prob_b=[b for _, b in platt])
         return model
@@ -396,7 +397,8 @@ class _Trainer:
         return Model(
             svm_type=self.params.svm_type,
             kernel_type=kernel.kind,
-            support_vectors=to_csr(support_vectors),
+            support_vectors=(support_vectors if isinstance(support_vectors, RowSelection)
+                             else to_csr(support_vectors)),
             sv_coef=np.asarray(sv_coef, dtype=np.float64),
             rho=np.asarray(rho, dtype=np.float64),
             degree=kernel.degree,

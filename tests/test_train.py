@@ -154,3 +154,47 @@ def test_solvers_run_with_one_blas_thread_and_the_setting_is_restored(fake_solve
         after = blas_threads()
     assert seen and all(n == [1] * len(n) for n in seen)
     assert after == [2] * len(after)
+
+
+# ---------------------------------------------------------------- support vectors read in place
+
+def _three_class_data():
+    rng = np.random.default_rng(5)
+    y = np.repeat([2.0, 1.0, 3.0], 40)
+    X = sp.random(120, 8, density=0.6, random_state=rng, format="csr") + sp.csr_matrix(
+        np.outer(y, np.ones(8)) * 0.3)
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("svm_type", ["c_svc", "epsilon_svr"])
+def test_support_vectors_are_training_rows_named_not_copied(tmp_path, svm_type):
+    from fastsvm.csr import RowSelection, to_csr
+    from fastsvm.modelfile import save_model
+    from fastsvm.predict import decision_values
+    X, y = _three_class_data()
+    X = to_csr(X)
+    model = fit_model(X, y, Params(svm_type=svm_type, kernel_type="rbf", gamma=0.2))
+    sv = model.support_vectors
+    assert isinstance(sv, RowSelection) and np.shares_memory(sv.base.data, X.data)   # no copy
+    own = model.detached()
+    assert sp.issparse(own.support_vectors) and own.support_vectors.shape == sv.shape
+    np.testing.assert_array_equal(own.support_vectors.toarray(), X[model.info["support_rows"]].toarray())
+    # prediction and the model file read the rows in place, with the same results as the copy
+    np.testing.assert_array_equal(decision_values(model, X), decision_values(own, X))
+    save_model(model, tmp_path / "in_place.model")
+    save_model(own, tmp_path / "copied.model")
+    assert (tmp_path / "in_place.model").read_bytes() == (tmp_path / "copied.model").read_bytes()
+    # a pickled model carries its support vectors, not the training data
+    import pickle
+    again = pickle.loads(pickle.dumps(model))
+    assert sp.issparse(again.support_vectors) and again.support_vectors.shape == sv.shape
+    np.testing.assert_array_equal(decision_values(again, X), decision_values(own, X))
+
+
+def test_an_estimators_model_keeps_its_support_vectors_not_the_training_data():
+    from fastsvm import SVC
+    X, y = _three_class_data()
+    clf = SVC(kernel="rbf", gamma=0.2).fit(X, y)
+    own = clf.model_.support_vectors
+    assert sp.issparse(own) and own.shape == clf.support_vectors_.shape
+    np.testing.assert_array_equal(own.toarray(), clf.support_vectors_.toarray())

@@ -10,10 +10,10 @@ from cython.parallel cimport prange, threadid
 cimport numpy as cnp
 import numpy as np
 
-from ._csr cimport CSR, csr_view, row_dot, row_sqnorm
+from ._csr cimport CSR, csr_view, row_sqnorm
 from ._kernel cimport (KernelParams, PRECOMPUTED, kernel_params, kernel_from_dot, scatter_row,
                        unscatter_row)
-from ._kernel import row_sqnorms
+from ..csr import row_spans
 
 cnp.import_array()
 
@@ -25,7 +25,14 @@ cdef enum:
 
 cdef struct Machine:
     KernelParams kernel
-    CSR sv                      # support vectors (no columns for the precomputed kernel)
+    # support vector s: the values sv_data[sv_start[s]:sv_stop[s]] in columns sv_indices[...]
+    # (read in place from the training data when the model's SVs are a RowSelection)
+    const double* sv_data
+    const int* sv_indices
+    const int* sv_start
+    const int* sv_stop
+    int n_sv
+    int sv_cols                 # no columns for the precomputed kernel
     const double* sv_sqnorm
     const cnp.int64_t* serial   # precomputed kernel: the column of x holding k(x, sv_s)
     const double* coef          # (nr_class - 1) x n_sv, row-major, LIBSVM's sv_coef layout
@@ -35,24 +42,39 @@ cdef struct Machine:
     bint one_vs_one
 
 
+cdef inline double sv_dot(const Machine* m, int s, const double* v) noexcept nogil:
+    cdef int k
+    cdef double acc = 0.0
+    for k in range(m.sv_start[s], m.sv_stop[s]):
+        acc += m.sv_data[k] * v[m.sv_indices[k]]
+    return acc
+
+
+cdef inline double sv_dot_self(const Machine* m, int s) noexcept nogil:
+    cdef int k
+    cdef double acc = 0.0
+    for k in range(m.sv_start[s], m.sv_stop[s]):
+        acc += m.sv_data[k] * m.sv_data[k]
+    return acc
+
+
 cdef void kernel_values(const Machine* m, const double* x_dense, int width, double x_sqnorm,
                         double* kvalue) noexcept nogil:
     cdef int s
     cdef cnp.int64_t c
     if m.kernel.kind == PRECOMPUTED:
-        for s in range(m.sv.n_rows):
+        for s in range(m.n_sv):
             c = m.serial[s]
             kvalue[s] = x_dense[c] if 0 <= c < width else 0.0
     else:
-        for s in range(m.sv.n_rows):
-            kvalue[s] = kernel_from_dot(m.kernel, row_dot(m.sv, s, x_dense), x_sqnorm,
-                                        m.sv_sqnorm[s])
+        for s in range(m.n_sv):
+            kvalue[s] = kernel_from_dot(m.kernel, sv_dot(m, s, x_dense), x_sqnorm, m.sv_sqnorm[s])
 
 
 cdef void combine(const Machine* m, const double* kvalue, double* out) noexcept nogil:
     """out[p] for every pair p (one-vs-one) or out[0] (regression, one-class)."""
     cdef int a, b, t, p = 0
-    cdef Py_ssize_t l = m.sv.n_rows
+    cdef Py_ssize_t l = m.n_sv
     cdef double s
     cdef const double* coef_a
     cdef const double* coef_b
@@ -88,7 +110,7 @@ cdef void decision_block(const Machine* m, CSR X, int lo, int hi, double* dense,
     """Rows lo .. hi-1 into out (row-major, n_dec per row); thread t uses the t-th slice of the
     dense and kernel-value buffers."""
     cdef int i, t
-    cdef Py_ssize_t l = max(m.sv.n_rows, 1)
+    cdef Py_ssize_t l = max(m.n_sv, 1)
     if n_threads <= 1:
         for i in range(lo, hi):
             decision_row(m, X, i, dense, width, kvalue, out + <Py_ssize_t>i * n_dec)
@@ -106,7 +128,7 @@ cdef inline const double* dptr(const double[::1] a) noexcept:
 cdef class DecisionFunction:
     """A model's support vectors and coefficients, held for nogil evaluation.
 
-    sv : canonical CSR of the support vectors; coef : (nr_class - 1, n_sv) C-contiguous;
+    sv : the support vectors, canonical CSR or a fastsvm.csr.RowSelection; coef : (nr_class - 1, n_sv) C-contiguous;
     rho : one value per classifier; start : (nr_class + 1,) int32 class boundaries among the
     support vectors (one-vs-one only); serial : int64 column of x holding k(x, sv_s)
     (precomputed kernel only).
@@ -114,6 +136,7 @@ cdef class DecisionFunction:
 
     cdef Machine m
     cdef readonly int n_dec
+    cdef double sv_nnz  # stored values of the support vectors
     cdef object _keep   # the arrays the Machine's pointers point into
 
     def __init__(self, sv, coef, rho, start, serial, str kind, double gamma, int degree,
@@ -122,14 +145,18 @@ cdef class DecisionFunction:
         rho = np.ascontiguousarray(rho, dtype=np.float64)
         start = np.ascontiguousarray(start, dtype=np.int32)
         serial = np.ascontiguousarray(serial, dtype=np.int64)
-        sqnorm = row_sqnorms(sv)
-        self._keep = (sv, coef, rho, start, serial, sqnorm)
-        cdef const double[::1] sv_data = sv.data
-        cdef const int[::1] sv_indices = sv.indices
-        cdef const int[::1] sv_indptr = sv.indptr
+        base, sv_start, sv_stop = row_spans(sv)
+        sv_start = np.ascontiguousarray(sv_start, dtype=np.int32)
+        sv_stop = np.ascontiguousarray(sv_stop, dtype=np.int32)
+        sqnorm = np.empty(sv_start.shape[0])
+        self._keep = (base, sv_start, sv_stop, coef, rho, start, serial, sqnorm)
+        cdef const double[::1] sv_data = base.data
+        cdef const int[::1] sv_indices = base.indices
+        cdef const int[::1] start_at = sv_start
+        cdef const int[::1] stop_at = sv_stop
         cdef const double[::1] coef_flat = coef.reshape(-1)
         cdef const double[::1] rho_v = rho
-        cdef const double[::1] sqnorm_v = sqnorm
+        cdef double[::1] sqnorm_v = sqnorm
         cdef const int[::1] start_v = start
         cdef const cnp.int64_t[::1] serial_v = serial
         nr_class = start.shape[0] - 1 if one_vs_one else 2
@@ -143,7 +170,12 @@ cdef class DecisionFunction:
         if kind == "precomputed" and serial.shape[0] != sv.shape[0]:
             raise ValueError("a precomputed kernel needs one serial number per support vector")
         self.m.kernel = kernel_params(kind, gamma, degree, coef0)
-        self.m.sv = csr_view(sv_data, sv_indices, sv_indptr, sv.shape[0], sv.shape[1])
+        self.m.sv_data = dptr(sv_data)
+        self.m.sv_indices = &sv_indices[0] if sv_indices.shape[0] > 0 else NULL
+        self.m.sv_start = &start_at[0] if start_at.shape[0] > 0 else NULL
+        self.m.sv_stop = &stop_at[0] if stop_at.shape[0] > 0 else NULL
+        self.m.n_sv = sv.shape[0]
+        self.m.sv_cols = sv.shape[1]
         self.m.sv_sqnorm = dptr(sqnorm_v)
         self.m.serial = &serial_v[0] if serial_v.shape[0] > 0 else NULL
         self.m.coef = dptr(coef_flat)
@@ -151,6 +183,11 @@ cdef class DecisionFunction:
         self.m.start = &start_v[0] if start_v.shape[0] > 0 else NULL
         self.m.nr_class = nr_class
         self.m.one_vs_one = one_vs_one
+        cdef int k
+        self.sv_nnz = 0.0
+        for k in range(self.m.n_sv):
+            sqnorm_v[k] = sv_dot_self(&self.m, k)
+            self.sv_nnz += stop_at[k] - start_at[k]
 
     def compute(self, X, double[:, ::1] out, int n_threads=1):
         """Fill out (n_rows x n_dec) with the decision values of the rows of the canonical CSR X.
@@ -165,12 +202,12 @@ cdef class DecisionFunction:
         if A.n_rows == 0 or self.n_dec == 0:
             return
         n_threads = max(1, min(n_threads, A.n_rows))
-        cdef int width = max(A.n_cols, self.m.sv.n_cols, 1)
+        cdef int width = max(A.n_cols, self.m.sv_cols, 1)
         cdef double[::1] dense = np.zeros(<Py_ssize_t>n_threads * width)
-        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * max(self.m.sv.n_rows, 1))
+        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * max(self.m.n_sv, 1))
         # multiply-adds per row: kernel values, pairwise sums, the row's own entries
-        cdef double work = (<double>self.m.sv.indptr[self.m.sv.n_rows]
-                            + <double>self.m.sv.n_rows * max(self.m.nr_class - 1, 1)
+        cdef double work = (<double>self.sv_nnz
+                            + <double>self.m.n_sv * max(self.m.nr_class - 1, 1)
                             + <double>A.indptr[A.n_rows] / A.n_rows + 1.0)
         cdef int block = <int>min(max(BLOCK_WORK / work, 4.0 * n_threads), <double>A.n_rows)
         cdef int lo = 0, hi

@@ -83,7 +83,9 @@ class _KernelSVM(BaseEstimator):
         with warnings.catch_warnings():
             # reported below as scikit-learn does, with fit_status_
             warnings.filterwarnings("ignore", message=_ITERATION_LIMIT, category=RuntimeWarning)
-            self.model_ = fit_model(rows, targets, self._params(X, targets), sample_weight=sample_weight)
+            # the estimator keeps its model, the caller keeps X and may change it: own copies
+            self.model_ = fit_model(rows, targets, self._params(X, targets),
+                                    sample_weight=sample_weight).detached()
         support = np.asarray(self.model_.info["support_rows"], dtype=np.int64)
         self.support_ = (support if order is None else order[support]).astype(np.int32)
         self._set_attributes(X)
