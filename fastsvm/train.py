@@ -304,12 +304,13 @@ class _Trainer:
         names = [f"{classes.labels[i]} vs {classes.labels[j]}" for i, j in pairs]
 
         def support_only(p, solution):
-            # a pair's model part: the data rows of its nonzero coefficients and their values
+            # a pair's model part: the data rows of its nonzero coefficients (class i's first),
+            # their values, and how many are class i's
             i, j = pairs[p]
             coef = np.asarray(solution.coef, dtype=np.float64)
             nz = np.flatnonzero(coef)
-            rows = np.concatenate([kept[i], kept[j]])[nz]
-            return replace(solution, coef=(rows, coef[nz], nz < kept[i].size))
+            rows = np.concatenate([kept[i], kept[j]])[nz].astype(np.int32)
+            return replace(solution, coef=(rows, coef[nz], int(np.searchsorted(nz, kept[i].size))))
 
         sizes = [kept[i].size + kept[j].size for i, j in pairs]
         solutions, platt = (self._solve_all(problems, names, calibrations, support_only, sizes)
@@ -326,9 +327,9 @@ class _Trainer:
         sv_coef = np.zeros((k - 1, order.size))
         for (i, j), s in zip(pairs, solutions):
             # LIBSVM's layout: pair (i, j) keeps class i's coefficients in row j-1, class j's in row i
-            rows, values, of_i = s.coef
-            sv_coef[j - 1, position[rows[of_i]]] = values[of_i]
-            sv_coef[i, position[rows[~of_i]]] = values[~of_i]
+            rows, values, n_i = s.coef
+            sv_coef[j - 1, position[rows[:n_i]]] = values[:n_i]
+            sv_coef[i, position[rows[n_i:]]] = values[n_i:]
         del position
         if self.log is not None:
             self.log(f"Total nSV = {order.size}")
