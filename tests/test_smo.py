@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from conftest import libsvm_one_thread, shared_file
 from fastsvm._core._cache import KernelCache
@@ -522,6 +523,24 @@ def test_cache_columns_equal_numpy(kind, heart):
         np.testing.assert_array_equal(cache.get_column(i), Q[perm][:, perm[i]])
     idx = [3, 17, 40]
     np.testing.assert_array_equal(cache.get_block(idx), Q[perm][:, perm][np.ix_(idx, idx)])
+
+
+@pytest.mark.parametrize("kind", ["linear", "polynomial", "rbf", "sigmoid"])
+def test_cache_columns_of_sparse_and_dense_held_rows_equal_numpy(kind, heart):
+    # heart's rows are mostly nonzero: held dense; the same rows with 60 empty columns: sparse
+    X, _ = heart
+    wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 60))], format="csr")
+    kernel = _kernel_of(kind, X.shape[1])
+    K = kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, kernel.coef0).astype(np.float32)
+    for data, dense in ((X, True), (wide, False)):
+        cache = KernelCache(data, kind, kernel.gamma, kernel.degree, kernel.coef0, 1 << 22)
+        assert cache.dense_rows == dense
+        for i in (0, 7, 269):
+            np.testing.assert_array_equal(cache.get_column(i), K[:, i])
+        cache.swap_positions(3, 200)
+        perm = np.arange(X.shape[0])
+        perm[[3, 200]] = [200, 3]
+        np.testing.assert_array_equal(cache.get_column(3), K[perm, 200])
 
 
 @pytest.mark.parametrize("kind", KERNELS)

@@ -23,6 +23,7 @@ cdef class KernelCache:
     cdef signed char* sign            # position -> +1 / -1, or NULL (all +1)
     cdef double* dense                # the row being expanded, scattered
     cdef double* scratch              # PIECE values per thread: a piece of a column before float32
+    cdef double* xd                   # position -> its row, dense (n x n_cols), or NULL (sparse rows)
     # LRU storage: a circular doubly linked list over positions, sentinel n, oldest first
     cdef float** data
     cdef int* length
@@ -43,6 +44,8 @@ cdef class KernelCache:
     cdef void append(self, int i) noexcept nogil
     cdef void drop(self, int i) noexcept nogil
     cdef bint use_threads(self, int count) noexcept nogil
+    cdef void fill_piece(self, const double* x, double x_sqnorm, signed char s_i, int lo, int hi,
+                         double* scratch, float* out) noexcept nogil
     cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil
     cdef float* column(self, int i, int length) noexcept nogil
     cdef void swap(self, int i, int j) noexcept nogil

@@ -14,7 +14,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport csr_view, row_dot, row_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, exp_neg_block, kernel_params,
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, dot4, exp_neg_block, kernel_params,
                        kernel_from_dot, scatter_row, unscatter_row)
 from ..errors import FastSVMError
 
@@ -47,37 +47,6 @@ cdef inline double wall_seconds() noexcept nogil:
     cdef timespec ts
     timespec_get(&ts, TIME_UTC)
     return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef inline double kernel_value(KernelParams kp, CSR X, const int* rows, const double* sqnorm,
-                                const int* serial, const double* dense, double x_sqnorm,
-                                int t) noexcept nogil:
-    """k(x, x at position t) with x scattered into dense (precomputed: dense holds the row of
-    kernel values)."""
-    if serial != NULL:
-        return dense[serial[t]]
-    return kernel_from_dot(kp, row_dot(X, rows[t], dense), x_sqnorm, sqnorm[t])
-
-
-cdef void fill_piece(KernelParams kp, CSR X, const int* rows, const double* sqnorm,
-                     const int* serial, const signed char* sign, signed char s_i,
-                     const double* dense, double x_sqnorm, int lo, int hi, double* scratch,
-                     float* out) noexcept nogil:
-    """out[t] = s_i sign_t k(x, x at position t) for t in [lo, hi), at most PIECE values."""
-    cdef int t
-    cdef double v
-    if kp.kind == RBF:
-        for t in range(lo, hi):
-            scratch[t - lo] = kp.gamma * (x_sqnorm + sqnorm[t] - 2.0 * row_dot(X, rows[t], dense))
-        exp_neg_block(scratch, hi - lo)
-    else:
-        for t in range(lo, hi):
-            scratch[t - lo] = kernel_value(kp, X, rows, sqnorm, serial, dense, x_sqnorm, t)
-    for t in range(lo, hi):
-        v = scratch[t - lo]
-        if sign != NULL and sign[t] != s_i:
-            v = -v
-        out[t] = <float>v
 
 
 cdef class KernelCache:
@@ -136,6 +105,16 @@ cdef class KernelCache:
 
         self.rows = <int*>malloc(max(n, 1) * sizeof(int))
         self.dense = <double*>calloc(dense_len, sizeof(double))
+        # rows with few, mostly nonzero features are kept dense (no bigger than their CSR values
+        # and indices): a kernel value is then one vectorized dot product
+        self.xd = NULL
+        if (self.kp.kind != PRECOMPUTED and n > 0 and n_cols > 0
+                and <double>n * n_cols * sizeof(double) <= <double>nnz * (sizeof(double) + sizeof(int))):
+            self.xd = <double*>calloc(<Py_ssize_t>n * n_cols, sizeof(double))
+            if self.xd == NULL:
+                raise MemoryError("cannot allocate the kernel cache")
+            for i in range(n):
+                scatter_row(self.X, start[i], self.xd + <Py_ssize_t>i * n_cols)
         self.scratch = <double*>malloc(self.n_threads * PIECE * sizeof(double))
         self.data = <float**>calloc(max(n, 1), sizeof(float*))
         self.length = <int*>calloc(max(n, 1), sizeof(int))
@@ -183,6 +162,7 @@ cdef class KernelCache:
         free(self.sign)
         free(self.dense)
         free(self.scratch)
+        free(self.xd)
 
     # ---- LRU list ----
 
@@ -230,34 +210,60 @@ cdef class KernelCache:
             return not parallel_wins
         return parallel_wins
 
+    cdef void fill_piece(self, const double* x, double x_sqnorm, signed char s_i, int lo, int hi,
+                         double* scratch, float* out) noexcept nogil:
+        """out[t] = s_i sign_t k(x, row at t) for t in [lo, hi), at most PIECE values; x is the
+        column's row, dense over the columns."""
+        cdef int t, p = self.X.n_cols
+        cdef double v
+        cdef const double* xd = self.xd
+        cdef const double* sqnorm = self.sqnorm
+        if self.serial != NULL:
+            for t in range(lo, hi):
+                scratch[t - lo] = x[self.serial[t]]   # x is a row of kernel values
+        else:
+            if xd != NULL:
+                for t in range(lo, hi):
+                    scratch[t - lo] = dot4(x, xd + <Py_ssize_t>t * p, p)
+            else:
+                for t in range(lo, hi):
+                    scratch[t - lo] = row_dot(self.X, self.rows[t], x)
+            if self.kp.kind == RBF:
+                for t in range(lo, hi):
+                    scratch[t - lo] = self.kp.gamma * (x_sqnorm + sqnorm[t] - 2.0 * scratch[t - lo])
+                exp_neg_block(scratch, hi - lo)
+            else:
+                for t in range(lo, hi):
+                    scratch[t - lo] = kernel_from_dot(self.kp, scratch[t - lo], x_sqnorm, sqnorm[t])
+        for t in range(lo, hi):
+            v = scratch[t - lo]
+            if self.sign != NULL and self.sign[t] != s_i:
+                v = -v
+            out[t] = <float>v
+
     cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil:
         """out[t] = sign_i sign_t k(x_row(i), x_row(t)) for t in [start, stop)."""
-        cdef KernelParams kp = self.kp
-        cdef CSR X = self.X
-        cdef const double* sqnorm = self.sqnorm
-        cdef const int* serial = self.serial
-        cdef const int* rows = self.rows
-        cdef const signed char* sign = self.sign
-        cdef double* dense = self.dense
-        cdef int r = rows[i]
-        cdef double x_sqnorm = sqnorm[i]
-        cdef signed char s_i = sign[i] if sign != NULL else 1
+        cdef const double* x = self.dense
+        cdef double x_sqnorm = self.sqnorm[i]
+        cdef signed char s_i = self.sign[i] if self.sign != NULL else 1
         cdef int b, lo, pieces = (stop - start + PIECE - 1) // PIECE
         cdef double cost, started = 0.0
         cdef bint probe, threads = self.use_threads(stop - start)
-        scatter_row(X, r, dense)
+        if self.xd != NULL:
+            x = self.xd + <Py_ssize_t>i * self.X.n_cols
+        else:
+            scatter_row(self.X, self.rows[i], self.dense)
         if stop - start >= self.parallel_min:
             started = wall_seconds()
         if threads:
             for b in prange(pieces, num_threads=self.n_threads, schedule="guided"):
                 lo = start + b * PIECE
-                fill_piece(kp, X, rows, sqnorm, serial, sign, s_i, dense, x_sqnorm, lo,
-                           min(lo + PIECE, stop), self.scratch + threadid() * PIECE, out)
+                self.fill_piece(x, x_sqnorm, s_i, lo, min(lo + PIECE, stop),
+                                self.scratch + threadid() * PIECE, out)
         else:
             for b in range(pieces):
                 lo = start + b * PIECE
-                fill_piece(kp, X, rows, sqnorm, serial, sign, s_i, dense, x_sqnorm, lo,
-                           min(lo + PIECE, stop), self.scratch, out)
+                self.fill_piece(x, x_sqnorm, s_i, lo, min(lo + PIECE, stop), self.scratch, out)
         if stop - start >= self.parallel_min and self.n_threads > 1:
             # a probe of the losing way replaces its average, which is as old as the last probe
             cost = (wall_seconds() - started) / (stop - start)
@@ -267,7 +273,8 @@ cdef class KernelCache:
             else:
                 probe = self.cost_parallel != 0.0 and self.parallel_was_winning
                 self.cost_serial = cost if self.cost_serial == 0.0 or probe else 0.875 * self.cost_serial + 0.125 * cost
-        unscatter_row(X, r, dense)
+        if self.xd == NULL:
+            unscatter_row(self.X, self.rows[i], self.dense)
         self.n_computed += stop - start
 
     cdef float* column(self, int i, int length) noexcept nogil:
@@ -315,6 +322,11 @@ cdef class KernelCache:
             self.append(j)
         h = self.rows[i]; self.rows[i] = self.rows[j]; self.rows[j] = h
         q = self.sqnorm[i]; self.sqnorm[i] = self.sqnorm[j]; self.sqnorm[j] = q
+        if self.xd != NULL:
+            for h in range(self.X.n_cols):
+                q = self.xd[<Py_ssize_t>i * self.X.n_cols + h]
+                self.xd[<Py_ssize_t>i * self.X.n_cols + h] = self.xd[<Py_ssize_t>j * self.X.n_cols + h]
+                self.xd[<Py_ssize_t>j * self.X.n_cols + h] = q
         if self.serial != NULL:
             h = self.serial[i]; self.serial[i] = self.serial[j]; self.serial[j] = h
         if self.sign != NULL:
@@ -403,6 +415,11 @@ cdef class KernelCache:
             out.append((h, self.length[h]))
             h = self.lru_next[h]
         return out
+
+    @property
+    def dense_rows(self):
+        """True when the rows are held dense (few, mostly nonzero features)."""
+        return self.xd != NULL
 
     @property
     def free_bytes(self):

@@ -35,9 +35,12 @@ cdef inline double kernel_from_dot(KernelParams k, double dot, double sqnorm_x, 
         return tanh_(k.gamma * dot + k.coef0)
     return dot
 
-cdef extern from "_exp_block.h":
+cdef extern from "_vectorized.h":
     # v[i] = exp(-max(v[i], 0)) over a block, vectorized: RBF kernel values in bulk
     void exp_neg_block "fastsvm_exp_neg_block"(double* v, int n) noexcept nogil
+    # a . b in a fixed order (the same bits for any thread count); y += a x
+    double dot4 "fastsvm_dot4"(const double* a, const double* b, int n) noexcept nogil
+    void axpy "fastsvm_axpy"(double a, const double* x, double* y, int n) noexcept nogil
 
 cdef double exp_neg(double t) noexcept nogil   # exp_neg_inline, kept exported for built modules
 cdef double tanh_(double t) noexcept nogil

@@ -22,38 +22,13 @@ import numpy as np
 from ._cache cimport KernelCache
 from ._stop cimport stop_requested
 from ._csr cimport CSR, csr_view
-from ._kernel cimport KernelParams, PRECOMPUTED, RBF, exp_neg_block, kernel_params, kernel_from_dot
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, axpy, dot4, exp_neg_block, kernel_params,
+                       kernel_from_dot)
 from ._kernel import row_sqnorms
 from ..errors import FastSVMError
 
 cnp.import_array()
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    /* y += a x (vectorized) */
-    static inline void fastsvm_axpy(double a, const double *restrict x, double *restrict y, int n) {
-        for (int i = 0; i < n; i++)
-            y[i] += a * x[i];
-    }
-    /* sum_i a[i] b[i] in four interleaved partial sums (a fixed order: the same bits everywhere) */
-    static inline double fastsvm_dot4(const double *a, const double *b, int n) {
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        int i = 0;
-        for (; i + 4 <= n; i += 4) {
-            s0 += a[i] * b[i];
-            s1 += a[i + 1] * b[i + 1];
-            s2 += a[i + 2] * b[i + 2];
-            s3 += a[i + 3] * b[i + 3];
-        }
-        for (; i < n; i++)
-            s0 += a[i] * b[i];
-        return (s0 + s1) + (s2 + s3);
-    }
-    """
-    double dot4 "fastsvm_dot4"(const double* a, const double* b, int n) noexcept nogil
-    void axpy "fastsvm_axpy"(double a, const double* x, double* y, int n) noexcept nogil
 
 
 cdef enum:
