@@ -397,54 +397,69 @@ class _Inner:
         # d lam / d alpha while the free set stays: the projection's hint at each trial
         self.lam_rate = -sigma * az / aa if aa > 0 else 0.0
 
-        def dpsi(alpha, res):  # psi(v + alpha d) - psi(v)
-            return alpha * gd + 0.5 * alpha * alpha * dd - alpha * res[2] + res[3] / sigma
-
-        def slope(alpha, res):  # d/dalpha psi(v + alpha d)
-            return gd + alpha * dd - res[2]
+        def trial(alpha):  # (psi(v + alpha d) - psi(v), its slope d/dalpha, line_point's result)
+            res = self.trial(zd, alpha)
+            return (alpha * gd + 0.5 * alpha * alpha * dd - alpha * res[2] + res[3] / sigma,
+                    gd + alpha * dd - res[2], res)
 
         if self.line_search == "exact":
-            alpha, res = self._minimise(gd, slope, zd)
-            if dpsi(alpha, res) <= ARMIJO_MU * alpha * gd:
+            alpha, (change, _, res) = line_minimum(trial, gd)
+            if change <= ARMIJO_MU * alpha * gd:
                 return alpha, res
         alpha = 1.0
         for _ in range(MAX_HALVINGS):
-            res = self.trial(zd, alpha)
-            if dpsi(alpha, res) <= ARMIJO_MU * alpha * gd:
+            change, _, res = trial(alpha)
+            if change <= ARMIJO_MU * alpha * gd:
                 return alpha, res
             alpha *= 0.5
         return alpha * 2.0, res  # no measurable decrease: a negligible step, the caller stops
 
-    def _minimise(self, gd, slope, zd):
-        """alpha with |slope(alpha)| <= EXACT_SLOPE |slope(0)|: from alpha = 1 (the Newton step),
-        doubling while the slope stays negative, then regula falsi (Illinois) in the bracket."""
-        lo, slope_lo = 0.0, gd
-        hi = 1.0
-        res = self.trial(zd, hi)
-        slope_hi = slope(hi, res)
-        while slope_hi < -EXACT_SLOPE * abs(gd) and hi < 64.0:
-            lo, slope_lo = hi, slope_hi
-            hi *= 2.0
-            res = self.trial(zd, hi)
-            slope_hi = slope(hi, res)
-        alpha, s_alpha, side = hi, slope_hi, 0
-        for _ in range(10):
-            if abs(s_alpha) <= EXACT_SLOPE * abs(gd) or slope_hi <= 0.0:
-                break
-            alpha = lo + (hi - lo) * (-slope_lo) / (slope_hi - slope_lo)
-            res = self.trial(zd, alpha)
-            s_alpha = slope(alpha, res)
-            if s_alpha < 0.0:
-                lo, slope_lo = alpha, s_alpha
-                if side < 0:
-                    slope_hi *= 0.5
-                side = -1
-            else:
-                hi, slope_hi = alpha, s_alpha
-                if side > 0:
-                    slope_lo *= 0.5
-                side = 1
-        return alpha, res  # the last trial was at alpha
+
+def line_minimum(trial, slope0, rtol=EXACT_SLOPE, grow=2.0, max_grow=6, max_refine=10, max_trials=None):
+    """alpha > 0 near the minimiser of a convex function along a line, from its slope (the linear
+    and the kernel SSsNAL's line searches). trial(alpha) returns a tuple (value change, slope,
+    ...) and the slope is non-decreasing with slope(0) = slope0 < 0.
+
+    From alpha = 1 (the Newton step) the step is multiplied by `grow` (at most `max_grow` times)
+    while the slope is still below -rtol |slope0|; the bracketed root of the slope is then
+    narrowed by the Illinois variant of regula falsi (at most `max_refine` trials) until
+    |slope| <= rtol |slope0|. `max_trials` bounds the trials of both phases together; None: no
+    bound. Returns (alpha, trial(alpha)), alpha the last trial."""
+    inf = math.inf
+    max_grow = inf if max_grow is None else max_grow
+    max_refine = inf if max_refine is None else max_refine
+    max_trials = inf if max_trials is None else max_trials
+    lo, s_lo = 0.0, slope0
+    hi = 1.0
+    out = trial(hi)
+    s_hi = out[1]
+    tries, grown, refined = 1, 0, 0
+    while s_hi < -rtol * abs(slope0) and grown < max_grow and tries < max_trials:
+        lo, s_lo = hi, s_hi
+        hi *= grow
+        out = trial(hi)
+        s_hi = out[1]
+        grown += 1
+        tries += 1
+    alpha, s_alpha, side = hi, s_hi, 0
+    while (abs(s_alpha) > rtol * abs(slope0) and s_hi > 0.0 and refined < max_refine
+           and tries < max_trials):
+        alpha = lo + (hi - lo) * (-s_lo) / (s_hi - s_lo)
+        out = trial(alpha)
+        s_alpha = out[1]
+        refined += 1
+        tries += 1
+        if s_alpha < 0.0:
+            lo, s_lo = alpha, s_alpha
+            if side < 0:          # the same end twice: halve the other end's slope
+                s_hi *= 0.5
+            side = -1
+        else:
+            hi, s_hi = alpha, s_alpha
+            if side > 0:
+                s_lo *= 0.5
+            side = 1
+    return alpha, out
 
 
 def cg_tolerance(progress):
