@@ -66,6 +66,7 @@ CG_RTOL = 0.3              # loosest relative residual of the CG Newton directio
 OWN_CHOLESKY_MAX = 600     # Newton systems up to this order are factored without LAPACK
 BLAS_MIN_FLOPS = 2e8       # below this BLAS threads cost more (spinning on a busy machine) than they save
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
+EARLY_GRAD = 100.0         # inner iterates with |grad psi| <= this x its tolerance may be tested for eta
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
 
 
@@ -561,7 +562,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         eps = inner_scale * max(0.1 * tol, 0.5 ** outer)
         inner.start(x, w, v, Zv, sigma)
         steps = 0
-        converged = False
+        converged = early = False
+        tested = math.inf         # |grad psi| at the last exact eta test of this outer iteration
         while True:
             if stop[0]:
                 raise KeyboardInterrupt
@@ -572,9 +574,25 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             converged = gnorm <= eps / math.sqrt(sigma)
             if converged or steps >= opts["max_newton"]:
                 break
+            if steps > 0 and gnorm <= min(EARLY_GRAD * eps / math.sqrt(sigma), 0.1 * tested):
+                # the iterate x = Pi_K(y) may already have eta <= tol: grad f(x) = Z w + c is
+                # estimated by Z v + c, which differs by Z grad psi, of norm about gain |grad psi|;
+                # the projection in eta is non-expansive. Exact test (one pass) when the bound holds.
+                hint = inner.lam / sigma
+                grad_est = Zv + qp.c
+                den = 1.0 + _norm(inner.xp) + _norm(grad_est)
+                num = kkt_residual(inner.xp, grad_est, qp.K, hint)[0] * den
+                if num + gain * gnorm <= tol * (den - gain * gnorm):
+                    tested = gnorm
+                    qp.Z.matvec(inner.ztx, out=Zw)
+                    counters.passes += 1
+                    if kkt_residual(inner.xp, Zw + qp.c, qp.K, hint)[0] <= tol:
+                        early = True
+                        break
             d = newton.direction(inner.J, g, sigma, cg_tolerance(gnorm / gnorm0))
             zd = qp.Z.matvec(d)
             counters.passes += 1
+            gain = _norm(zd) / max(_norm(d), 1e-300)   # |Z u| / |u| along the Newton directions
             alpha, res = inner.search(d, zd, g)
             inner.accept(res)
             v += alpha * d
@@ -587,8 +605,9 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         x = inner.xp.copy()
         w = inner.ztx.copy()
         b = inner.lam / sigma
-        qp.Z.matvec(w, out=Zw)
-        counters.passes += 1
+        if not early:  # else Zw is that of the tested iterate, x
+            qp.Z.matvec(w, out=Zw)
+            counters.passes += 1
         grad = Zw + qp.c
         eta, b_kkt = kkt_residual(x, grad, qp.K, hint=b)
         # the AL's primal residual |Q w + c - z| = |x^{k+1} - x^k| / sigma, scaled as eta
