@@ -20,6 +20,9 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
 - the step is the minimiser of psi along d (psi is convex, its slope along d monotone and cheap:
   one projection per trial), kept when it passes the Armijo test (mu = 1e-4), else Armijo
   halving from 1 (line_search='armijo' uses halving alone);
+- sigma_0 is the mean upper bound (C for C-SVC): sigma maps Z v + c, of order 1 (margins), to
+  steps of x, of order C; with sigma_0 = 1 a large C spent its first outer iterations on small
+  proximal steps;
 - sigma grows by a factor that shrinks as the inner solves get harder, only while the AL's
   primal residual |x^{k+1} - x^k| / sigma is not far below eta; it halves after a stalled solve;
 - the inner stop is |grad psi| <= eps_k / sqrt(sigma_k), eps_k = max(tol / 10, 2^-k) as in
@@ -53,7 +56,7 @@ DEFAULT_MAX_OUTER = 200
 MAX_NEWTON = 50            # Newton steps per outer iteration
 ARMIJO_MU = 1e-4
 MAX_HALVINGS = 40
-SIGMA0 = 1.0
+SIGMA0 = 1.0               # sigma_0 = SIGMA0 x the mean upper bound (C): sigma scales as x / (Z v + c)
 SIGMA_FACTOR = 3.0
 SIGMA_MIN, SIGMA_MAX = 1e-6, 1e10
 DENSE_P_MAX = 2000         # largest p for which the p x p Newton system may be formed (LAPACK
@@ -500,9 +503,10 @@ def _options(params):
     line_search = opts.get("line_search", "exact")
     if line_search not in ("armijo", "exact"):
         raise ParameterError(f"ssnal: line_search must be armijo or exact, not {line_search!r}")
-    sigma0 = float(opts.get("sigma0", SIGMA0))
+    sigma0 = opts.get("sigma0")                   # None: SIGMA0 x the mean upper bound
+    sigma0 = None if sigma0 is None else float(sigma0)
     factor = float(opts.get("sigma_factor", SIGMA_FACTOR))
-    if not sigma0 > 0 or not factor >= 1:
+    if not (sigma0 is None or sigma0 > 0) or not factor >= 1:
         raise ParameterError("ssnal: sigma0 must be > 0 and sigma_factor >= 1")
     return dict(line_search=line_search, sigma0=sigma0, sigma_factor=factor,
                 newton_system=opts.get("newton_system", "auto"), max_newton=int(opts.get("max_newton", MAX_NEWTON)))
@@ -552,6 +556,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     Zw = np.zeros(m)
     v, Zv = w.copy(), Zw.copy()
     sigma = opts["sigma0"]
+    if sigma is None:
+        sigma = min(max(SIGMA0 * float(np.mean(qp.K.upper)), SIGMA_MIN), SIGMA_MAX)
     history = []
     status = "max_iter"
     eta = math.inf
@@ -620,7 +626,9 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         if log is not None:
             log(f"ssnal: iter {outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.n_free}  eta {eta:.3e}  rp {r_primal:.3e}  "
                 f"primal {primal:.10g}  dual {-dual:.10g}  passes {counters.passes:.1f}  time {entry['time']:.2f}s")
-        if eta <= tol:
+        # an inner solve stopped far from its tolerance (max_newton, no decrease) can leave x with
+        # a huge grad f and so a small eta at a poor point: such an x does not end the solve
+        if eta <= tol and (converged or early or gnorm <= EARLY_GRAD * eps / math.sqrt(sigma)):
             status = "converged"
             break
         sigma = next_sigma(sigma, steps, converged, opts["sigma_factor"], r_primal >= PRIMAL_LAG * eta)
