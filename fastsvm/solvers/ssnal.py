@@ -25,6 +25,7 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
   proximal steps;
 - sigma grows by a factor that shrinks as the inner solves get harder, only while the AL's
   primal residual |x^{k+1} - x^k| / sigma is not far below eta; it halves after a stalled solve;
+- the first Newton system of an outer iteration uses the free set the previous one ended with;
 - the inner stop is |grad psi| <= eps_k / sqrt(sigma_k), eps_k = max(tol / 10, 2^-k) as in
   ALGORITHMS.md, scaled down (to 1e-3 at most) while eta sits well above the primal residual:
   then the inexact inner solves, not the outer iteration, limit eta;
@@ -564,6 +565,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     b = b_kkt = 0.0
     outer = 0
     inner_scale = 1.0
+    J_last = None
     for outer in range(1, max_outer + 1):
         eps = inner_scale * max(0.1 * tol, 0.5 ** outer)
         inner.start(x, w, v, Zv, sigma)
@@ -595,7 +597,11 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
                     if kkt_residual(inner.xp, Zw + qp.c, qp.K, hint)[0] <= tol:
                         early = True
                         break
-            d = newton.direction(inner.J, g, sigma, cg_tolerance(gnorm / gnorm0))
+            # the first system of an outer iteration on the free set its predecessor ended with:
+            # the start point's (a projected gradient step of length sigma from x) is far from
+            # the final one, shrunk where the last proximal step is magnified by the larger sigma
+            J = inner.J if steps > 0 or J_last is None else J_last
+            d = newton.direction(J, g, sigma, cg_tolerance(gnorm / gnorm0))
             zd = qp.Z.matvec(d)
             counters.passes += 1
             gain = _norm(zd) / max(_norm(d), 1e-300)   # |Z u| / |u| along the Newton directions
@@ -608,6 +614,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             if alpha < 1e-10:
                 break
         step_norm = _norm(inner.xp - x)
+        J_last = inner.J.copy()
         x = inner.xp.copy()
         w = inner.ztx.copy()
         b = inner.lam / sigma
