@@ -67,6 +67,10 @@ BLAS_SPEEDUP = 8.0         # dense BLAS-3 flops per sparse scalar flop (cost mod
 CG_ITER_GUESS = 25
 CG_MAX_ITER = 500
 CG_RTOL = 0.3              # loosest relative residual of the CG Newton directions
+CG_INEXACT_PASSES = 3.0    # the extra Newton steps an inexact CG direction costs, in passes over X
+                           # (w8a: 47 -> 35 Newton steps, 68 -> 47 passes, faster, when its p = 300
+                           # systems are all dense instead of mostly CG; a step is one pass for
+                           # Z d plus line-search projections and updates worth a few more)
 OWN_CHOLESKY_MAX = 600     # Newton systems up to this order are factored without LAPACK
 BLAS_MIN_FLOPS = 2e8       # below this BLAS threads cost more (spinning on a busy machine) than they save
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
@@ -205,6 +209,7 @@ class _Newton:
         self.cg_iters = CG_ITER_GUESS
         self.gram = None          # (J, Z_J^T Z_J, Z_J^T a_J) of the last dense system
         self.H = None             # its Newton matrix, factored in place
+        self.changes = None
         if choice not in ("auto", "dense", "smw", "cg"):
             raise ParameterError(f"ssnal: newton_system must be auto, dense, smw or cg, not {choice!r}")
 
@@ -215,9 +220,12 @@ class _Newton:
             fits = {"dense": p <= DENSE_P_MAX, "smw": k <= SMW_J_MAX, "cg": True}[self.choice]
             return self.choice if fits else "cg"
         nnz_j, nnz2_j = self.nnz_J
-        costs = {"cg": self.cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k)}
+        costs = {"cg": self.cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k) + CG_INEXACT_PASSES * self.qp.nnz}
         if p <= DENSE_P_MAX:
             gram = min(nnz2_j, 2.0 * k * p * p / BLAS_SPEEDUP)
+            if self.gram is not None:  # the kept Gram matrix updated over the rows that changed
+                self.changes = sorted_changes(J, self.gram[0])
+                gram = min(gram, Z.rows_nnz(self.changes[0])[1])
             costs["dense"] = gram + p ** 3 / (3.0 * BLAS_SPEEDUP) + p * p
         if k <= SMW_J_MAX:
             kern = min(0.5 * k * nnz_j, k * k * p / BLAS_SPEEDUP)
@@ -231,6 +239,7 @@ class _Newton:
             return -g
         a_J = np.ascontiguousarray(self.qp.K.a[J])
         self.nnz_J = self.qp.Z.rows_nnz(J)   # (sum, sum of squares) of the rows' stored values
+        self.changes = None       # sorted_changes(J, the kept Gram's J) when method() made it
         method = self.method(J)
         self.counters.systems[method] += 1
         return getattr(self, "_" + method)(J, a_J, g, sigma, rtol)
@@ -242,7 +251,7 @@ class _Newton:
         Z = self.qp.Z
         fresh = min(self.nnz_J[1], 2.0 * J.shape[0] * Z.p * Z.p / BLAS_SPEEDUP)
         if self.gram is not None:
-            rows, weights = sorted_changes(J, self.gram[0])
+            rows, weights = self.changes if self.changes is not None else sorted_changes(J, self.gram[0])
             nnz_rows, nnz2_rows = Z.rows_nnz(rows)
             if nnz2_rows < fresh:
                 self.counters.passes += nnz_rows / self.counters.nnz
