@@ -74,7 +74,9 @@ CG_INEXACT_PASSES = 3.0    # the extra Newton steps an inexact CG direction cost
 OWN_CHOLESKY_MAX = 600     # Newton systems up to this order are factored without LAPACK
 BLAS_MIN_FLOPS = 2e8       # below this BLAS threads cost more (spinning on a busy machine) than they save
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
-EARLY_GRAD = 100.0         # inner iterates with |grad psi| <= this x its tolerance may be tested for eta
+EARLY_GRAD = 100.0         # inner iterates with |grad psi| <= this x its tolerance may be tested for eta,
+EARLY_ETA_PREV = 10.0      # when the last outer iteration's eta was <= this x tol (the estimate costs
+                           # a projection: not worth it in the outer iterations far from the end)
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
 
 
@@ -591,7 +593,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             converged = gnorm <= eps / math.sqrt(sigma)
             if converged or steps >= opts["max_newton"]:
                 break
-            if steps > 0 and gnorm <= min(EARLY_GRAD * eps / math.sqrt(sigma), 0.1 * tested):
+            if (steps > 0 and eta <= EARLY_ETA_PREV * tol
+                    and gnorm <= min(EARLY_GRAD * eps / math.sqrt(sigma), 0.1 * tested)):
                 # the iterate x = Pi_K(y) may already have eta <= tol: grad f(x) = Z w + c is
                 # estimated by Z v + c, which differs by Z grad psi, of norm about gain |grad psi|;
                 # the projection in eta is non-expansive. Exact test (one pass) when the bound holds.
