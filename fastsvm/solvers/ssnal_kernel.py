@@ -399,7 +399,8 @@ class _Inner:
             zdx, s = res[2], res[3]
             return alpha * gd + 0.5 * alpha * alpha * dd - alpha * zdx + s / sigma, gd + alpha * dd - zdx, res
 
-        alpha, (change, _, res) = line_minimum(trial, gd)
+        alpha, (change, _, res) = ssnal.line_minimum(trial, gd, rtol=LINE_RTOL, grow=4.0, max_grow=None,
+                                                     max_refine=None, max_trials=LINE_TRIALS)
         for _ in range(MAX_BACKTRACKS):
             if change <= ARMIJO_MU * alpha * gd:
                 break
@@ -413,43 +414,6 @@ class _Inner:
         self.pt, self.xh = pt_new.copy(), x_new.copy()
         self.lam, self.J = lam, free_new[:n_free].copy()
         return alpha
-
-
-def line_minimum(trial, slope0, rtol=LINE_RTOL, max_trials=LINE_TRIALS):
-    """alpha > 0 near the minimiser of a convex function along a line, from its slope: trial(alpha)
-    returns (value change, slope, extra) and the slope is non-decreasing with slope(0) = slope0
-    < 0. From alpha = 1 (the Newton step), the step grows by 4 while the slope is still below
-    -rtol |slope0|; the bracketed root of the slope is then narrowed by the Illinois variant of
-    regula falsi until |slope| <= rtol |slope0|. Returns (alpha, trial(alpha)), alpha the last
-    trial."""
-    lo, s_lo = 0.0, slope0
-    hi = 1.0
-    out = trial(hi)
-    s_hi = out[1]
-    tries = 1
-    while s_hi < -rtol * abs(slope0) and tries < max_trials:
-        lo, s_lo = hi, s_hi
-        hi *= 4.0
-        out = trial(hi)
-        s_hi = out[1]
-        tries += 1
-    alpha, s_alpha, side = hi, s_hi, 0
-    while abs(s_alpha) > rtol * abs(slope0) and s_hi > 0.0 and tries < max_trials:
-        alpha = lo + (hi - lo) * (-s_lo) / (s_hi - s_lo)
-        out = trial(alpha)
-        s_alpha = out[1]
-        tries += 1
-        if s_alpha < 0.0:
-            lo, s_lo = alpha, s_alpha
-            if side < 0:          # the same end twice: halve the other end's slope
-                s_hi *= 0.5
-            side = -1
-        else:
-            hi, s_hi = alpha, s_alpha
-            if side > 0:
-                s_lo *= 0.5
-            side = 1
-    return alpha, out
 
 
 def _first_sigma(ws, x, grad, sigma):
