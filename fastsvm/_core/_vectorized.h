@@ -20,27 +20,6 @@ __attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros
                target_clones("avx2", "default")))
 #elif defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros")))
-/* y += a x (vectorized) */
-static inline void fastsvm_axpy(double a, const double *restrict x, double *restrict y, int n) {
-    for (int i = 0; i < n; i++)
-        y[i] += a * x[i];
-}
-
-/* sum_i a[i] b[i] in four interleaved partial sums (a fixed order: the same bits everywhere) */
-static inline double fastsvm_dot4(const double *a, const double *b, int n) {
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; i++)
-        s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 #endif
 static inline void fastsvm_exp_neg_block(double *v, int n) {
     const double magic = 6755399441055744.0;
