@@ -54,10 +54,6 @@ class RowSelection:
     def shape(self):
         return (self.rows.size, self.base.shape[1])
 
-    @property
-    def nnz(self):
-        return int(np.sum(self.base.indptr[self.rows + 1] - self.base.indptr[self.rows]))
-
     def spans(self):
         """(start, stop) of each selected row in base.data and base.indices."""
         return self.base.indptr[self.rows], self.base.indptr[self.rows + 1]

@@ -290,8 +290,11 @@ class _Trainer:
         # more than the running pair's)
         kept = [rows[weights[rows] > 0] for rows in classes.rows]
 
+        def pair_rows(i, j):
+            return np.concatenate([kept[i], kept[j]])
+
         def pair_problem(i, j):
-            rows = np.concatenate([kept[i], kept[j]])
+            rows = pair_rows(i, j)
             target = np.concatenate([np.ones(kept[i].size), -np.ones(kept[j].size)])
             upper = np.where(target > 0, box[i], box[j]) * weights[rows]
             return self._subproblem(self.params.svm_type, X, target, upper, rows)
@@ -309,7 +312,7 @@ class _Trainer:
             i, j = pairs[p]
             coef = np.asarray(solution.coef, dtype=np.float64)
             nz = np.flatnonzero(coef)
-            rows = np.concatenate([kept[i], kept[j]])[nz].astype(np.int32)
+            rows = pair_rows(i, j)[nz].astype(np.int32)
             return replace(solution, coef=(rows, coef[nz], int(np.searchsorted(nz, kept[i].size))))
 
         sizes = [kept[i].size + kept[j].size for i, j in pairs]

@@ -12,13 +12,25 @@ cdef struct CSR:
 cdef CSR csr_view(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                   int n_rows, int n_cols) noexcept
 
-cdef inline double row_dot(CSR X, int i, const double* v) noexcept nogil:
-    """x_i . v for a dense v of length X.n_cols."""
+cdef inline double span_dot(const double* data, const int* indices, int lo, int hi,
+                            const double* v) noexcept nogil:
+    """The stored values data[lo:hi] (in columns indices[lo:hi]) dotted with a dense v."""
     cdef int k
     cdef double s = 0.0
-    for k in range(X.indptr[i], X.indptr[i + 1]):
-        s += X.data[k] * v[X.indices[k]]
+    for k in range(lo, hi):
+        s += data[k] * v[indices[k]]
     return s
+
+cdef inline double span_sqnorm(const double* data, int lo, int hi) noexcept nogil:
+    cdef int k
+    cdef double s = 0.0
+    for k in range(lo, hi):
+        s += data[k] * data[k]
+    return s
+
+cdef inline double row_dot(CSR X, int i, const double* v) noexcept nogil:
+    """x_i . v for a dense v of length X.n_cols."""
+    return span_dot(X.data, X.indices, X.indptr[i], X.indptr[i + 1], v)
 
 cdef inline void row_axpy(CSR X, int i, double a, double* v) noexcept nogil:
     """v += a * x_i for a dense v of length X.n_cols."""
@@ -27,11 +39,7 @@ cdef inline void row_axpy(CSR X, int i, double a, double* v) noexcept nogil:
         v[X.indices[k]] += a * X.data[k]
 
 cdef inline double row_sqnorm(CSR X, int i) noexcept nogil:
-    cdef int k
-    cdef double s = 0.0
-    for k in range(X.indptr[i], X.indptr[i + 1]):
-        s += X.data[k] * X.data[k]
-    return s
+    return span_sqnorm(X.data, X.indptr[i], X.indptr[i + 1])
 
 cdef void matvec(CSR X, const double* v, double* out, int n_threads) noexcept nogil
 cdef void rmatvec(CSR X, const double* u, double* out, double* scratch, int n_threads) noexcept nogil

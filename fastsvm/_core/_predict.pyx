@@ -10,7 +10,7 @@ from cython.parallel cimport prange, threadid
 cimport numpy as cnp
 import numpy as np
 
-from ._csr cimport CSR, csr_view, row_sqnorm
+from ._csr cimport CSR, csr_view, row_sqnorm, span_dot, span_sqnorm
 from ._kernel cimport (KernelParams, PRECOMPUTED, kernel_params, kernel_from_dot, scatter_row,
                        unscatter_row)
 from ..csr import row_spans
@@ -42,22 +42,6 @@ cdef struct Machine:
     bint one_vs_one
 
 
-cdef inline double sv_dot(const Machine* m, int s, const double* v) noexcept nogil:
-    cdef int k
-    cdef double acc = 0.0
-    for k in range(m.sv_start[s], m.sv_stop[s]):
-        acc += m.sv_data[k] * v[m.sv_indices[k]]
-    return acc
-
-
-cdef inline double sv_dot_self(const Machine* m, int s) noexcept nogil:
-    cdef int k
-    cdef double acc = 0.0
-    for k in range(m.sv_start[s], m.sv_stop[s]):
-        acc += m.sv_data[k] * m.sv_data[k]
-    return acc
-
-
 cdef void kernel_values(const Machine* m, const double* x_dense, int width, double x_sqnorm,
                         double* kvalue) noexcept nogil:
     cdef int s
@@ -68,7 +52,9 @@ cdef void kernel_values(const Machine* m, const double* x_dense, int width, doub
             kvalue[s] = x_dense[c] if 0 <= c < width else 0.0
     else:
         for s in range(m.n_sv):
-            kvalue[s] = kernel_from_dot(m.kernel, sv_dot(m, s, x_dense), x_sqnorm, m.sv_sqnorm[s])
+            kvalue[s] = kernel_from_dot(m.kernel, span_dot(m.sv_data, m.sv_indices, m.sv_start[s],
+                                                            m.sv_stop[s], x_dense),
+                                        x_sqnorm, m.sv_sqnorm[s])
 
 
 cdef void combine(const Machine* m, const double* kvalue, double* out) noexcept nogil:
@@ -186,7 +172,7 @@ cdef class DecisionFunction:
         cdef int k
         self.sv_nnz = 0.0
         for k in range(self.m.n_sv):
-            sqnorm_v[k] = sv_dot_self(&self.m, k)
+            sqnorm_v[k] = span_sqnorm(self.m.sv_data, start_at[k], stop_at[k])
             self.sv_nnz += stop_at[k] - start_at[k]
 
     def compute(self, X, double[:, ::1] out, int n_threads=1):
