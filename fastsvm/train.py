@@ -145,26 +145,23 @@ class _Trainer:
         """Solve subproblems in threads; seeds depend on the position only, not on threads.
 
         ``problems[k]()`` builds subproblem k when its task starts, so that only the running ones
-        hold their data. Problems solved side by side share the -m budget, which LIBSVM spends on
-        the one problem it solves at a time; with ``sizes`` (rows per problem) they share at most
-        what LIBSVM's cache can hold for the largest, its whole kernel matrix.
+        hold their data. LIBSVM spends its -m budget on the one problem it solves at a time; with
+        ``sizes`` (rows per problem) and several threads, the largest problem is solved first,
+        alone, with every thread, and the others side by side then share what its kernel cache
+        held at most (its solution's ``info["cache_peak_bytes"]``; else the -m budget or, when
+        smaller, the whole kernel matrix of the largest), so that solving pairs side by side
+        holds no more kernel columns than solving them one at a time.
         ``calibrations[k](problem)``, the probability fit of problem k, runs in the same task
         after the solve; (solutions, calibration results or None) are returned. ``keep(k,
         solution)``, when given, is what the task returns of its solution (the rest is freed as
         the task ends)."""
         n_jobs = effective_n_jobs(self.params.n_jobs)
-        inner = max(1, n_jobs // max(1, len(problems)))
-        running = max(1, min(n_jobs, len(problems)))
-        budget = self.params.cache_size
-        if sizes and running > 1:
-            budget = min(budget, bytes_to_hold_all(max(sizes)) / 2**20)
-        params = replace(self.params, cache_size=budget / running)
         seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
         calibrations = calibrations or [None] * len(problems)
 
-        def task(k, calibrate):
+        def task(k, budget, inner):
             problem = problems[k]()
-            problem.params = params
+            problem.params = replace(self.params, cache_size=budget)
             problem.seed = int(seeds[k])
             problem.stop = self.stop
             problem.n_threads = inner
@@ -172,22 +169,38 @@ class _Trainer:
                 prefix = f"[{names[k]}] " if len(problems) > 1 else ""
                 problem.log = (lambda line, p=prefix: self.log(p + line))
             solution = self.spec.solve(problem)
-            calibrated = calibrate(problem) if calibrate is not None else None
+            calibrated = calibrations[k](problem) if calibrations[k] is not None else None
             lines = summary_lines(problem, solution) if self.log is not None else []
+            held = solution.info.get("cache_peak_bytes")
             if keep is not None:
                 solution = keep(k, solution)
-            return solution, calibrated, lines
+            return solution, calibrated, lines, held
 
-        results = run_tasks([(lambda k=k, c=c: task(k, c)) for k, c in enumerate(calibrations)],
-                            n_jobs, self.stop)
+        def run(order, budget):
+            running = max(1, min(n_jobs, len(order)))
+            inner = max(1, n_jobs // running)
+            return run_tasks([(lambda k=k: task(k, budget / running, inner)) for k in order],
+                             n_jobs, self.stop)
+
+        results = [None] * len(problems)
+        order = list(range(len(problems)))
+        budget = self.params.cache_size
+        if sizes and n_jobs > 1 and len(problems) > 1:
+            first = int(np.argmax(sizes))
+            order.remove(first)
+            results[first], = run([first], budget)
+            held = results[first][3]
+            budget = min(budget, (bytes_to_hold_all(max(sizes)) if held is None else held) / 2**20)
+        for k, result in zip(order, run(order, budget)):
+            results[k] = result
         release_free_memory()   # the caches' pages (kept for reuse while the tasks ran)
-        for (solution, _, lines), name in zip(results, names):
+        for (solution, _, lines, _), name in zip(results, names):
             if solution.status == "max_iter":
                 warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
                               "the model may not be optimal", RuntimeWarning, stacklevel=3)
             for line in lines:
                 self.log(line)
-        return [solution for solution, _, _ in results], [calibrated for _, calibrated, _ in results]
+        return [r[0] for r in results], [r[1] for r in results]
 
     def _subproblem(self, formulation, X, y, upper, rows=None):
         return Subproblem(formulation=formulation, X=X, y=y, upper=upper,

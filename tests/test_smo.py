@@ -584,6 +584,10 @@ def test_cache_eviction_under_tiny_budget(heart):
     for i in order:
         roomy.get_column(int(i))
     assert roomy.n_computed == len(set(order.tolist())) * n  # each column computed once
+    # the most held at once, counted as the budget is: the floor of two columns, all of them
+    header = n * 20
+    assert tiny.peak_bytes == header + 2 * n * 4
+    assert roomy.peak_bytes == header + len(set(order.tolist())) * n * 4
     # LRU: with room for three columns the oldest goes first
     three = KernelCache(X, "rbf", kernel.gamma, cache_bytes=(3 * n + n * 5) * 4)
     for i in (1, 2, 3):

@@ -1,4 +1,4 @@
-"""One-vs-one pairs solved side by side by SMO: they share LIBSVM's -m budget, a pair reads its
+"""One-vs-one pairs solved side by side by SMO: they share what one pair's cache held, a pair reads its
 rows in place, and what a pair holds exists only while it is being solved (LIBSVM holds no more
 than the running pair's)."""
 import dataclasses
@@ -23,24 +23,28 @@ def four_classes():
 
 
 @pytest.mark.parametrize("cache_mb", [0.01, 12.0])
-@pytest.mark.parametrize("n_jobs, running", [(1, 1), (2, 2), (4, 4), (8, 6)])
-def test_pairs_side_by_side_share_the_cache_budget(monkeypatch, four_classes, n_jobs, running, cache_mb):
-    # together they hold no more than -m, nor more than LIBSVM's cache can for one pair (its
-    # whole kernel matrix: 120 rows here, 57.6 kB of float32 values and 2.4 kB of bookkeeping)
+@pytest.mark.parametrize("n_jobs, running", [(1, 1), (2, 2), (4, 4), (8, 5)])
+def test_pairs_side_by_side_share_what_one_pair_held(monkeypatch, four_classes, n_jobs, running, cache_mb):
+    # one thread: LIBSVM's -m for every pair. Several: the largest pair (the first of equals)
+    # alone with -m, then the others side by side share what its cache held at most
     X, y = four_classes
-    budgets = []
+    budgets, caches = [], []
     original = smo.KernelCache
 
     def recording(X, kind, gamma, degree, coef0, cache_bytes, *args):
         budgets.append(cache_bytes)
-        return original(X, kind, gamma, degree, coef0, cache_bytes, *args)
+        caches.append(original(X, kind, gamma, degree, coef0, cache_bytes, *args))
+        return caches[-1]
 
     monkeypatch.setattr(smo, "KernelCache", recording)
     model = fit_model(X, y, Params(cache_size=cache_mb, n_jobs=n_jobs))
-    assert len(budgets) == 6  # 4 classes: 6 pairs, at most 6 at a time
-    whole = 120 * 120 * 4 + 120 * 20
-    expected = cache_mb * (1 << 20) if running == 1 else min(cache_mb * (1 << 20), whole)
-    assert budgets == [int(expected / running)] * 6
+    assert len(budgets) == 6  # 4 classes: 6 pairs of 120 rows
+    assert budgets[0] == int(cache_mb * (1 << 20))
+    held = caches[0].peak_bytes
+    assert 0 < held <= max(budgets[0], 120 * 20 + 2 * 120 * 4)   # LIBSVM's floor: two columns
+    shared = cache_mb if running == 1 else min(cache_mb, held / 2**20) / running
+    assert budgets[1:] == [int(shared * (1 << 20))] * 5
+    assert all(c.peak_bytes <= max(b, 120 * 20 + 2 * 120 * 4) for b, c in zip(budgets, caches))
     reference = fit_model(X, y, Params(cache_size=cache_mb, n_jobs=1))
     np.testing.assert_array_equal(model.sv_coef, reference.sv_coef)
 

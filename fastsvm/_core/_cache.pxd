@@ -30,6 +30,9 @@ cdef class KernelCache:
     cdef int* lru_prev
     cdef int* lru_next
     cdef Py_ssize_t free_floats
+    cdef Py_ssize_t capacity_floats  # free_floats when empty
+    cdef Py_ssize_t header_bytes      # the LRU bookkeeping, counted against the budget
+    cdef Py_ssize_t peak_floats       # most column values held at once
     cdef readonly long long n_computed  # kernel values computed so far (statistics)
     # seconds per kernel value of long columns computed by one thread and by n_threads
     # (moving averages): a busy machine can make a parallel region slower than one thread

@@ -139,8 +139,10 @@ cdef class KernelCache:
         self.lru_prev[n] = n
         self.lru_next[n] = n
         # LIBSVM's rule: the bookkeeping counts against the budget, but two full columns always fit
-        cdef Py_ssize_t header = <Py_ssize_t>n * (sizeof(float*) + 3 * sizeof(int)) // sizeof(float)
-        self.free_floats = max(cache_bytes // <Py_ssize_t>sizeof(float) - header, 2 * <Py_ssize_t>n)
+        self.header_bytes = <Py_ssize_t>n * (sizeof(float*) + 3 * sizeof(int))
+        self.free_floats = max((cache_bytes - self.header_bytes) // <Py_ssize_t>sizeof(float), 2 * <Py_ssize_t>n)
+        self.capacity_floats = self.free_floats
+        self.peak_floats = 0
         self.n_computed = 0
         self.cost_serial = 0.0
         self.cost_parallel = 0.0
@@ -295,6 +297,7 @@ cdef class KernelCache:
                 return NULL
             self.data[i] = p
             self.free_floats -= length - have
+            self.peak_floats = max(self.peak_floats, self.capacity_floats - self.free_floats)
             self.length[i] = length
             self.fill(i, have, length, p)
         self.append(i)
@@ -424,6 +427,12 @@ cdef class KernelCache:
     @property
     def free_bytes(self):
         return int(self.free_floats) * sizeof(float)
+
+    @property
+    def peak_bytes(self):
+        """The most this cache has held at once, counted as its budget is (bookkeeping
+        included): the budget with which it would have dropped no column."""
+        return int(self.header_bytes + self.peak_floats * sizeof(float))
 
 
 def bytes_to_hold_all(Py_ssize_t n):

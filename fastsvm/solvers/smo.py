@@ -140,8 +140,10 @@ def solve(sub: Subproblem) -> Solution:
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
         raise DegenerateProblemError("SMO produced a non-finite rho or alpha (a classification subproblem "
                            "with one class only, or kernel values / C far too large)")
-    return _solution(formulation, res, signs, upper, keep, n_all, status, history,
-                     smo.n_unshrink_warnings)
+    solution = _solution(formulation, res, signs, upper, keep, n_all, status, history,
+                         smo.n_unshrink_warnings)
+    solution.info["cache_peak_bytes"] = cache.peak_bytes
+    return solution
 
 
 def _raise_for(status):
