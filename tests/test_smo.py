@@ -527,14 +527,18 @@ def test_cache_columns_equal_numpy(kind, heart):
 
 @pytest.mark.parametrize("kind", ["linear", "polynomial", "rbf", "sigmoid"])
 def test_cache_columns_of_sparse_and_dense_held_rows_equal_numpy(kind, heart):
-    # heart's rows are mostly nonzero: held dense; the same rows with 60 empty columns: sparse
+    # heart's rows are mostly nonzero: held dense, read in place where stored whole (143 of
+    # 270), else copied; the same rows with 60 empty columns: sparse
     X, _ = heart
+    whole = np.diff(X.indptr) == X.shape[1]
+    assert 0 < whole.sum() < X.shape[0]
     wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 60))], format="csr")
     kernel = _kernel_of(kind, X.shape[1])
     K = kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, kernel.coef0).astype(np.float32)
     for data, dense in ((X, True), (wide, False)):
         cache = KernelCache(data, kind, kernel.gamma, kernel.degree, kernel.coef0, 1 << 22)
         assert cache.dense_rows == dense
+        assert cache.n_dense_copies == (np.count_nonzero(~whole) if dense else 0)
         for i in (0, 7, 269):
             np.testing.assert_array_equal(cache.get_column(i), K[:, i])
         cache.swap_positions(3, 200)

@@ -12,7 +12,9 @@ Each run: the data is loaded (and handed to LIBSVM as its svm_problem) and a war
 the first quarter of every class, at most 600 rows (regression: of the rows, at most 1200) is
 done before the clock starts, so that neither side counts the first touch of its
 code pages or the start of its threads; wall time of training only; peak RSS increase during
-training (VmHWM reset through /proc/self/clear_refs just before, minus the RSS at that moment);
+training (free heap pages given back to the system, so that neither side's run is served
+uncounted by pages the warm-up left, then VmHWM reset through /proc/self/clear_refs, minus the
+RSS at that moment);
 then test accuracy (MSE for regression) and the number of support vectors. The table shows
 medians over --repeat runs (--repeat-slow for the large binary sets), the ratios fastsvm /
 LIBSVM-with-one-thread for both fastsvm thread counts, and the issue's targets: time <= 1.0x
@@ -27,10 +29,10 @@ QUICK_TEST rows) with one run each, to check the script in seconds: its pairs ar
 325 pairs of ~150 rows), so fixed per-pair costs weigh far more than on the full sets, and its
 2-thread times mostly measure thread hand-offs and the machine's load.
 
-Known structural difference in memory: LIBSVM's Python model points into its svm_problem, while
-fastsvm's Model owns a copy of its support vectors (and a binary problem's rows are copied once,
-in LIBSVM's class order); where the kernel cache does not dominate (multi-class sets whose pairs
-fit in it) this copy is most of the difference.
+Memory: both sides point into the training data (LIBSVM's model into its svm_problem, fastsvm's
+into the training CSR) and keep one coefficient matrix; LIBSVM keeps every pair's dual vector
+until the model is built, fastsvm only a pair's nonzero coefficients. With 2 threads fastsvm
+solves the largest pair alone first and lets the others share what its cache held at most.
 
     python tools/bench_smo.py --out bench_out/smo.md
     python tools/bench_smo.py --quick --datasets a9a,letter.scale,abalone_scale

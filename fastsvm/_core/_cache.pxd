@@ -23,7 +23,9 @@ cdef class KernelCache:
     cdef signed char* sign            # position -> +1 / -1, or NULL (all +1)
     cdef double* dense                # the row being expanded, scattered
     cdef double* scratch              # PIECE values per thread: a piece of a column before float32
-    cdef double* xd                   # position -> its row, dense (n x n_cols), or NULL (sparse rows)
+    cdef const double** xd            # position -> its row, dense (n_cols values), or NULL (sparse rows)
+    cdef double* xd_copies            # the dense copies of rows not stored whole in X
+    cdef readonly int n_dense_copies
     # LRU storage: a circular doubly linked list over positions, sentinel n, oldest first
     cdef float** data
     cdef int* length

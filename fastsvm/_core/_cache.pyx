@@ -71,6 +71,7 @@ cdef class KernelCache:
         cdef int[::1] ser
         cdef const int[::1] start
         cdef const signed char[::1] sg
+        cdef double* copy
         if cache_bytes <= 0:
             raise FastSVMError("kernel cache size must be positive")
         if rows is None:
@@ -105,16 +106,27 @@ cdef class KernelCache:
 
         self.rows = <int*>malloc(max(n, 1) * sizeof(int))
         self.dense = <double*>calloc(dense_len, sizeof(double))
-        # rows with few, mostly nonzero features are kept dense (no bigger than their CSR values
-        # and indices): a kernel value is then one vectorized dot product
+        # rows with few, mostly nonzero features are read dense (a kernel value is then one
+        # vectorized dot product): a row stored whole in X (all n_cols values, in order) in
+        # place, the others from a dense copy -- no bigger than their CSR values and indices
         self.xd = NULL
+        self.xd_copies = NULL
+        self.n_dense_copies = 0
         if (self.kp.kind != PRECOMPUTED and n > 0 and n_cols > 0
                 and <double>n * n_cols * sizeof(double) <= <double>nnz * (sizeof(double) + sizeof(int))):
-            self.xd = <double*>calloc(<Py_ssize_t>n * n_cols, sizeof(double))
-            if self.xd == NULL:
+            self.n_dense_copies = np.count_nonzero(np.diff(X.indptr)[rows] != n_cols)
+            self.xd = <const double**>malloc(n * sizeof(double*))
+            self.xd_copies = <double*>calloc(max(<Py_ssize_t>self.n_dense_copies * n_cols, 1), sizeof(double))
+            if self.xd == NULL or self.xd_copies == NULL:
                 raise MemoryError("cannot allocate the kernel cache")
+            copy = self.xd_copies
             for i in range(n):
-                scatter_row(self.X, start[i], self.xd + <Py_ssize_t>i * n_cols)
+                if indptr[start[i] + 1] - indptr[start[i]] == n_cols:
+                    self.xd[i] = &data[indptr[start[i]]]
+                else:
+                    scatter_row(self.X, start[i], copy)
+                    self.xd[i] = copy
+                    copy += n_cols
         self.scratch = <double*>malloc(self.n_threads * PIECE * sizeof(double))
         self.data = <float**>calloc(max(n, 1), sizeof(float*))
         self.length = <int*>calloc(max(n, 1), sizeof(int))
@@ -165,6 +177,7 @@ cdef class KernelCache:
         free(self.dense)
         free(self.scratch)
         free(self.xd)
+        free(self.xd_copies)
 
     # ---- LRU list ----
 
@@ -218,7 +231,7 @@ cdef class KernelCache:
         column's row, dense over the columns."""
         cdef int t, p = self.X.n_cols
         cdef double v
-        cdef const double* xd = self.xd
+        cdef const double** xd = self.xd
         cdef const double* sqnorm = self.sqnorm
         if self.serial != NULL:
             for t in range(lo, hi):
@@ -226,7 +239,7 @@ cdef class KernelCache:
         else:
             if xd != NULL:
                 for t in range(lo, hi):
-                    scratch[t - lo] = dot4(x, xd + <Py_ssize_t>t * p, p)
+                    scratch[t - lo] = dot4(x, xd[t], p)
             else:
                 for t in range(lo, hi):
                     scratch[t - lo] = row_dot(self.X, self.rows[t], x)
@@ -252,7 +265,7 @@ cdef class KernelCache:
         cdef double cost, started = 0.0
         cdef bint probe, threads = self.use_threads(stop - start)
         if self.xd != NULL:
-            x = self.xd + <Py_ssize_t>i * self.X.n_cols
+            x = self.xd[i]
         else:
             scatter_row(self.X, self.rows[i], self.dense)
         if stop - start >= self.parallel_min:
@@ -311,6 +324,7 @@ cdef class KernelCache:
         cdef float f
         cdef signed char s
         cdef float* d
+        cdef const double* row
         if i == j:
             return
         if self.length[i] > 0:
@@ -326,10 +340,7 @@ cdef class KernelCache:
         h = self.rows[i]; self.rows[i] = self.rows[j]; self.rows[j] = h
         q = self.sqnorm[i]; self.sqnorm[i] = self.sqnorm[j]; self.sqnorm[j] = q
         if self.xd != NULL:
-            for h in range(self.X.n_cols):
-                q = self.xd[<Py_ssize_t>i * self.X.n_cols + h]
-                self.xd[<Py_ssize_t>i * self.X.n_cols + h] = self.xd[<Py_ssize_t>j * self.X.n_cols + h]
-                self.xd[<Py_ssize_t>j * self.X.n_cols + h] = q
+            row = self.xd[i]; self.xd[i] = self.xd[j]; self.xd[j] = row
         if self.serial != NULL:
             h = self.serial[i]; self.serial[i] = self.serial[j]; self.serial[j] = h
         if self.sign != NULL:
