@@ -14,7 +14,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport csr_view, row_dot, row_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, dot4, exp_neg_block, kernel_params,
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, dot_rows, exp_neg_block, kernel_params,
                        kernel_from_dot, scatter_row, unscatter_row)
 from ..errors import FastSVMError
 
@@ -238,8 +238,7 @@ cdef class KernelCache:
                 scratch[t - lo] = x[self.serial[t]]   # x is a row of kernel values
         else:
             if xd != NULL:
-                for t in range(lo, hi):
-                    scratch[t - lo] = dot4(x, xd[t], p)
+                dot_rows(x, xd + lo, hi - lo, p, scratch)
             else:
                 for t in range(lo, hi):
                     scratch[t - lo] = row_dot(self.X, self.rows[t], x)

@@ -40,6 +40,8 @@ cdef extern from "_vectorized.h":
     void exp_neg_block "fastsvm_exp_neg_block"(double* v, int n) noexcept nogil
     # a . b in a fixed order (the same bits for any thread count); y += a x
     double dot4 "fastsvm_dot4"(const double* a, const double* b, int n) noexcept nogil
+    void dot_rows "fastsvm_dot_rows"(const double* x, const double** rows, int count, int n,
+                                     double* out) noexcept nogil
     void axpy "fastsvm_axpy"(double a, const double* x, double* y, int n) noexcept nogil
 
 cdef double exp_neg(double t) noexcept nogil   # exp_neg_inline, kept exported for built modules
