@@ -273,6 +273,25 @@ def test_cache_pieces_twin():
         move_to_front(cache, np.array([1, 1], np.int32))
 
 
+def test_working_set_products_cache_a_column_from_its_second_use():
+    # Q_UU v: columns never used before go through the inverted-index product (most are needed
+    # once), those used again (the free set's, Newton step after Newton step) into the cache
+    X, y = small_data(n=300, p=9), np.where(np.arange(300) % 2, 1.0, -1.0)
+    kernel = Kernel("rbf", gamma=0.3)
+    dual = ssnal_kernel.kernel_dual(subproblem(X, y, kernel))
+    cache = KernelCache(X, "rbf", 0.3, cache_bytes=1 << 22)
+    products = KernelProducts(X, "rbf", 0.3)
+    rows = np.arange(0, 300, 2)                     # U: 150 rows
+    ws = ssnal_kernel._WorkingSet(dual, cache, products, rows, np.zeros(dual.m), np.zeros(1, np.int32))
+    v = np.zeros(ws.L)
+    v[:100] = np.linspace(-1.0, 1.0, 100)          # 100 >= PRODUCTS_MIN_COLUMNS columns
+    Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
+    for use in range(3):
+        np.testing.assert_allclose(ws.qmul(v), Q @ v, rtol=1e-6, atol=1e-6)
+        held = cached(cache, np.arange(100, dtype=np.int32), ws.L)
+        assert held.all() == (use >= 1) and held.any() == (use >= 1)
+
+
 @pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
 @pytest.mark.parametrize("system", ["dense", "cg"])
 def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, system, monkeypatch):

@@ -61,25 +61,7 @@ static inline void fastsvm_axpy(double a, const double *restrict x, double *rest
         y[i] += a * x[i];
 }
 
-/* sum_i a[i] b[i] in four interleaved partial sums (a fixed order: the same bits everywhere),
-   held in one vector where the compiler has vector types (no fused multiply-add: the baseline
-   x86-64 and the AVX2 clone below have none) */
-#if defined(__GNUC__)
-typedef double fastsvm_v4d __attribute__((vector_size(32)));
-static inline double fastsvm_dot4(const double *a, const double *b, int n) {
-    fastsvm_v4d s = {0.0, 0.0, 0.0, 0.0}, va, vb;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        memcpy(&va, a + i, sizeof va);
-        memcpy(&vb, b + i, sizeof vb);
-        s += va * vb;
-    }
-    double s0 = s[0];
-    for (; i < n; i++)
-        s0 += a[i] * b[i];
-    return (s0 + s[1]) + (s[2] + s[3]);
-}
-#else
+/* sum_i a[i] b[i] in four interleaved partial sums (a fixed order: the same bits everywhere) */
 static inline double fastsvm_dot4(const double *a, const double *b, int n) {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     int i = 0;
@@ -93,16 +75,35 @@ static inline double fastsvm_dot4(const double *a, const double *b, int n) {
         s0 += a[i] * b[i];
     return (s0 + s1) + (s2 + s3);
 }
-#endif
 
-/* out[t] = x . rows[t] (n values each) for t < count: one call per block of a kernel column,
-   with an AVX2 clone where the CPU has it */
+/* out[t] = x . rows[t] (n values each) for t < count, each as fastsvm_dot4 sums it (the same
+   bits: the four partial sums held in one vector, no fused multiply-add, which neither the
+   baseline x86-64 nor the AVX2 clone has): one call per block of a kernel column, with an AVX2
+   clone where the CPU has it */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+typedef double fastsvm_v4d __attribute__((vector_size(32)));
 __attribute__((target_clones("avx2", "default")))
-#endif
+static inline void fastsvm_dot_rows(const double *x, const double *const *rows, int count, int n, double *out) {
+    for (int t = 0; t < count; t++) {
+        const double *b = rows[t];
+        fastsvm_v4d s = {0.0, 0.0, 0.0, 0.0}, va, vb;
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            memcpy(&va, x + i, sizeof va);
+            memcpy(&vb, b + i, sizeof vb);
+            s += va * vb;
+        }
+        double s0 = s[0];
+        for (; i < n; i++)
+            s0 += x[i] * b[i];
+        out[t] = (s0 + s[1]) + (s[2] + s[3]);
+    }
+}
+#else
 static inline void fastsvm_dot_rows(const double *x, const double *const *rows, int count, int n, double *out) {
     for (int t = 0; t < count; t++)
         out[t] = fastsvm_dot4(x, rows[t], n);
 }
+#endif
 
 #endif

@@ -212,6 +212,7 @@ class _WorkingSet:
         self.upper = dual.K.upper[self.vars]
         x_u = x[self.vars]
         self.K = KnapsackSet(self.a, _dot(self.a, x_u), np.zeros_like(self.upper), self.upper)
+        self.seen = np.zeros(L, dtype=bool)              # positions whose column a product used
 
     def qmul(self, v, idx=None):
         """(Q_UU v) for a vector v over the sub variables, nonzero only on idx (None: anywhere)."""
@@ -222,13 +223,15 @@ class _WorkingSet:
         beta = np.bincount(self.pos[idx], weights=self.a[idx] * v[idx], minlength=self.L)
         nz = np.flatnonzero(beta).astype(np.int32)
         out = np.zeros(self.L)
-        have = cached(self.cache, nz, self.L)
-        if nz.shape[0] - np.count_nonzero(have) >= PRODUCTS_MIN_COLUMNS:
-            # many new columns, most needed once (coordinates switching bounds): computed on the
-            # fly by the faster inverted-index product, and kept out of the cache
-            far = nz[~have]
+        first = ~(cached(self.cache, nz, self.L) | self.seen[nz])
+        if np.count_nonzero(first) >= PRODUCTS_MIN_COLUMNS:
+            # many columns never used before, most needed once (coordinates switching bounds):
+            # computed on the fly by the faster inverted-index product, kept out of the cache
+            # until used again (the free set's columns are, at every Newton step)
+            far = nz[first]
             self.products.matvec(self.rows_i32, self.rows_i32[far], beta[far], out)
-            nz = nz[have]
+            self.seen[far] = True
+            nz = nz[~first]
         cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
         return self.a * out[self.pos]
 
