@@ -109,6 +109,8 @@ cdef class SMO:
     cdef float* buf0
     cdef float* buf1
     cdef int next_buf
+    cdef int buf_var[2]                  # the variable whose column buf0 / buf1 holds, or -1
+    cdef int buf_len[2]                  # ... on positions [0, buf_len)
     cdef const int* stop
     cdef object _stop
 
@@ -174,6 +176,7 @@ cdef class SMO:
             if not isfinite(self.QD[i]):
                 raise FastSVMError("kernel values are not finite (features or gamma far too large?)")
         self.active_size = l
+        self.buf_var[0] = self.buf_var[1] = -1
         self.parallel_scan_min = PARALLEL_SCAN_MIN
         self.counter = min(l, 1000) + 1
         self.n_iter = 0
@@ -223,15 +226,22 @@ cdef class SMO:
         """Column i of Q on positions [0, length)."""
         cdef float* col
         cdef float* buf
-        cdef int t, parts
+        cdef int t, parts, b
         cdef signed char s
         if self.n_data == 0:
             return self.cache.column(i, length)
+        # two buffers: a step holds the columns of both of its variables at once; the column of
+        # the variable a selection gathered is the step's first, and is not gathered again
+        for b in range(2):
+            if self.buf_var[b] == i and self.buf_len[b] >= length:
+                self.next_buf = 1 - b
+                return self.buf0 if b == 0 else self.buf1
         col = self.cache.column(self.index[i], self.n_data)
         if col == NULL:
             return NULL
-        # two buffers: a step holds the columns of both of its variables at once
         buf = self.buf0 if self.next_buf == 0 else self.buf1
+        self.buf_var[self.next_buf] = i
+        self.buf_len[self.next_buf] = length
         self.next_buf = 1 - self.next_buf
         s = self.qsign[i]
         parts = self.n_parts(length)
@@ -257,6 +267,7 @@ cdef class SMO:
         if self.n_data > 0:
             swap_i(self.index, i, j)
             swap_c(self.qsign, i, j)
+            self.buf_var[0] = self.buf_var[1] = -1     # positions moved: gathered columns too
         else:
             self.cache.swap(i, j)
 
