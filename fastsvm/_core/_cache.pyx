@@ -435,10 +435,6 @@ cdef class KernelCache:
         return self.xd != NULL
 
     @property
-    def free_bytes(self):
-        return int(self.free_floats) * sizeof(float)
-
-    @property
     def peak_bytes(self):
         """The most this cache has held at once, counted as its budget is (bookkeeping
         included): the budget with which it would have dropped no column."""
