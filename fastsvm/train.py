@@ -22,6 +22,10 @@ from .probability import (density_marks, platt_parameters, probability_generator
                           svr_probability)
 from .solvers import Kernel, Subproblem, get_solver
 
+# the largest pair's cache peak, as a fraction of its whole kernel matrix, above which the other
+# pairs are solved one at a time (with every thread) rather than side by side
+MOST_OF_ITS_MATRIX = 0.5
+
 
 @dataclass
 class Classes:
@@ -150,7 +154,10 @@ class _Trainer:
         alone, with every thread, and the others side by side then share what its kernel cache
         held at most (its solution's ``info["cache_peak_bytes"]``; else the -m budget or, when
         smaller, the whole kernel matrix of the largest), so that solving pairs side by side
-        holds no more kernel columns than solving them one at a time.
+        holds no more kernel columns than solving them one at a time. When the largest held more
+        than half of its whole kernel matrix, the others are solved one at a time too, each with
+        every thread: pairs that need most of their columns would each get a fraction of them
+        side by side, and every running pair adds its own working state to the caches.
         ``calibrations[k](problem)``, the probability fit of problem k, runs in the same task
         after the solve; (solutions, calibration results or None) are returned. ``keep(k,
         solution)``, when given, is what the task returns of its solution (the rest is freed as
@@ -176,22 +183,25 @@ class _Trainer:
                 solution = keep(k, solution)
             return solution, calibrated, lines, held
 
-        def run(order, budget):
-            running = max(1, min(n_jobs, len(order)))
+        def run(order, budget, side_by_side):
+            running = max(1, min(n_jobs if side_by_side else 1, len(order)))
             inner = max(1, n_jobs // running)
             return run_tasks([(lambda k=k: task(k, budget / running, inner)) for k in order],
-                             n_jobs, self.stop)
+                             running, self.stop)
 
         results = [None] * len(problems)
         order = list(range(len(problems)))
         budget = self.params.cache_size
+        side_by_side = True
         if sizes and n_jobs > 1 and len(problems) > 1:
             first = int(np.argmax(sizes))
             order.remove(first)
-            results[first], = run([first], budget)
+            results[first], = run([first], budget, False)
             held = results[first][3]
-            budget = min(budget, (bytes_to_hold_all(max(sizes)) if held is None else held) / 2**20)
-        for k, result in zip(order, run(order, budget)):
+            whole = bytes_to_hold_all(max(sizes))
+            budget = min(budget, (whole if held is None else held) / 2**20)
+            side_by_side = held is None or held <= MOST_OF_ITS_MATRIX * whole
+        for k, result in zip(order, run(order, budget, side_by_side)):
             results[k] = result
         release_free_memory()   # the caches' pages (kept for reuse while the tasks ran)
         for (solution, _, lines, _), name in zip(results, names):

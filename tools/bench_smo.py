@@ -34,7 +34,8 @@ QUICK_TEST rows) with one run each, to check the script in seconds: its pairs ar
 Memory: both sides point into the training data (LIBSVM's model into its svm_problem, fastsvm's
 into the training CSR) and keep one coefficient matrix; LIBSVM keeps every pair's dual vector
 until the model is built, fastsvm only a pair's nonzero coefficients. With 2 threads fastsvm
-solves the largest pair alone first and lets the others share what its cache held at most.
+solves the largest pair alone first and lets the others share what its cache held at most (or
+solves them one at a time, with both threads, when it held most of its kernel matrix: pendigits).
 
     python tools/bench_smo.py --out bench_out/smo.md
     python tools/bench_smo.py --quick --datasets a9a,letter.scale,abalone_scale
