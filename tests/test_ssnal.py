@@ -359,6 +359,17 @@ def test_every_newton_system_reaches_the_same_optimum(system, name, formulation)
     assert sol.rho == pytest.approx(ref.rho, abs=1e-6)
 
 
+def test_dense_rows_take_blas_newton_systems_not_cg():
+    # the random-Fourier-feature warm start's problem: dense rows, p = 256, free sets of
+    # thousands. Their Gram matrix by one core's BLAS costs milliseconds, CG dozens of passes
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 256))
+    y = np.where(X[:, 0] + rng.normal(size=3000) > 0, 1.0, -1.0)
+    sol = solve(subproblem(to_csr(X), y, C=1.0, tol=1e-6))
+    assert sol.kkt <= 1e-6
+    assert sol.info["systems"]["cg"] == 0 and sol.info["systems"]["dense"] > 0
+
+
 @pytest.mark.parametrize("line_search", ["armijo", "exact"])
 def test_line_searches_and_threads_agree(line_search):
     X, labels = load("mushrooms")

@@ -63,7 +63,9 @@ SIGMA_MIN, SIGMA_MAX = 1e-6, 1e10
 DENSE_P_MAX = 2000         # largest p for which the p x p Newton system may be formed (LAPACK
                            # cannot be interrupted: ~0.3 s at most)
 SMW_J_MAX = 2000           # largest free set for which the |J| x |J| system may be formed
-BLAS_SPEEDUP = 8.0         # dense BLAS-3 flops per sparse scalar flop (cost model of the systems)
+BLAS_SPEEDUP = 8.0         # Cholesky flops per sparse scalar flop (cost model of the systems)
+DENSE_ROWS_SPEEDUP = 50.0  # products of rows copied dense (_blas), per sparse flop: one core's dgemm
+                           # runs ~100 Gflop/s, the sparse loops ~1-2 (random Fourier features)
 CG_ITER_GUESS = 25
 CG_MAX_ITER = 500
 CG_RTOL = 0.3              # loosest relative residual of the CG Newton directions
@@ -72,7 +74,7 @@ CG_INEXACT_PASSES = 3.0    # the extra Newton steps an inexact CG direction cost
                            # systems are all dense instead of mostly CG; a step is one pass for
                            # Z d plus line-search projections and updates worth a few more)
 OWN_CHOLESKY_MAX = 600     # Newton systems up to this order are factored without LAPACK
-BLAS_MIN_FLOPS = 2e8       # below this BLAS threads cost more (spinning on a busy machine) than they save
+BLAS_MIN_FLOPS = 1e6       # below this a dense copy of the rows and a BLAS call cost more than they save
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
 EARLY_GRAD = 100.0         # inner iterates with |grad psi| <= this x its tolerance may be tested for eta,
 EARLY_ETA_PREV = 10.0      # when the last outer iteration's eta was <= this x tol (the estimate costs
@@ -224,13 +226,13 @@ class _Newton:
         nnz_j, nnz2_j = self.nnz_J
         costs = {"cg": self.cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k) + CG_INEXACT_PASSES * self.qp.nnz}
         if p <= DENSE_P_MAX:
-            gram = min(nnz2_j, 2.0 * k * p * p / BLAS_SPEEDUP)
+            gram = min(nnz2_j, self._blas_cost(J, 2.0 * k * p * p))
             if self.gram is not None:  # the kept Gram matrix updated over the rows that changed
                 self.changes = sorted_changes(J, self.gram[0])
                 gram = min(gram, Z.rows_nnz(self.changes[0])[1])
             costs["dense"] = gram + p ** 3 / (3.0 * BLAS_SPEEDUP) + p * p
         if k <= SMW_J_MAX:
-            kern = min(0.5 * k * nnz_j, k * k * p / BLAS_SPEEDUP)
+            kern = min(0.5 * k * nnz_j, self._blas_cost(J, k * k * p))
             costs["smw"] = kern + k ** 3 / (3.0 * BLAS_SPEEDUP) + 2.0 * nnz_j + k * k
         return min(costs, key=costs.get)
 
@@ -251,7 +253,7 @@ class _Newton:
         left J when that is cheaper than forming them anew (the free set changes little from
         one Newton step to the next)."""
         Z = self.qp.Z
-        fresh = min(self.nnz_J[1], 2.0 * J.shape[0] * Z.p * Z.p / BLAS_SPEEDUP)
+        fresh = min(self.nnz_J[1], self._blas_cost(J, 2.0 * J.shape[0] * Z.p * Z.p))
         if self.gram is not None:
             rows, weights = self.changes if self.changes is not None else sorted_changes(J, self.gram[0])
             nnz_rows, nnz2_rows = Z.rows_nnz(rows)
@@ -263,7 +265,7 @@ class _Newton:
                 self.gram = (J.copy(), G, s)
                 return G, s
         self.counters.passes += self.nnz_J[0] / self.counters.nnz
-        if self._blas(J, J.shape[0] * Z.p * Z.p):
+        if self._blas(J, 2.0 * J.shape[0] * Z.p * Z.p):
             B = Z.rows_dense(J)
             G, s = B.T @ B, B.T @ a_J
         else:
@@ -332,9 +334,16 @@ class _Newton:
         self.counters.passes += (2 * iters + 1) * self.nnz_J[0] / self.counters.nnz
         return d
 
+    def _blas_cost(self, J, flops):
+        """The cost model's price of a product of `flops` over Z_J by BLAS-3 (its rows copied
+        dense), when _blas says it is taken; else infinite (the sparse loops do it)."""
+        if self._blas(J, flops):
+            return J.shape[0] * self.qp.Z.p + flops / DENSE_ROWS_SPEEDUP
+        return math.inf
+
     def _blas(self, J, flops):
         """True when a dense copy of Z_J and BLAS-3 beat the sparse loops: rows at least a
-        quarter full and enough work to pay for BLAS's threads and the copy (<= 400 MB)."""
+        quarter full and enough work to pay for the copy (<= 400 MB) and the call."""
         Z = self.qp.Z
         k = J.shape[0]
         return (flops >= BLAS_MIN_FLOPS and k * Z.p <= 50_000_000
