@@ -223,10 +223,10 @@ class _Newton:
         if self.choice != "auto":  # a preference: a system too large to form falls back to CG
             fits = {"dense": p <= DENSE_P_MAX, "smw": k <= SMW_J_MAX, "cg": True}[self.choice]
             return self.choice if fits else "cg"
-        nnz_j, nnz2_j = self.nnz_J
+        nnz_j = self.nnz_J[0]
         costs = {"cg": self.cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k) + CG_INEXACT_PASSES * self.qp.nnz}
         if p <= DENSE_P_MAX:
-            gram = min(nnz2_j, self._blas_cost(J, 2.0 * k * p * p))
+            gram = self._fresh_gram_cost(J)
             if self.gram is not None:  # the kept Gram matrix updated over the rows that changed
                 self.changes = sorted_changes(J, self.gram[0])
                 gram = min(gram, Z.rows_nnz(self.changes[0])[1])
@@ -253,7 +253,7 @@ class _Newton:
         left J when that is cheaper than forming them anew (the free set changes little from
         one Newton step to the next)."""
         Z = self.qp.Z
-        fresh = min(self.nnz_J[1], self._blas_cost(J, 2.0 * J.shape[0] * Z.p * Z.p))
+        fresh = self._fresh_gram_cost(J)
         if self.gram is not None:
             rows, weights = self.changes if self.changes is not None else sorted_changes(J, self.gram[0])
             nnz_rows, nnz2_rows = Z.rows_nnz(rows)
@@ -333,6 +333,10 @@ class _Newton:
         self.counters.cg += iters
         self.counters.passes += (2 * iters + 1) * self.nnz_J[0] / self.counters.nnz
         return d
+
+    def _fresh_gram_cost(self, J):
+        """The cost model's price of forming Z_J^T Z_J anew: sparse outer products or BLAS."""
+        return min(self.nnz_J[1], self._blas_cost(J, 2.0 * J.shape[0] * self.qp.Z.p ** 2))
 
     def _blas_cost(self, J, flops):
         """The cost model's price of a product of `flops` over Z_J by BLAS-3 (its rows copied
