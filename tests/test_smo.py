@@ -463,13 +463,16 @@ def twin_step(G, alpha, C, y, Q, i, j):
     return alpha + t * d
 
 
-@pytest.mark.parametrize("formulation", ["c_svc", "nu_svc", "nu_svr", "epsilon_svr"])
-def test_selection_and_step_match_numpy_twin(formulation, heart, housing):
+@pytest.mark.parametrize("formulation, repeated", [("c_svc", False), ("nu_svc", False), ("nu_svr", False),
+                                                   ("epsilon_svr", False), ("c_svc", True), ("epsilon_svr", True)])
+def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housing):
     X, y = heart if formulation in CLASSIFICATION else housing
     X, y = X[:80], y[:80]
+    upper = np.random.default_rng(1).uniform(0.5, 2.0, 80)
+    if repeated:  # 13 rows repeated: exact ties in every scan, across the vectorized scans' lanes
+        X, y, upper = (sp.vstack([X[:13]] * 6).tocsr(), np.tile(y[:13], 6), np.tile(upper[:13], 6))
     n = X.shape[0]
     kernel = _kernel_of("rbf", X.shape[1])
-    upper = np.random.default_rng(1).uniform(0.5, 2.0, n)
     p, signs, alpha, C, nu, regression = smo.dual_problem(formulation, y, upper, 0.4, 0.1)
     K = kernel_matrix(X, X, "rbf", kernel.gamma)
     if regression:

@@ -37,6 +37,16 @@ cdef extern from *:
     """
     int read_flag "fastsvm_smo_read_flag"(const int* flag) noexcept nogil
 
+cdef extern from "_select.h":
+    # the scans of one equality constraint (not nu), vectorized; the same choices as scan_up /
+    # scan_low make
+    int select_i "fastsvm_select_i"(const double* G, const signed char* y, const signed char* st,
+                                    int lo, int hi, double* value) noexcept nogil
+    int select_j "fastsvm_select_j"(const double* G, const signed char* y, const signed char* st,
+                                    const double* QD, const float* Q_a, int lo, int hi, double ga,
+                                    double qd_a, double two_ya, double tau, double* gmax,
+                                    double* obj_min) noexcept nogil
+
 
 cpdef enum Status:
     CONVERGED = 0     # maximal violation < eps on the whole problem
@@ -382,6 +392,9 @@ cdef class SMO:
         cdef const signed char* st = self.status
         r.gp = r.gn = -INFINITY
         r.ip = r.in_ = -1
+        if not self.nu:  # one violator over both signs: kept as the +1 side's
+            r.ip = select_i(G, y, st, lo, hi, &r.gp)
+            return
         for t in range(lo, hi):
             if y[t] == 1:
                 if st[t] != AT_UPPER and -G[t] >= r.gp:
@@ -403,6 +416,12 @@ cdef class SMO:
         r.gp2 = r.gn2 = -INFINITY
         r.obj_min = INFINITY
         r.best_j = -1
+        if not self.nu:  # a = b: one partner search over both signs, one max of y_t G_t
+            if a < 0:    # I_up empty: nothing violates
+                return
+            r.best_j = select_j(G, y, st, QD, Q_a, lo, hi, ga, QD[a], 2.0 * y[a], TAU, &r.gp2, &r.obj_min)
+            r.gn2 = r.gp2
+            return
         for j in range(lo, hi):
             if y[j] == 1:
                 if st[j] != AT_LOWER:
