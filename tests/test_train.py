@@ -73,6 +73,20 @@ def test_one_vs_one_layout_is_libsvms(fake_solver):
             k += 1
 
 
+def test_heap_pages_are_given_back_after_several_problems_only(fake_solver, monkeypatch):
+    # one-vs-one results stay alive amid the freed caches: trimmed; a single problem's pages are
+    # left for the next fit (trimmed, they would all fault in again)
+    trims = []
+    monkeypatch.setattr(train_module, "release_free_memory", lambda: trims.append(1))
+    fake_solver(_fake_ovo, "ovo")
+    ids = np.arange(1, 13, dtype=float)
+    X = sp.csr_matrix(np.column_stack([ids, np.ones_like(ids)]))
+    fit_model(X, np.array([5, 7] * 6), Params(solver="fake", kernel_type="linear"))
+    assert trims == []
+    fit_model(X, np.array([5, 7, 9] * 4), Params(solver="fake", kernel_type="linear"))
+    assert trims == [1]
+
+
 def test_one_vs_rest_weights_decide_by_argmax(fake_solver):
     fake_solver(_fake_ovr, "ovr")
     rng = np.random.default_rng(0)
