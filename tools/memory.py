@@ -19,7 +19,7 @@ def reset_peak():
 
     Free heap pages are first given back to the system: pages an earlier run (a warm-up) freed
     but left resident would otherwise serve the measured run without counting, for one side
-    more than the other (fastsvm trims after training, LIBSVM does not)."""
+    more than the other (fastsvm trims after several subproblems, LIBSVM never)."""
     release_free_memory()
     with open("/proc/self/clear_refs", "w") as f:   # "5" resets VmHWM (Linux >= 4.0)
         f.write("5")
