@@ -530,24 +530,30 @@ def test_cache_columns_equal_numpy(kind, heart):
 
 @pytest.mark.parametrize("kind", ["linear", "polynomial", "rbf", "sigmoid"])
 def test_cache_columns_of_sparse_and_dense_held_rows_equal_numpy(kind, heart):
-    # heart's rows are mostly nonzero: held dense, read in place where stored whole (143 of
-    # 270), else copied; the same rows with 60 empty columns: sparse
+    # heart's rows are mostly nonzero, 143 of 270 stored whole: held dense row-major; its first
+    # 6 features: narrow, feature-major; with an empty 14th column no row is stored whole:
+    # feature-major, as the copies take no more memory; with 60 empty columns: sparse
     X, _ = heart
     whole = np.diff(X.indptr) == X.shape[1]
     assert 0 < whole.sum() < X.shape[0]
-    wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 60))], format="csr")
-    kernel = _kernel_of(kind, X.shape[1])
-    K = kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, kernel.coef0).astype(np.float32)
-    for data, dense in ((X, True), (wide, False)):
+    n = X.shape[0]
+    variants = [(X, "row-major"), (X[:, :6], "feature-major"),
+                (sp.hstack([X, sp.csr_matrix((n, 1))], format="csr"), "feature-major"),
+                (sp.hstack([X, sp.csr_matrix((n, 60))], format="csr"), "sparse")]
+    for data, layout in variants:
+        data = sp.csr_matrix(data)
+        kernel = _kernel_of(kind, X.shape[1])
+        K = kernel_matrix(data, data, kind, kernel.gamma, kernel.degree, kernel.coef0).astype(np.float32)
         cache = KernelCache(data, kind, kernel.gamma, kernel.degree, kernel.coef0, 1 << 22)
-        assert cache.dense_rows == dense
-        assert cache.n_dense_copies == (np.count_nonzero(~whole) if dense else 0)
+        assert (cache.dense_rows, cache.feature_major) == (layout != "sparse", layout == "feature-major")
         for i in (0, 7, 269):
             np.testing.assert_array_equal(cache.get_column(i), K[:, i])
-        cache.swap_positions(3, 200)
-        perm = np.arange(X.shape[0])
-        perm[[3, 200]] = [200, 3]
-        np.testing.assert_array_equal(cache.get_column(3), K[perm, 200])
+        perm = np.arange(n)
+        for i, j in [(3, 200), (0, 269), (5, 3)]:
+            cache.swap_positions(i, j)
+            perm[[i, j]] = perm[[j, i]]
+        for i in (3, 0, 5, 7):
+            np.testing.assert_array_equal(cache.get_column(i), K[perm][:, perm[i]])
 
 
 @pytest.mark.parametrize("kind", KERNELS)

@@ -72,7 +72,8 @@ def test_a_pair_holds_its_data_only_while_it_is_solved(monkeypatch, four_classes
     original = smo.solve
 
     def counting(sub):
-        with lock:  # subproblems alive now: the running pairs' only
+        with lock:  # subproblems alive now (earlier tests' garbage collected): the running pairs' only
+            gc.collect()
             alive.append(sum(isinstance(o, Subproblem) for o in gc.get_objects()))
         return original(sub)
 

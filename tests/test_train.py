@@ -1,5 +1,7 @@
 """fastsvm.train: class grouping, one-vs-one / one-vs-rest splitting and LIBSVM's model layout,
 checked with stand-in solvers whose answers are known, so the layout is tested on its own."""
+import threading
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -37,9 +39,10 @@ def _fake_ovr(problem):
 
 @pytest.fixture
 def fake_solver(monkeypatch):
-    def install(solve, multiclass):
+    def install(solve, multiclass, stops_on_signals=False):
         spec = SolverSpec(name="fake", solve=solve, formulations=("c_svc",), kernels=("linear",),
-                          multiclass=multiclass, default_kernel="linear", default_tol=1e-3)
+                          multiclass=multiclass, default_kernel="linear", default_tol=1e-3,
+                          stops_on_signals=stops_on_signals)
         monkeypatch.setattr(train_module, "get_solver", lambda name: spec)
     return install
 
@@ -85,6 +88,27 @@ def test_heap_pages_are_given_back_after_several_problems_only(fake_solver, monk
     assert trims == []
     fit_model(X, np.array([5, 7, 9] * 4), Params(solver="fake", kernel_type="linear"))
     assert trims == [1]
+
+
+@pytest.mark.parametrize("stops_on_signals", [False, True])
+def test_a_single_problem_runs_on_the_main_thread_when_its_solver_watches_ctrl_c(
+        fake_solver, stops_on_signals):
+    # else in a worker, so that Ctrl-C reaches the main thread, which sets Subproblem.stop
+    threads = []
+
+    def solve(problem):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return _fake_ovo(problem)
+
+    fake_solver(solve, "ovo", stops_on_signals)
+    ids = np.arange(1, 13, dtype=float)
+    X = sp.csr_matrix(np.column_stack([ids, np.ones_like(ids)]))
+    fit_model(X, np.array([5, 7] * 6), Params(solver="fake", kernel_type="linear", n_jobs=2))
+    assert threads == [stops_on_signals]
+    threads.clear()
+    fit_model(X, np.array([5, 7, 9] * 4), Params(solver="fake", kernel_type="linear", n_jobs=2))
+    # the largest pair alone first, then the others side by side in workers
+    assert threads == [stops_on_signals, False, False]
 
 
 def test_one_vs_rest_weights_decide_by_argmax(fake_solver):

@@ -23,9 +23,12 @@ cdef class KernelCache:
     cdef signed char* sign            # position -> +1 / -1, or NULL (all +1)
     cdef double* dense                # the row being expanded, scattered
     cdef double* scratch              # PIECE values per thread: a piece of a column before float32
-    cdef const double** xd            # position -> its row, dense (n_cols values), or NULL (sparse rows)
-    cdef double* xd_copies            # the dense copies of rows not stored whole in X
-    cdef readonly int n_dense_copies
+    # dense rows (else both NULL): feature-major, feature f of position t at xt[f * n + t], or
+    # row-major, xd[t] pointing into X (a row stored whole) or into xd_copies
+    cdef double* xt
+    cdef const double** xd
+    cdef double* xd_copies
+    cdef readonly int n_dense_copies  # rows not stored whole in X (copied, either way)
     # LRU storage: a circular doubly linked list over positions, sentinel n, oldest first
     cdef float** data
     cdef int* length

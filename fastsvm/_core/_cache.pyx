@@ -14,8 +14,8 @@ cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport csr_view, row_dot, row_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, dot_rows, exp_neg_block, kernel_params,
-                       kernel_from_dot, scatter_row, unscatter_row)
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, dot_cols, dot_rows, kernel_from_dot, kernel_params,
+                       rbf_block, scatter_row, store_float, unscatter_row)
 from ..errors import FastSVMError
 
 cnp.import_array()
@@ -41,6 +41,9 @@ cdef enum:
     REPROBE_MAX = 4096
     # a column is computed in pieces of this many values (RBF: one vectorized exp per piece)
     PIECE = 256
+    # dense rows with fewer features are held feature-major: a row-major dot product of so few
+    # values would be mostly the sum across its vector's lanes
+    NARROW = 8
 
 
 cdef inline double wall_seconds() noexcept nogil:
@@ -71,6 +74,7 @@ cdef class KernelCache:
         cdef int[::1] ser
         cdef const int[::1] start
         cdef const signed char[::1] sg
+        cdef int k
         cdef double* copy
         if cache_bytes <= 0:
             raise FastSVMError("kernel cache size must be positive")
@@ -106,27 +110,38 @@ cdef class KernelCache:
 
         self.rows = <int*>malloc(max(n, 1) * sizeof(int))
         self.dense = <double*>calloc(dense_len, sizeof(double))
-        # rows with few, mostly nonzero features are read dense (a kernel value is then one
-        # vectorized dot product): a row stored whole in X (all n_cols values, in order) in
-        # place, the others from a dense copy -- no bigger than their CSR values and indices
+        # rows with few, mostly nonzero features are held dense, so that a kernel value is a
+        # vectorized dot product: feature-major (feature f of position t at xt[f * n + t]; a piece
+        # of a column is then a few passes over four rows at a time) where that takes no more
+        # memory than row-major or the rows are too short for one dot product to fill vectors;
+        # else row-major, read in place where stored whole in X (all n_cols values, in order)
+        self.xt = NULL
         self.xd = NULL
         self.xd_copies = NULL
         self.n_dense_copies = 0
         if (self.kp.kind != PRECOMPUTED and n > 0 and n_cols > 0
                 and <double>n * n_cols * sizeof(double) <= <double>nnz * (sizeof(double) + sizeof(int))):
             self.n_dense_copies = np.count_nonzero(np.diff(X.indptr)[rows] != n_cols)
-            self.xd = <const double**>malloc(n * sizeof(double*))
-            self.xd_copies = <double*>calloc(max(<Py_ssize_t>self.n_dense_copies * n_cols, 1), sizeof(double))
-            if self.xd == NULL or self.xd_copies == NULL:
-                raise MemoryError("cannot allocate the kernel cache")
-            copy = self.xd_copies
-            for i in range(n):
-                if indptr[start[i] + 1] - indptr[start[i]] == n_cols:
-                    self.xd[i] = &data[indptr[start[i]]]
-                else:
-                    scatter_row(self.X, start[i], copy)
-                    self.xd[i] = copy
-                    copy += n_cols
+            if n_cols < NARROW or <Py_ssize_t>(n - self.n_dense_copies) * n_cols <= n:
+                self.xt = <double*>calloc(<Py_ssize_t>n * n_cols, sizeof(double))
+                if self.xt == NULL:
+                    raise MemoryError("cannot allocate the kernel cache")
+                for i in range(n):
+                    for k in range(indptr[start[i]], indptr[start[i] + 1]):
+                        self.xt[<Py_ssize_t>indices[k] * n + i] = data[k]
+            else:
+                self.xd = <const double**>malloc(n * sizeof(double*))
+                self.xd_copies = <double*>calloc(max(<Py_ssize_t>self.n_dense_copies * n_cols, 1), sizeof(double))
+                if self.xd == NULL or self.xd_copies == NULL:
+                    raise MemoryError("cannot allocate the kernel cache")
+                copy = self.xd_copies
+                for i in range(n):
+                    if indptr[start[i] + 1] - indptr[start[i]] == n_cols:
+                        self.xd[i] = &data[indptr[start[i]]]
+                    else:
+                        scatter_row(self.X, start[i], copy)
+                        self.xd[i] = copy
+                        copy += n_cols
         self.scratch = <double*>malloc(self.n_threads * PIECE * sizeof(double))
         self.data = <float**>calloc(max(n, 1), sizeof(float*))
         self.length = <int*>calloc(max(n, 1), sizeof(int))
@@ -176,6 +191,7 @@ cdef class KernelCache:
         free(self.sign)
         free(self.dense)
         free(self.scratch)
+        free(self.xt)
         free(self.xd)
         free(self.xd_copies)
 
@@ -229,41 +245,38 @@ cdef class KernelCache:
                          double* scratch, float* out) noexcept nogil:
         """out[t] = s_i sign_t k(x, row at t) for t in [lo, hi), at most PIECE values; x is the
         column's row, dense over the columns."""
-        cdef int t, p = self.X.n_cols
-        cdef double v
-        cdef const double** xd = self.xd
+        cdef int t
         cdef const double* sqnorm = self.sqnorm
         if self.serial != NULL:
             for t in range(lo, hi):
                 scratch[t - lo] = x[self.serial[t]]   # x is a row of kernel values
         else:
-            if xd != NULL:
-                dot_rows(x, xd + lo, hi - lo, p, scratch)
+            if self.xt != NULL:
+                dot_cols(x, self.xt + lo, self.n, self.X.n_cols, hi - lo, scratch)
+            elif self.xd != NULL:
+                dot_rows(x, self.xd + lo, hi - lo, self.X.n_cols, scratch)
             else:
                 for t in range(lo, hi):
                     scratch[t - lo] = row_dot(self.X, self.rows[t], x)
             if self.kp.kind == RBF:
-                for t in range(lo, hi):
-                    scratch[t - lo] = self.kp.gamma * (x_sqnorm + sqnorm[t] - 2.0 * scratch[t - lo])
-                exp_neg_block(scratch, hi - lo)
+                rbf_block(self.kp.gamma, x_sqnorm, sqnorm + lo, scratch, hi - lo)
             else:
                 for t in range(lo, hi):
                     scratch[t - lo] = kernel_from_dot(self.kp, scratch[t - lo], x_sqnorm, sqnorm[t])
-        for t in range(lo, hi):
-            v = scratch[t - lo]
-            if self.sign != NULL and self.sign[t] != s_i:
-                v = -v
-            out[t] = <float>v
+        store_float(scratch, self.sign + lo if self.sign != NULL else NULL, s_i, out + lo, hi - lo)
 
     cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil:
         """out[t] = sign_i sign_t k(x_row(i), x_row(t)) for t in [start, stop)."""
         cdef const double* x = self.dense
         cdef double x_sqnorm = self.sqnorm[i]
         cdef signed char s_i = self.sign[i] if self.sign != NULL else 1
-        cdef int b, lo, pieces = (stop - start + PIECE - 1) // PIECE
+        cdef int b, f, lo, pieces = (stop - start + PIECE - 1) // PIECE
         cdef double cost, started = 0.0
         cdef bint probe, threads = self.use_threads(stop - start)
-        if self.xd != NULL:
+        if self.xt != NULL:
+            for f in range(self.X.n_cols):
+                self.dense[f] = self.xt[<Py_ssize_t>f * self.n + i]
+        elif self.xd != NULL:
             x = self.xd[i]
         else:
             scatter_row(self.X, self.rows[i], self.dense)
@@ -287,7 +300,7 @@ cdef class KernelCache:
             else:
                 probe = self.cost_parallel != 0.0 and self.parallel_was_winning
                 self.cost_serial = cost if self.cost_serial == 0.0 or probe else 0.875 * self.cost_serial + 0.125 * cost
-        if self.xd == NULL:
+        if self.xt == NULL and self.xd == NULL:
             unscatter_row(self.X, self.rows[i], self.dense)
         self.n_computed += stop - start
 
@@ -323,6 +336,7 @@ cdef class KernelCache:
         cdef float f
         cdef signed char s
         cdef float* d
+        cdef double* xt_f
         cdef const double* row
         if i == j:
             return
@@ -338,6 +352,10 @@ cdef class KernelCache:
             self.append(j)
         h = self.rows[i]; self.rows[i] = self.rows[j]; self.rows[j] = h
         q = self.sqnorm[i]; self.sqnorm[i] = self.sqnorm[j]; self.sqnorm[j] = q
+        if self.xt != NULL:
+            for h in range(self.X.n_cols):
+                xt_f = self.xt + <Py_ssize_t>h * self.n
+                q = xt_f[i]; xt_f[i] = xt_f[j]; xt_f[j] = q
         if self.xd != NULL:
             row = self.xd[i]; self.xd[i] = self.xd[j]; self.xd[j] = row
         if self.serial != NULL:
@@ -432,7 +450,12 @@ cdef class KernelCache:
     @property
     def dense_rows(self):
         """True when the rows are held dense (few, mostly nonzero features)."""
-        return self.xd != NULL
+        return self.xt != NULL or self.xd != NULL
+
+    @property
+    def feature_major(self):
+        """True when the dense rows are held feature-major."""
+        return self.xt != NULL
 
     @property
     def peak_bytes(self):

@@ -40,9 +40,22 @@ cdef extern from "_vectorized.h":
     void exp_neg_block "fastsvm_exp_neg_block"(double* v, int n) noexcept nogil
     # a . b in a fixed order (the same bits for any thread count); y += a x
     double dot4 "fastsvm_dot4"(const double* a, const double* b, int n) noexcept nogil
+    void axpy "fastsvm_axpy"(double a, const double* x, double* y, int n) noexcept nogil
+    # out[t] = x . row t, rows held row-major (a pointer each) or feature-major (feature f of
+    # row t at cols[f * stride + t])
     void dot_rows "fastsvm_dot_rows"(const double* x, const double** rows, int count, int n,
                                      double* out) noexcept nogil
-    void axpy "fastsvm_axpy"(double a, const double* x, double* y, int n) noexcept nogil
+    void dot_cols "fastsvm_dot_cols"(const double* x, const double* cols, Py_ssize_t stride, int p,
+                                     int count, double* out) noexcept nogil
+    # v[t] = exp(-gamma (xsq + sq[t] - 2 v[t])); out[t] = float32 of v[t], negated where sign[t] != s
+    void rbf_block "fastsvm_rbf_block"(double gamma, double xsq, const double* sq, double* v,
+                                       int n) noexcept nogil
+    void store_float "fastsvm_store_float"(const double* v, const signed char* sign, signed char s,
+                                           float* out, int n) noexcept nogil
+    # out[t] = col[index[t]], negated where sign[t] != s
+    void gather_signed "fastsvm_gather_signed"(const float* col, const int* index,
+                                               const signed char* sign, signed char s, float* out,
+                                               int n) noexcept nogil
 
 cdef double exp_neg(double t) noexcept nogil   # exp_neg_inline, kept exported for built modules
 cdef double tanh_(double t) noexcept nogil

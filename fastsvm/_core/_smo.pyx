@@ -21,6 +21,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._cache cimport KernelCache
+from ._kernel cimport gather_signed
 from ..errors import FastSVMError
 
 cnp.import_array()
@@ -236,8 +237,7 @@ cdef class SMO:
         """Column i of Q on positions [0, length)."""
         cdef float* col
         cdef float* buf
-        cdef int t, parts, b
-        cdef signed char s
+        cdef int parts, b, chunk, lo
         if self.n_data == 0:
             return self.cache.column(i, length)
         # two buffers: a step holds the columns of both of its variables at once; the column of
@@ -253,15 +253,15 @@ cdef class SMO:
         self.buf_var[self.next_buf] = i
         self.buf_len[self.next_buf] = length
         self.next_buf = 1 - self.next_buf
-        s = self.qsign[i]
         parts = self.n_parts(length)
-        # a product with +-1 instead of a branch: the signs of the 2n variables alternate freely
         if parts == 1:
-            for t in range(length):
-                buf[t] = <float>(s * self.qsign[t]) * col[self.index[t]]
+            gather_signed(col, self.index, self.qsign, self.qsign[i], buf, length)
         else:
-            for t in prange(length, num_threads=parts, schedule="static"):
-                buf[t] = <float>(s * self.qsign[t]) * col[self.index[t]]
+            chunk = (length + parts - 1) // parts
+            for b in prange(parts, num_threads=parts, schedule="static"):
+                lo = b * chunk
+                gather_signed(col, self.index + lo, self.qsign + lo, self.qsign[i], buf + lo,
+                              min(chunk, length - lo))
         return buf
 
     cdef void swap_index(self, int i, int j) noexcept nogil:

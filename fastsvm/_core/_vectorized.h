@@ -1,9 +1,10 @@
 /* Loops written so that the compiler vectorizes them, shared by the Cython modules through
  * _kernel.pxd: the RBF kernel's exponentials over a block of values (libm's exp is one call per
- * value and does not vectorize), dense dot products and axpy. */
+ * value and does not vectorize), dense dot products, axpy, float32 stores and gathers. */
 #ifndef FASTSVM_VECTORIZED_H
 #define FASTSVM_VECTORIZED_H
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 
 /* v[i] = exp(-max(v[i], 0)) for RBF kernel values, written so that the compiler vectorizes
@@ -52,6 +53,46 @@ static inline void fastsvm_exp_neg_block(double *v, int n) {
         double scale;
         memcpy(&scale, &scale_bits, sizeof scale);
         v[i] = p * scale;
+    }
+}
+
+/* v[t] = exp(-gamma (xsq + sq[t] - 2 v[t])): RBF kernel values from dot products */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static inline void fastsvm_rbf_block(double gamma, double xsq, const double *restrict sq,
+                                     double *restrict v, int n) {
+    for (int t = 0; t < n; t++)
+        v[t] = gamma * (xsq + sq[t] - 2.0 * v[t]);
+    fastsvm_exp_neg_block(v, n);
+}
+
+/* out[t] = v[t] as float32, negated where sign[t] != s (sign NULL: all equal) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static inline void fastsvm_store_float(const double *restrict v, const signed char *restrict sign,
+                                       signed char s, float *restrict out, int n) {
+    if (sign == NULL) {
+        for (int t = 0; t < n; t++)
+            out[t] = (float)v[t];
+    } else {
+        for (int t = 0; t < n; t++)
+            out[t] = (float)(sign[t] == s ? v[t] : -v[t]);
+    }
+}
+
+/* out[t] = col[index[t]], negated where sign[t] != s: the regression dual's column of Q
+   gathered from a kernel column (AVX2: eight loads per gather instruction) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static inline void fastsvm_gather_signed(const float *restrict col, const int *restrict index,
+                                         const signed char *restrict sign, signed char s,
+                                         float *restrict out, int n) {
+    for (int t = 0; t < n; t++) {
+        float v = col[index[t]];
+        out[t] = sign[t] == s ? v : -v;
     }
 }
 
@@ -105,5 +146,31 @@ static inline void fastsvm_dot_rows(const double *x, const double *const *rows, 
         out[t] = fastsvm_dot4(x, rows[t], n);
 }
 #endif
+
+/* out[t] = sum_f x[f] cols[f * stride + t] for t < count: a block of kernel values of rows
+   held feature-major (column f of every row at cols + f * stride), four rows per vector. Each
+   value is summed over the features in order, as a sparse dot product over the same row is. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static inline void fastsvm_dot_cols(const double *restrict x, const double *restrict cols,
+                                    ptrdiff_t stride, int p, int count, double *restrict out) {
+    int f = 0;
+    for (int t = 0; t < count; t++)
+        out[t] = 0.0;
+    for (; f + 4 <= p; f += 4) {   /* four features per pass over out */
+        const double a0 = x[f], a1 = x[f + 1], a2 = x[f + 2], a3 = x[f + 3];
+        const double *restrict c0 = cols + f * stride, *restrict c1 = c0 + stride;
+        const double *restrict c2 = c1 + stride, *restrict c3 = c2 + stride;
+        for (int t = 0; t < count; t++)
+            out[t] = (((out[t] + a0 * c0[t]) + a1 * c1[t]) + a2 * c2[t]) + a3 * c3[t];
+    }
+    for (; f < p; f++) {
+        const double a = x[f];
+        const double *restrict c = cols + f * stride;
+        for (int t = 0; t < count; t++)
+            out[t] += a * c[t];
+    }
+}
 
 #endif

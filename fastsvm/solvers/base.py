@@ -116,3 +116,6 @@ class SolverSpec:
     default_kernel: str
     default_tol: float
     description: str = ""
+    # on the main thread, its loops stop on Ctrl-C by themselves (not only through
+    # Subproblem.stop): a single problem then needs no worker thread
+    stops_on_signals: bool = False

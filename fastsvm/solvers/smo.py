@@ -113,8 +113,9 @@ def solve(sub: Subproblem) -> Solution:
     n_all = y.shape[0]
     # a sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out is exact and
     # spares SMO pairs that cannot move
-    keep = np.flatnonzero(upper > 0)
-    if keep.size < n_all:
+    keep = None
+    if not np.all(upper > 0):
+        keep = np.flatnonzero(upper > 0)
         rows = keep if rows is None else rows[keep]
         y, upper = y[keep], upper[keep]
     n = y.shape[0]
@@ -133,6 +134,7 @@ def solve(sub: Subproblem) -> Solution:
     in_main = threading.current_thread() is threading.main_thread()
     smo = SMO(cache, p, signs, alpha0, C, tol, bool(params.shrinking), nu_variant,
               n if regression else 0, max_iter, stop, in_main)
+    del p, alpha0, C   # SMO holds its own copies: their memory serves the cache's columns
 
     _raise_for(smo.init())
     status, history = _iterate(smo, sub.log)
@@ -207,8 +209,10 @@ def _solution(formulation, res, signs, upper, keep, n_all, status, history, n_wa
     info["nSV"] = int(np.count_nonzero(nz))
     info["nBSV"] = int(np.count_nonzero(nz & (np.abs(coef) >= bound)))
     info["obj"], info["rho"] = obj, rho
-    full = np.zeros(n_all)
-    full[keep] = coef
+    full = coef
+    if keep is not None:
+        full = np.zeros(n_all)
+        full[keep] = coef
     return Solution(coef=full, rho=float(rho), objective=float(obj), n_iter=int(res["n_iter"]),
                     kkt=float(res["kkt"]), status=status, history=history, info=info)
 
@@ -222,4 +226,5 @@ SPEC = SolverSpec(
     default_kernel="rbf",
     default_tol=DEFAULT_TOL,
     description="LIBSVM's SMO: second-order working sets, shrinking, LRU kernel cache (-m MB)",
+    stops_on_signals=True,
 )
