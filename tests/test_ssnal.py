@@ -6,6 +6,7 @@ projection by bisection) for SSsNAL's dual vector and for LIBSVM's (read from it
 sv_indices), by the dual objective, the bias and the predictions.
 """
 import functools
+import math
 import threading
 import time
 
@@ -16,14 +17,15 @@ import scipy.sparse as sp
 from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._ssnal import (StackedRows, cholesky_solve, dense_newton, line_point, newton_cg, search_scalars,
-                                  sorted_changes)
+from fastsvm._core._ssnal import (StackedRows, cholesky_solve, dense_newton, held_misses, hold_rows, line_point,
+                                  newton_cg, search_scalars, sorted_changes)
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
-from fastsvm.solvers.ssnal import SPEC, kkt_residual, next_sigma, solve
+import fastsvm.solvers.ssnal as ssnal_module
+from fastsvm.solvers.ssnal import SPEC, _RowSubset, kkt_residual, next_sigma, solve
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -356,7 +358,9 @@ def test_every_newton_system_reaches_the_same_optimum(system, name, formulation)
     sol = solve(subproblem(X, y, formulation, C=1.0, tol=1e-8, newton_system=system))
     assert sol.info["systems"][system] > 0
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
-    assert sol.rho == pytest.approx(ref.rho, abs=1e-6)
+    # eta <= 1e-8 is relative to 1 + |x| + |grad f|, ~500 for housing's regression dual: b is
+    # pinned to a few 1e-6 (the two paths stop at different eta below the tolerance)
+    assert sol.rho == pytest.approx(ref.rho, abs=5e-6)
 
 
 def test_dense_rows_take_blas_newton_systems_not_cg():
@@ -511,3 +515,85 @@ def test_newton_cg_threaded_product_matches_one_thread():
         sols.append(d)
     np.testing.assert_allclose(sols[0], np.linalg.solve(H, rhs), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
+
+
+# ---------------------------------------------------------------- rows held at their bounds
+
+@pytest.mark.parametrize("m", [7, 5000, 9001])
+def test_hold_rows_and_held_misses_against_numpy(m):
+    rng = np.random.default_rng(m)
+    a = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    lower, upper = np.zeros(m), rng.uniform(0.5, 2.0, m)
+    pt0 = rng.normal(scale=3.0, size=m)
+    pt = pt0 + rng.normal(scale=0.2, size=m)
+    lam0, lam = 0.3, 0.25
+    x = np.clip(pt - lam * a, lower, upper)
+    row_nnz = rng.integers(0, 50, m).astype(np.int32)
+    rows, held = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
+    n_rows, n_held, held_nnz, held_ax = hold_rows(pt, lam, pt0, lam0, x, a, lower, upper, row_nnz, 2.0, 0.9,
+                                                  rows, held)
+    stride = -(-m // 4096)
+    moves = np.abs((pt - lam * a) - (pt0 - lam0 * a))[::stride]
+    threshold = 2.0 * np.sort(moves)[min(int(0.9 * moves.size), moves.size - 1)]
+    z = pt - lam * a
+    far = np.maximum(lower - z, z - upper) > threshold
+    assert 0 < n_held < m or m == 7
+    np.testing.assert_array_equal(held[:n_held], np.flatnonzero(far))
+    np.testing.assert_array_equal(rows[:n_rows], np.flatnonzero(~far))
+    assert held_nnz == row_nnz[far].sum()
+    assert held_ax == pytest.approx(a[far] @ x[far], abs=1e-9)
+    # held_misses: rows whose z = center - sigma (Zw + c) - lam a is not beyond their bound x by
+    # more than slack |z_r|
+    center, Zw, c, sigma = rng.uniform(0, 1, m), rng.normal(size=m), rng.normal(size=m), 0.7
+    norms, slack = rng.uniform(0, 2, m), 0.05
+    z = center - sigma * (Zw + c) - lam * a
+    sure = np.where(x == lower, lower - z > slack * norms, (x == upper) & (z - upper > slack * norms))
+    idx = held[:n_held]
+    out = np.empty(n_held, dtype=np.int32)
+    k = held_misses(idx, center, x, Zw, c, a, lower, upper, sigma, lam, norms, slack, out)
+    np.testing.assert_array_equal(out[:k], idx[~sure[idx]])
+    k = held_misses(idx, center, x, Zw, c, a, lower, upper, sigma, lam, norms, 0.0, out)
+    np.testing.assert_array_equal(out[:k], idx[np.clip(z, lower, upper)[idx] != x[idx]])
+    # a point that stays put: nothing is held
+    assert hold_rows(pt0, lam0, pt0, lam0, x, a, lower, upper, row_nnz, 2.0, 0.9, rows, held)[1] == 0
+    with pytest.raises(FastSVMError):
+        hold_rows(pt, lam, pt0[:-1], lam0, x, a, lower, upper, row_nnz, 2.0, 0.9, rows, held)
+
+
+def test_row_subset_products_against_dense(operator):
+    X, source, sign, Zd, rng = operator
+    rows = np.sort(rng.choice(600, 200, replace=False)).astype(np.int32)
+    Z_A = _RowSubset(StackedRows(X, source, sign), rows)
+    v = rng.normal(size=40)
+    assert Z_A.m == 200 and Z_A.nnz == sum(X[source[r]].nnz for r in rows)
+    np.testing.assert_allclose(Z_A.matvec(v), Zd[rows] @ v, atol=1e-12)
+    np.testing.assert_allclose(Z_A.Z.row_norms(), np.linalg.norm(Zd, axis=1), rtol=1e-12)
+    local = np.array([3, 17, 150], dtype=np.int32)
+    x_new, x_old = rng.normal(size=200), rng.normal(size=200)
+    out = np.ones(40)
+    Z_A.rows_rmatvec_diff(local, x_new, x_old, out)
+    np.testing.assert_allclose(out, 1 + Zd[rows[local]].T @ (x_new - x_old)[local], atol=1e-12)
+    assert Z_A.rows_nnz(local)[0] == sum(X[source[rows[j]]].nnz for j in local)
+
+
+@pytest.mark.parametrize("name,formulation", [("mushrooms", "c_svc"), ("abalone_scale", "epsilon_svr")])
+def test_holding_rows_leaves_the_optimum_and_recovers_from_bad_holds(name, formulation, monkeypatch):
+    """Inner solves continued on part of the rows reach the optimum of the whole problem; so do
+    holds far too eager (a factor 100 times smaller), whose misses are detected and counted."""
+    X, labels = load(name)
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    held = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6))
+    assert sum(h["held"] for h in held.history) > 0
+    monkeypatch.setattr(ssnal_module, "SCREEN_FACTOR", 0.01)
+    eager = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6))
+    assert sum(h["held_misses"] for h in eager.history) > 0
+    monkeypatch.setattr(ssnal_module, "SCREEN_MIN_SHARE", math.inf)
+    whole = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6))
+    assert sum(h["held"] for h in whole.history) == 0
+    n = X.shape[0]
+    Z, c, a, u = np_dual(X, y, formulation, np.full(n, 1.0))
+    for sol in (held, eager):
+        assert sol.status == "converged"
+        assert np_eta(Z, c, a, u, sol.info["dual"])[0] <= 1e-6
+        assert sol.objective == pytest.approx(whole.objective, rel=1e-6)
+    assert held.info["passes"] < whole.info["passes"]

@@ -514,6 +514,10 @@ cdef class KnapsackSet:
     def m(self):
         return self.K.m
 
+    @property
+    def d(self):
+        return self.K.d
+
     def project(self, v, double lam_hint=NAN, double[::1] x=None, int[::1] free=None):
         """(x, lam, free): x = Pi_K(v) = clip(v - lam a, lower, upper) and the increasing int32
         indices with lower < v - lam a < upper. ``x`` and ``free`` may be given as output

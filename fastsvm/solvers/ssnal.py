@@ -45,8 +45,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._core._knapsack import KnapsackSet
-from .._core._ssnal import (StackedRows, cholesky_solve, dense_newton, line_point, newton_cg, search_scalars,
-                             sorted_changes)
+from .._core._ssnal import (StackedRows, cholesky_solve, dense_newton, held_misses, hold_rows, line_point, newton_cg,
+                             search_scalars, sorted_changes)
 from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
 
@@ -79,6 +79,9 @@ EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this frac
 EARLY_GRAD = 100.0         # inner iterates with |grad psi| <= this x its tolerance may be tested for eta,
 EARLY_ETA_PREV = 10.0      # when the last outer iteration's eta was <= this x tol (the estimate costs
                            # a projection: not worth it in the outer iterations far from the end)
+SCREEN_FACTOR = 1.0        # rows are held at their bound for an inner solve beyond this many first
+SCREEN_QUANTILE = 0.99     # moves (that quantile over the rows): see _screen
+SCREEN_MIN_SHARE = 0.3
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
 
 
@@ -171,6 +174,25 @@ def primal_objective(qp, Zw, w, b):
     (hinge / epsilon-insensitive loss) at (w, b), the lower bounds being 0."""
     slack = np.maximum(0.0, -(Zw + qp.c) - b * qp.K.a)
     return 0.5 * _dot(w, w) + _dot(qp.K.upper, slack)
+
+
+class _RowSubset:
+    """Z_A, the rows A (increasing indices into Z) of a StackedRows: the products an inner solve
+    restricted to A takes. Its work is counted in passes over the whole of X."""
+
+    def __init__(self, Z, rows):
+        self.Z, self.rows = Z, rows
+        self.m, self.p = rows.shape[0], Z.p
+        self.nnz = float(np.sum(Z.row_nnz[rows]))
+
+    def matvec(self, v, out=None):
+        return self.Z.rows_matvec(self.rows, v, out)
+
+    def rows_nnz(self, rows):
+        return self.Z.rows_nnz(self.rows[rows])
+
+    def rows_rmatvec_diff(self, rows, x_new, x_old, out):
+        return self.Z.rows_rmatvec(self.rows[rows], x_new[rows] - x_old[rows], out, accumulate=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,11 +412,46 @@ class _Inner:
         self.ztx[:] = w
         self._update_ztx(np.flatnonzero(self.xp != x).astype(np.int32), self.xp, x)
 
+    def restricted(self, rows, d):
+        """This solve continued on the rows `rows` (increasing; the free set among them) while the
+        others stay at their current x: a new _Inner over K_A = {a_A^T x_A = d, l_A <= x_A <= u_A}
+        (d = the constraint's d - a^T x over the others), with Z^T x (the others' part included)
+        carried over."""
+        qp, K = self.qp, self.qp.K
+        K_A = KnapsackSet(K.a[rows], d, K.lower[rows], K.upper[rows])
+        inner = _Inner(DualQP(Z=_RowSubset(qp.Z, rows), c=qp.c[rows], K=K_A, nnz=qp.nnz),
+                       self.counters, self.line_search)
+        inner.pt[:] = self.pt[rows]
+        inner.xp[:] = self.xp[rows]
+        J = np.searchsorted(rows, self.J).astype(np.int32)
+        inner.free[: J.shape[0]] = J
+        inner.n_free = J.shape[0]
+        inner.lam, inner.sigma = self.lam, self.sigma
+        inner.ztx[:] = self.ztx
+        return inner
+
+    def reproject(self):
+        """Pi_K(y) anew after y changed on some rows; Z^T Pi_K(y) updated over the rows whose x
+        changed."""
+        x_old = self.xp.copy()
+        _, self.lam, J = self.qp.K.project(self.pt, self.lam, x=self.xp, free=self.free)
+        self.n_free = J.shape[0]
+        self._update_ztx(np.flatnonzero(self.xp != x_old).astype(np.int32), self.xp, x_old)
+
+    def absorb(self, inner, rows):
+        """Take back the state of `inner`, restricted to `rows` by restricted()."""
+        self.pt[rows] = inner.pt
+        self.xp[rows] = inner.xp
+        self.ztx[:] = inner.ztx
+        self.lam = inner.lam
+        self.n_free = inner.n_free
+        self.free[: self.n_free] = rows[inner.J]
+
     def _update_ztx(self, changed, x_new, x_old):
         """ztx += Z^T (x_new - x_old), over the changed rows or, when they are many, in full."""
         qp, Z = self.qp, self.qp.Z
         work = Z.rows_nnz(changed)[0]
-        if work < 0.5 * qp.nnz:
+        if work < 0.5 * qp.nnz or isinstance(Z, _RowSubset):
             Z.rows_rmatvec_diff(changed, x_new, x_old, self.ztx)
             self.counters.passes += work / qp.nnz
         else:
@@ -570,6 +627,26 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
+def _screen(inner, pt_start, lam_start, factor):
+    """(rows, held) after the first Newton step of an inner solve: the rows it continues on and
+    the rows held at their bound for its remaining steps (see hold_rows), or (None, None).
+
+    A row is held when its projection argument z = y - lam a lies further beyond its bound than
+    `factor` times the first step's move of z on most rows (its SCREEN_QUANTILE): after the first
+    outer iteration an inner solve changes x on a few per cent of the rows (a9a, w8a, phishing),
+    and the later steps move z less than the first. Holding only pays when the held rows carry
+    SCREEN_MIN_SHARE of the stored values: each later step then costs a pass over the others.
+    The caller checks the held rows at the end (held_misses) and, if one may have had to move,
+    continues the inner solve on all rows."""
+    qp, K = inner.qp, inner.qp.K
+    rows, held = np.empty(qp.m, dtype=np.int32), np.empty(qp.m, dtype=np.int32)
+    n_rows, n_held, held_nnz, held_ax = hold_rows(inner.pt, inner.lam, pt_start, lam_start, inner.xp, K.a, K.lower,
+                                                  K.upper, qp.Z.row_nnz, factor, SCREEN_QUANTILE, rows, held)
+    if n_held == 0 or held_nnz < SCREEN_MIN_SHARE * qp.nnz:
+        return None, None
+    return inner.restricted(rows[:n_rows], K.d - held_ax), held[:n_held]
+
+
 def _ssnal(qp, tol, max_outer, opts, stop, log):
     t0 = time.perf_counter()
     m, p = qp.m, qp.Z.p
@@ -590,62 +667,112 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     outer = 0
     inner_scale = 1.0
     J_last = None
+    screen_factor = SCREEN_FACTOR
+    row_norms = None
     for outer in range(1, max_outer + 1):
         eps = inner_scale * max(0.1 * tol, 0.5 ** outer)
         inner.start(x, w, v, Zv, sigma)
+        cur, rows, held = inner, None, None   # the solve in progress; its rows when restricted
         steps = 0
         converged = early = False
         tested = math.inf         # |grad psi| at the last exact eta test of this outer iteration
-        while True:
-            if stop[0]:
-                raise KeyboardInterrupt
-            g = v - inner.ztx
-            gnorm = _norm(g)
-            if steps == 0:
-                gnorm0 = max(gnorm, 1e-300)
-            converged = gnorm <= eps / math.sqrt(sigma)
-            if converged or steps >= opts["max_newton"]:
+        misses = n_held = 0
+        while True:               # a restricted solve, then its held rows checked
+            while True:
+                if stop[0]:
+                    raise KeyboardInterrupt
+                g = v - cur.ztx
+                gnorm = _norm(g)
+                if steps == 0:
+                    gnorm0 = max(gnorm, 1e-300)
+                converged = gnorm <= eps / math.sqrt(sigma)
+                if converged or steps >= opts["max_newton"]:
+                    break
+                if (steps > 0 and eta <= EARLY_ETA_PREV * tol
+                        and gnorm <= min(EARLY_GRAD * eps / math.sqrt(sigma), 0.1 * tested)):
+                    # the iterate x = Pi_K(y) may already have eta <= tol: grad f(x) = Z w + c is
+                    # estimated by Z v + c, which differs by Z grad psi, of norm about gain |grad psi|;
+                    # the projection in eta is non-expansive. Exact test (one pass) when the bound holds.
+                    hint = cur.lam / sigma
+                    xp = inner.xp
+                    if rows is not None:
+                        xp = xp.copy()
+                        xp[rows] = cur.xp
+                    grad_est = Zv + qp.c
+                    den = 1.0 + _norm(xp) + _norm(grad_est)
+                    num = kkt_residual(xp, grad_est, qp.K, hint)[0] * den
+                    if num + gain * gnorm <= tol * (den - gain * gnorm):
+                        tested = gnorm
+                        qp.Z.matvec(cur.ztx, out=Zw)
+                        counters.passes += 1
+                        if kkt_residual(xp, Zw + qp.c, qp.K, hint)[0] <= tol:
+                            early = True
+                            break
+                # the first system of an outer iteration on the free set its predecessor ended with:
+                # the start point's (a projected gradient step of length sigma from x) is far from
+                # the final one, shrunk where the last proximal step is magnified by the larger sigma
+                J = cur.J if steps > 0 or J_last is None else J_last
+                if rows is not None:
+                    J = rows[J]
+                d = newton.direction(J, g, sigma, cg_tolerance(gnorm / gnorm0))
+                zd = cur.qp.Z.matvec(d)
+                counters.passes += 1 if rows is None else cur.qp.Z.nnz / qp.nnz
+                gain = _norm(zd) / max(_norm(d), 1e-300)   # |Z u| / |u| along the Newton directions
+                if steps == 0:
+                    lam_start = inner.lam
+                alpha, res = cur.search(d, zd, g)
+                cur.accept(res)
+                v += alpha * d
+                if rows is None:
+                    Zv += alpha * zd
+                else:
+                    Zv[rows] += alpha * zd
+                steps += 1
+                counters.newton += 1
+                if alpha < 1e-10:
+                    break
+                if steps == 1:      # inner.pt_new: the start's y, given back by accept()
+                    restricted, held = _screen(inner, inner.pt_new, lam_start, screen_factor)
+                    if restricted is not None:
+                        cur, rows = restricted, restricted.qp.Z.rows
+            if rows is not None:
+                inner.absorb(cur, rows)
+            if not early:         # else Zw is that of the tested iterate
+                qp.Z.matvec(inner.ztx, out=Zw)
+                counters.passes += 1
+            if held is None:
                 break
-            if (steps > 0 and eta <= EARLY_ETA_PREV * tol
-                    and gnorm <= min(EARLY_GRAD * eps / math.sqrt(sigma), 0.1 * tested)):
-                # the iterate x = Pi_K(y) may already have eta <= tol: grad f(x) = Z w + c is
-                # estimated by Z v + c, which differs by Z grad psi, of norm about gain |grad psi|;
-                # the projection in eta is non-expansive. Exact test (one pass) when the bound holds.
-                hint = inner.lam / sigma
-                grad_est = Zv + qp.c
-                den = 1.0 + _norm(inner.xp) + _norm(grad_est)
-                num = kkt_residual(inner.xp, grad_est, qp.K, hint)[0] * den
-                if num + gain * gnorm <= tol * (den - gain * gnorm):
-                    tested = gnorm
-                    qp.Z.matvec(inner.ztx, out=Zw)
-                    counters.passes += 1
-                    if kkt_residual(inner.xp, Zw + qp.c, qp.K, hint)[0] <= tol:
-                        early = True
-                        break
-            # the first system of an outer iteration on the free set its predecessor ended with:
-            # the start point's (a projected gradient step of length sigma from x) is far from
-            # the final one, shrunk where the last proximal step is magnified by the larger sigma
-            J = inner.J if steps > 0 or J_last is None else J_last
-            d = newton.direction(J, g, sigma, cg_tolerance(gnorm / gnorm0))
-            zd = qp.Z.matvec(d)
-            counters.passes += 1
-            gain = _norm(zd) / max(_norm(d), 1e-300)   # |Z u| / |u| along the Newton directions
-            alpha, res = inner.search(d, zd, g)
-            inner.accept(res)
-            v += alpha * d
-            Zv += alpha * zd
-            steps += 1
-            counters.newton += 1
-            if alpha < 1e-10:
+            # Zw differs from Z v by Z grad psi: a held row is certain when its z from Zw lies
+            # beyond its bound by more than sigma |z_r| |grad psi|; the others are looked at exactly
+            if row_norms is None:
+                row_norms = qp.Z.row_norms()
+                counters.passes += float(np.sum(qp.Z.row_nnz)) / qp.nnz
+            n_held = max(n_held, held.shape[0])
+            unsure = np.empty(held.shape[0], dtype=np.int32)
+            unsure = unsure[: held_misses(held, x, inner.xp, Zw, qp.c, qp.K.a, qp.K.lower, qp.K.upper, sigma,
+                                          inner.lam, row_norms, sigma * _norm(v - inner.ztx), unsure)]
+            if unsure.shape[0] == 0:
                 break
+            Zv[unsure] = qp.Z.rows_matvec(unsure, v)
+            counters.passes += float(np.sum(qp.Z.row_nnz[unsure])) / qp.nnz
+            inner.pt[unsure] = x[unsure] - sigma * (Zv[unsure] + qp.c[unsure])
+            z = inner.pt[unsure] - inner.lam * qp.K.a[unsure]
+            moved = np.count_nonzero(np.clip(z, qp.K.lower[unsure], qp.K.upper[unsure]) != inner.xp[unsure])
+            if not moved:
+                break
+            # held rows that had to move: the solve goes on with them among its rows
+            misses += moved
+            screen_factor *= 2.0  # hold fewer rows from now on
+            held = np.setdiff1d(held, unsure, assume_unique=True).astype(np.int32)
+            rows = np.union1d(rows, unsure).astype(np.int32)
+            cur = inner.restricted(rows, qp.K.d - _dot(qp.K.a[held], inner.xp[held]))
+            cur.reproject()
+            early = False
         step_norm = _norm(inner.xp - x)
         J_last = inner.J.copy()
         x = inner.xp.copy()
         w = inner.ztx.copy()
         b = inner.lam / sigma
-        if not early:  # else Zw is that of the tested iterate, x
-            qp.Z.matvec(w, out=Zw)
-            counters.passes += 1
         grad = Zw + qp.c
         eta, b_kkt = kkt_residual(x, grad, qp.K, hint=b)
         # the AL's primal residual |Q w + c - z| = |x^{k+1} - x^k| / sigma, scaled as eta
@@ -653,11 +780,12 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         dual = 0.5 * _dot(w, w) + _dot(qp.c, x)
         primal = primal_objective(qp, Zw, w, b)
         entry = {"iter": outer, "sigma": sigma, "newton": steps, "free": inner.n_free, "eta": eta, "r_primal": r_primal,
-                 "primal": primal, "dual": dual, "passes": counters.passes, "time": time.perf_counter() - t0}
+                 "primal": primal, "dual": dual, "passes": counters.passes, "held": n_held, "held_misses": misses,
+                 "time": time.perf_counter() - t0}
         history.append(entry)
         if log is not None:
             log(f"ssnal: iter {outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.n_free}  eta {eta:.3e}  rp {r_primal:.3e}  "
-                f"primal {primal:.10g}  dual {-dual:.10g}  passes {counters.passes:.1f}  time {entry['time']:.2f}s")
+                f"primal {primal:.10g}  dual {-dual:.10g}  passes {counters.passes:.1f}  held {n_held} ({misses} moved)  time {entry['time']:.2f}s")
         # an inner solve stopped far from its tolerance (max_newton, no decrease) can leave x with
         # a huge grad f and so a small eta at a poor point: such an x does not end the solve
         if eta <= tol and (converged or early or gnorm <= EARLY_GRAD * eps / math.sqrt(sigma)):
