@@ -34,7 +34,10 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
   than the products on a busy machine; CG directions are inexact (cg_tolerance);
 - the p x p Gram matrix Z_J^T Z_J of the dense systems is kept and updated over the rows that
   joined or left J when that is cheaper than forming it anew (J changes little between
-  Newton steps).
+  Newton steps);
+- after the first Newton step of an outer iteration, rows far beyond their bounds are held there
+  and the inner solve goes on over the others (_screen); the held rows are checked at its end and
+  any that had to move rejoin the solve, so each outer iteration solves the whole psi_k.
 This module orchestrates; fastsvm._core._ssnal and _knapsack do the O(nnz) and O(m) work.
 """
 import math
@@ -636,15 +639,18 @@ def _screen(inner, pt_start, lam_start, factor):
     outer iteration an inner solve changes x on a few per cent of the rows (a9a, w8a, phishing),
     and the later steps move z less than the first. Holding only pays when the held rows carry
     SCREEN_MIN_SHARE of the stored values: each later step then costs a pass over the others.
-    The caller checks the held rows at the end (held_misses) and, if one may have had to move,
-    continues the inner solve on all rows."""
+    The caller checks the held rows at the end (held_misses) and, if some had to move, goes on
+    with them among the rows."""
     qp, K = inner.qp, inner.qp.K
     rows, held = np.empty(qp.m, dtype=np.int32), np.empty(qp.m, dtype=np.int32)
     n_rows, n_held, held_nnz, held_ax = hold_rows(inner.pt, inner.lam, pt_start, lam_start, inner.xp, K.a, K.lower,
                                                   K.upper, qp.Z.row_nnz, factor, SCREEN_QUANTILE, rows, held)
     if n_held == 0 or held_nnz < SCREEN_MIN_SHARE * qp.nnz:
         return None, None
-    return inner.restricted(rows[:n_rows], K.d - held_ax), held[:n_held]
+    try:
+        return inner.restricted(rows[:n_rows], K.d - held_ax), held[:n_held]
+    except FastSVMError:  # rounding put d just outside what the rows' bounds allow: hold none
+        return None, None
 
 
 def _ssnal(qp, tol, max_outer, opts, stop, log):
@@ -765,9 +771,15 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             screen_factor *= 2.0  # hold fewer rows from now on
             held = np.setdiff1d(held, unsure, assume_unique=True).astype(np.int32)
             rows = np.union1d(rows, unsure).astype(np.int32)
-            cur = inner.restricted(rows, qp.K.d - _dot(qp.K.a[held], inner.xp[held]))
-            cur.reproject()
             early = False
+            try:
+                cur = inner.restricted(rows, qp.K.d - _dot(qp.K.a[held], inner.xp[held]))
+                cur.reproject()
+            except FastSVMError:  # rounding left d outside the rows' range: on over all rows
+                Zv[held] = qp.Z.rows_matvec(held, v)
+                counters.passes += float(np.sum(qp.Z.row_nnz[held])) / qp.nnz
+                inner.start(x, w, v, Zv, sigma)
+                cur, rows, held = inner, None, None
         step_norm = _norm(inner.xp - x)
         J_last = inner.J.copy()
         x = inner.xp.copy()
