@@ -12,7 +12,7 @@ from libc.math cimport NAN, fabs, fmax, sqrt
 from libc.string cimport memset
 import numpy as np
 
-from ._csr cimport CSR, csr_view, matvec, rmatvec, row_axpy, row_dot
+from ._csr cimport CSR, csr_view, matvec, rmatvec, row_axpy, row_dot, row_sqnorm
 from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project, select_kth
 
 from ..errors import FastSVMError
@@ -94,14 +94,10 @@ cdef class StackedRows:
         """|z_r| for every row r of Z."""
         out = np.empty(self.m)
         cdef double[::1] out_ = out
-        cdef int r, k
-        cdef double s
+        cdef int r
         with nogil:
             for r in range(self.m):
-                s = 0.0
-                for k in range(self.X.indptr[self.source[r]], self.X.indptr[self.source[r] + 1]):
-                    s += self.X.data[k] * self.X.data[k]
-                out_[r] = sqrt(s)
+                out_[r] = sqrt(row_sqnorm(self.X, self.source[r]))
         return out
 
     # -- products with the rows of a subset (the free set) ------------------------------------

@@ -186,7 +186,7 @@ class _RowSubset:
     def __init__(self, Z, rows):
         self.Z, self.rows = Z, rows
         self.m, self.p = rows.shape[0], Z.p
-        self.nnz = float(np.sum(Z.row_nnz[rows]))
+        self.nnz = Z.rows_nnz(rows)[0]
 
     def matvec(self, v, out=None):
         return self.Z.rows_matvec(self.rows, v, out)
@@ -760,7 +760,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             if unsure.shape[0] == 0:
                 break
             Zv[unsure] = qp.Z.rows_matvec(unsure, v)
-            counters.passes += float(np.sum(qp.Z.row_nnz[unsure])) / qp.nnz
+            counters.rows(qp.Z, unsure)
             inner.pt[unsure] = x[unsure] - sigma * (Zv[unsure] + qp.c[unsure])
             z = inner.pt[unsure] - inner.lam * qp.K.a[unsure]
             moved = np.count_nonzero(np.clip(z, qp.K.lower[unsure], qp.K.upper[unsure]) != inner.xp[unsure])
@@ -777,7 +777,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
                 cur.reproject()
             except FastSVMError:  # rounding left d outside the rows' range: on over all rows
                 Zv[held] = qp.Z.rows_matvec(held, v)
-                counters.passes += float(np.sum(qp.Z.row_nnz[held])) / qp.nnz
+                counters.rows(qp.Z, held)
                 inner.start(x, w, v, Zv, sigma)
                 cur, rows, held = inner, None, None
         step_norm = _norm(inner.xp - x)
