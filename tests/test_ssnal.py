@@ -597,3 +597,21 @@ def test_holding_rows_leaves_the_optimum_and_recovers_from_bad_holds(name, formu
         assert np_eta(Z, c, a, u, sol.info["dual"])[0] <= 1e-6
         assert sol.objective == pytest.approx(whole.objective, rel=1e-6)
     assert held.info["passes"] < whole.info["passes"]
+
+
+@pytest.mark.parametrize("name", ["a9a", "w8a"])
+def test_a_tied_cold_start_steps_along_the_gradient_first(name, monkeypatch):
+    """C-SVC from x = 0: every row's y is sigma, the projection frees a whole class; the first step
+    goes along -grad psi instead of a Newton direction on that free set. Same optimum, fewer passes
+    (a9a C = 1: 27.4 -> 21.6 to eta <= 1e-3; w8a: 30.7 -> 30.1)."""
+    X, labels = load(name)
+    y = as_pm(labels)
+    fast, exact = (solve(subproblem(X, y, C=1.0, tol=tol)) for tol in (1e-3, 1e-6))
+    assert exact.info["systems"]["none"] >= 1
+    monkeypatch.setattr(ssnal_module, "COLD_GRADIENT_STEP", False)
+    slow, whole = (solve(subproblem(X, y, C=1.0, tol=tol)) for tol in (1e-3, 1e-6))
+    assert whole.info["systems"]["none"] == 0
+    Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], 1.0))
+    assert exact.status == "converged" and np_eta(Z, c, a, u, exact.info["dual"])[0] <= 1e-6
+    assert exact.objective == pytest.approx(whole.objective, rel=1e-6)
+    assert fast.info["passes"] < slow.info["passes"]
