@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.optimize import brentq as scipy_brentq
 
 from conftest import shared_file
 from fastsvm import load_svmlight_file
@@ -25,7 +26,7 @@ from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
 import fastsvm.solvers.ssnal as ssnal_module
-from fastsvm.solvers.ssnal import SPEC, _RowSubset, kkt_residual, next_sigma, solve
+from fastsvm.solvers.ssnal import SPEC, _RowSubset, kkt_residual, line_minimum, next_sigma, solve
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -603,7 +604,7 @@ def test_holding_rows_leaves_the_optimum_and_recovers_from_bad_holds(name, formu
 def test_a_tied_cold_start_steps_along_the_gradient_first(name, monkeypatch):
     """C-SVC from x = 0: every row's y is sigma, the projection frees a whole class; the first step
     goes along -grad psi instead of a Newton direction on that free set. Same optimum, fewer passes
-    (a9a C = 1: 27.4 -> 21.6 to eta <= 1e-3; w8a: 30.7 -> 30.1)."""
+    (to eta <= 1e-3 at C = 1: a9a 27.4 -> 24.6, w8a 30.7 -> 27.8)."""
     X, labels = load(name)
     y = as_pm(labels)
     fast, exact = (solve(subproblem(X, y, C=1.0, tol=tol)) for tol in (1e-3, 1e-6))
@@ -615,3 +616,31 @@ def test_a_tied_cold_start_steps_along_the_gradient_first(name, monkeypatch):
     assert exact.status == "converged" and np_eta(Z, c, a, u, exact.info["dual"])[0] <= 1e-6
     assert exact.objective == pytest.approx(whole.objective, rel=1e-6)
     assert fast.info["passes"] < slow.info["passes"]
+
+
+def test_line_minimum_from_a_start_step_finds_the_same_root_in_fewer_trials():
+    """The slope of a convex piecewise quadratic (kinks where rows enter the free set) has its root
+    near 2e-3; searched from 1 or from a start near the root, both end within the slope tolerance,
+    the second with fewer trials (the tied cold start's first step)."""
+    kinks = np.array([1e-4, 5e-4, 1.5e-3, 0.01, 0.3])
+    curv = np.array([10.0, 400.0, 900.0, 3000.0, 50.0])
+    slope0 = -1.0
+
+    def slope(alpha):
+        return slope0 + alpha + np.sum(curv * np.maximum(alpha - kinks, 0.0))
+
+    root = scipy_brentq(slope, 0.0, 1.0)
+    for start in (1.0, 2.5e-3):
+        calls = []
+
+        def trial(alpha):
+            calls.append(alpha)
+            return (0.0, slope(alpha))
+
+        alpha, out = line_minimum(trial, slope0, start=start)
+        assert abs(out[1]) <= 0.2 * abs(slope0) and out[1] == slope(alpha)
+        assert alpha == pytest.approx(root, rel=0.2)
+        if start == 1.0:
+            from_one = len(calls)
+        else:
+            assert calls[0] == start and len(calls) < from_one

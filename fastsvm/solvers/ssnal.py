@@ -477,11 +477,11 @@ class _Inner:
         self.free, self.free_new = self.free_new, self.free
         self.lam, self.n_free = res[0], res[1]
 
-    def search(self, d, zd, g):
-        """The step: Armijo backtracking (mu = 1e-4, halving from 1), or with line_search='exact'
-        first the minimiser of psi along d (psi is convex and its slope monotone along d), kept
-        if it passes the same Armijo test. Returns (alpha, trial) with the trial in the *_new
-        buffers."""
+    def search(self, d, zd, g, start=1.0):
+        """The step: Armijo backtracking (mu = 1e-4, halving from `start`), or with
+        line_search='exact' first the minimiser of psi along d (psi is convex and its slope
+        monotone along d; searched from `start`), kept if it passes the same Armijo test. Returns
+        (alpha, trial) with the trial in the *_new buffers."""
         sigma = self.sigma
         dd, gd, aa, az = search_scalars(d, g, zd, self.qp.K.a, self.J)
         # d lam / d alpha while the free set stays: the projection's hint at each trial
@@ -493,10 +493,10 @@ class _Inner:
                     gd + alpha * dd - res[2], res)
 
         if self.line_search == "exact":
-            alpha, (change, _, res) = line_minimum(trial, gd)
+            alpha, (change, _, res) = line_minimum(trial, gd, start=start)
             if change <= ARMIJO_MU * alpha * gd:
                 return alpha, res
-        alpha = 1.0
+        alpha = start
         for _ in range(MAX_HALVINGS):
             change, _, res = trial(alpha)
             if change <= ARMIJO_MU * alpha * gd:
@@ -505,12 +505,12 @@ class _Inner:
         return alpha * 2.0, res  # no measurable decrease: a negligible step, the caller stops
 
 
-def line_minimum(trial, slope0, rtol=EXACT_SLOPE, grow=2.0, max_grow=6, max_refine=10, max_trials=None):
+def line_minimum(trial, slope0, rtol=EXACT_SLOPE, grow=2.0, max_grow=6, max_refine=10, max_trials=None, start=1.0):
     """alpha > 0 near the minimiser of a convex function along a line, from its slope (the linear
     and the kernel SSsNAL's line searches). trial(alpha) returns a tuple (value change, slope,
     ...) and the slope is non-decreasing with slope(0) = slope0 < 0.
 
-    From alpha = 1 (the Newton step) the step is multiplied by `grow` (at most `max_grow` times)
+    From alpha = start (1: the Newton step) the step is multiplied by `grow` (at most `max_grow` times)
     while the slope is still below -rtol |slope0|; the bracketed root of the slope is then
     narrowed by the Illinois variant of regula falsi (at most `max_refine` trials) until
     |slope| <= rtol |slope0|. `max_trials` bounds the trials of both phases together; None: no
@@ -520,7 +520,7 @@ def line_minimum(trial, slope0, rtol=EXACT_SLOPE, grow=2.0, max_grow=6, max_refi
     max_refine = inf if max_refine is None else max_refine
     max_trials = inf if max_trials is None else max_trials
     lo, s_lo = 0.0, slope0
-    hi = 1.0
+    hi = start
     out = trial(hi)
     s_hi = out[1]
     tries, grown, refined = 1, 0, 0
@@ -678,7 +678,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     row_norms = None
     # the first y = -sigma c: for C-SVC every row ties and the projection frees a whole class (the
     # larger), a free set that says nothing about the solution's; a first step along -grad psi
-    # breaks the tie (w8a C = 32: 47 -> 37 passes, the first Newton step's alpha was 0.03)
+    # breaks the tie (w8a C = 32: 47 -> 38 passes; the first Newton step's alpha was 0.03)
     tied_start = COLD_GRADIENT_STEP and m > 0 and float(np.ptp(qp.c)) == 0.0
     for outer in range(1, max_outer + 1):
         eps = inner_scale * max(0.1 * tol, 0.5 ** outer)
@@ -723,7 +723,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
                 # the start point's (a projected gradient step of length sigma from x) is far from
                 # the final one, shrunk where the last proximal step is magnified by the larger sigma
                 J = cur.J if steps > 0 or J_last is None else J_last
-                if steps == 0 and outer == 1 and tied_start:
+                gradient_step = steps == 0 and outer == 1 and tied_start
+                if gradient_step:
                     J = J[:0]
                 if rows is not None:
                     J = rows[J]
@@ -733,7 +734,13 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
                 gain = _norm(zd) / max(_norm(d), 1e-300)   # |Z u| / |u| along the Newton directions
                 if steps == 0:
                     lam_start = inner.lam
-                alpha, res = cur.search(d, zd, g)
+                start = 1.0
+                if gradient_step:  # the step that psi's curvature along d on the tied free set gives
+                    zd_J, a_J = zd[cur.J], qp.K.a[cur.J]
+                    aa = _dot(a_J, a_J)
+                    curv = _dot(zd_J, zd_J) - (_dot(a_J, zd_J) ** 2 / aa if aa > 0 else 0.0)
+                    start = 1.0 / (1.0 + sigma * max(curv, 0.0) / max(_dot(d, d), 1e-300))
+                alpha, res = cur.search(d, zd, g, start)
                 cur.accept(res)
                 v += alpha * d
                 if rows is None:
