@@ -477,13 +477,20 @@ class _Inner:
         self.free, self.free_new = self.free_new, self.free
         self.lam, self.n_free = res[0], res[1]
 
-    def search(self, d, zd, g, start=1.0):
-        """The step: Armijo backtracking (mu = 1e-4, halving from `start`), or with
+    def search(self, d, zd, g, model_start=False):
+        """The step: Armijo backtracking (mu = 1e-4, halving from a start step), or with
         line_search='exact' first the minimiser of psi along d (psi is convex and its slope
-        monotone along d; searched from `start`), kept if it passes the same Armijo test. Returns
-        (alpha, trial) with the trial in the *_new buffers."""
+        monotone along d; searched from that start), kept if it passes the same Armijo test. The
+        start is 1 (the Newton step) or, with `model_start`, the minimiser of psi's quadratic
+        model along d on the current free set. Returns (alpha, trial) with the trial in the *_new
+        buffers."""
         sigma = self.sigma
         dd, gd, aa, az = search_scalars(d, g, zd, self.qp.K.a, self.J)
+        start = 1.0
+        if model_start:
+            zd_J = zd[self.J]
+            curv = dd + sigma * (_dot(zd_J, zd_J) - (az * az / aa if aa > 0 else 0.0))
+            start = -gd / max(curv, 1e-300)
         # d lam / d alpha while the free set stays: the projection's hint at each trial
         self.lam_rate = -sigma * az / aa if aa > 0 else 0.0
 
@@ -734,13 +741,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
                 gain = _norm(zd) / max(_norm(d), 1e-300)   # |Z u| / |u| along the Newton directions
                 if steps == 0:
                     lam_start = inner.lam
-                start = 1.0
-                if gradient_step:  # the step that psi's curvature along d on the tied free set gives
-                    zd_J, a_J = zd[cur.J], qp.K.a[cur.J]
-                    aa = _dot(a_J, a_J)
-                    curv = _dot(zd_J, zd_J) - (_dot(a_J, zd_J) ** 2 / aa if aa > 0 else 0.0)
-                    start = 1.0 / (1.0 + sigma * max(curv, 0.0) / max(_dot(d, d), 1e-300))
-                alpha, res = cur.search(d, zd, g, start)
+                # the gradient step's minimum lies near 1e-3..1e-5: searched from its model's
+                alpha, res = cur.search(d, zd, g, model_start=gradient_step)
                 cur.accept(res)
                 v += alpha * d
                 if rows is None:
