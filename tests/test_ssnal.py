@@ -499,8 +499,8 @@ def test_dense_newton_search_scalars_and_rows_nnz_against_numpy(operator):
 
 
 def test_newton_cg_threaded_product_matches_one_thread():
-    """The fused one-thread Hessian product and the two-pass threaded one (free sets of at
-    least PARALLEL_ROWS rows) give the same CG solve, equal to NumPy's."""
+    """The one-thread Hessian product and the threaded one (free sets of at least PARALLEL_ROWS
+    rows: each thread sums its block's updates apart) give the same CG solve, equal to NumPy's."""
     rng = np.random.default_rng(11)
     X = to_csr(sp.random(5000, 30, density=0.2, random_state=12, format="csr"))
     rows = np.sort(rng.choice(5000, 3000, replace=False)).astype(np.int32)

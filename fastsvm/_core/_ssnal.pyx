@@ -370,12 +370,15 @@ cdef void _apply_hessian(StackedRows Z, const int* rows, int k, const double* a_
                          double sigma, const double* s_a, const double* u, double* t,
                          double* out) noexcept nogil:
     """out = u + sigma Z_J^T P_J Z_J u = u + sigma (Z_J^T t - (a_J^T t / aa) s_a), t = Z_J u and
-    s_a = Z_J^T a_J. One thread: each row read once for its dot and its update."""
-    cdef int j, c, r, i
-    cdef double at = 0.0, tj
+    s_a = Z_J^T a_J. Each row is read once for its dot and its update (the pass is bound by
+    memory traffic): with threads, each takes a block of the rows and sums its updates into its
+    slice of Z._acc, its part of a_J^T t into t[thread]; both are added in thread order."""
+    cdef int j, c, r, i, th, lo, hi, block, n_threads = Z.n_threads
+    cdef double at = 0.0, tj, part
+    cdef double* acc
     for c in range(Z.p):
         out[c] = u[c]
-    if Z.n_threads <= 1 or k < PARALLEL_ROWS:
+    if n_threads <= 1 or k < PARALLEL_ROWS:
         for j in range(k):
             r = rows[j]
             i = Z.source[r]
@@ -384,11 +387,26 @@ cdef void _apply_hessian(StackedRows Z, const int* rows, int k, const double* a_
             if tj != 0.0:
                 row_axpy(Z.X, i, sigma * tj * Z.sign[r], out)
     else:
-        Z._rows_matvec(rows, k, u, t)
-        for j in range(k):
-            at += a_rows[j] * t[j]
-            t[j] *= sigma
-        Z._rows_rmatvec(rows, k, t, out)
+        block = (k + n_threads - 1) // n_threads
+        for th in prange(n_threads, num_threads=n_threads, schedule="static"):
+            acc = &Z._acc[0] + <Py_ssize_t>th * Z.p
+            memset(acc, 0, Z.p * sizeof(double))
+            lo = th * block
+            hi = min(lo + block, k)
+            part = 0.0
+            for j in range(lo, hi):
+                r = rows[j]
+                i = Z.source[r]
+                tj = Z.sign[r] * row_dot(Z.X, i, u)
+                part = part + a_rows[j] * tj
+                if tj != 0.0:
+                    row_axpy(Z.X, i, sigma * tj * Z.sign[r], acc)
+            t[th] = part
+        for th in range(n_threads):
+            at += t[th]
+            acc = &Z._acc[0] + <Py_ssize_t>th * Z.p
+            for c in range(Z.p):
+                out[c] += acc[c]
     if aa > 0.0:
         at *= sigma / aa
         for c in range(Z.p):
