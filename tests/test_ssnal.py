@@ -7,8 +7,10 @@ sv_indices), by the dual objective, the bias and the predictions.
 """
 import functools
 import math
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -644,3 +646,32 @@ def test_line_minimum_from_a_start_step_finds_the_same_root_in_fewer_trials():
             from_one = len(calls)
         else:
             assert calls[0] == start and len(calls) < from_one
+
+
+def text_like(rows):
+    """The sparse text-like set of tools/make_synthetic.py (100,000 Zipf features): its free sets
+    are too large for the dense and SMW systems, so its Newton directions come from CG."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    try:
+        import make_synthetic
+    finally:
+        sys.path.pop(0)
+    X, y = next(make_synthetic.text_like_blocks(rows, seed=0))
+    return to_csr(X), y.astype(float)
+
+
+def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
+    """With CG directions a Newton step costs many passes and the exact eta test one: the solve
+    makes the test as soon as the inner solve is near its tolerance instead of waiting for the
+    estimated bound, and stops as many steps earlier, at an eta <= tol the NumPy twin confirms."""
+    X, y = text_like(10000)
+    C, tol = 1.0, 1e-3
+    early = solve(subproblem(X, y, C=C, tol=tol))
+    monkeypatch.setattr(ssnal_module, "EARLY_STEP_PASSES", math.inf)
+    late = solve(subproblem(X, y, C=C, tol=tol))
+    assert early.info["systems"]["cg"] > 0
+    Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
+    for sol in (early, late):
+        assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
+    assert early.info["newton"] < late.info["newton"]
+    assert early.info["passes"] < late.info["passes"] - 5
