@@ -370,15 +370,17 @@ cdef void _apply_hessian(StackedRows Z, const int* rows, int k, const double* a_
                          double sigma, const double* s_a, const double* u, double* t,
                          double* out) noexcept nogil:
     """out = u + sigma Z_J^T P_J Z_J u = u + sigma (Z_J^T t - (a_J^T t / aa) s_a), t = Z_J u and
-    s_a = Z_J^T a_J. Each row is read once for its dot and its update (the pass is bound by
-    memory traffic): with threads, each takes a block of the rows and sums its updates into its
-    slice of Z._acc, its part of a_J^T t into t[thread]; both are added in thread order."""
+    s_a = Z_J^T a_J. Each row is read once for its dot and its update (a threaded pass for Z_J u
+    and another for Z_J^T t read the rows twice: 2 threads were hardly faster than one). With
+    threads, each takes a block of the rows and sums its updates into its slice of Z._acc and
+    its part of a_J^T t into t[thread] (t has k >= n_threads entries); both are added in
+    thread order."""
     cdef int j, c, r, i, th, lo, hi, block, n_threads = Z.n_threads
     cdef double at = 0.0, tj, part
     cdef double* acc
     for c in range(Z.p):
         out[c] = u[c]
-    if n_threads <= 1 or k < PARALLEL_ROWS:
+    if n_threads <= 1 or k < PARALLEL_ROWS or k < n_threads:
         for j in range(k):
             r = rows[j]
             i = Z.source[r]
