@@ -656,8 +656,8 @@ def text_like(rows):
         import make_synthetic
     finally:
         sys.path.pop(0)
-    X, y = next(make_synthetic.text_like_blocks(rows, seed=0))
-    return to_csr(X), y.astype(float)
+    blocks = list(make_synthetic.text_like_blocks(rows, seed=0))
+    return to_csr(sp.vstack([X for X, _ in blocks], format="csr")), np.concatenate([y for _, y in blocks]).astype(float)
 
 
 def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
