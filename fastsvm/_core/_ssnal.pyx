@@ -366,44 +366,44 @@ def newton_cg(StackedRows Z, const int[::1] rows, const double[::1] a_rows, doub
     return it, ("converged", "max_iter", "interrupted", "breakdown")[status]
 
 
+cdef double _rows_hessian(StackedRows Z, const int* rows, int lo, int hi, const double* a_rows,
+                          double sigma, const double* u, double* acc) noexcept nogil:
+    """acc += sigma sum_j t_j z_j over rows[lo:hi], t_j = z_j . u, each row read once for its dot
+    and its update; returns sum_j a_j t_j."""
+    cdef int j, r, i
+    cdef double part = 0.0, tj
+    for j in range(lo, hi):
+        r = rows[j]
+        i = Z.source[r]
+        tj = Z.sign[r] * row_dot(Z.X, i, u)
+        part += a_rows[j] * tj
+        if tj != 0.0:
+            row_axpy(Z.X, i, sigma * tj * Z.sign[r], acc)
+    return part
+
+
 cdef void _apply_hessian(StackedRows Z, const int* rows, int k, const double* a_rows, double aa,
                          double sigma, const double* s_a, const double* u, double* t,
                          double* out) noexcept nogil:
     """out = u + sigma Z_J^T P_J Z_J u = u + sigma (Z_J^T t - (a_J^T t / aa) s_a), t = Z_J u and
-    s_a = Z_J^T a_J. Each row is read once for its dot and its update (a threaded pass for Z_J u
-    and another for Z_J^T t read the rows twice: 2 threads were hardly faster than one). With
-    threads, each takes a block of the rows and sums its updates into its slice of Z._acc and
-    its part of a_J^T t into t[thread] (t has k >= n_threads entries); both are added in
-    thread order."""
-    cdef int j, c, r, i, th, lo, hi, block, n_threads = Z.n_threads
-    cdef double at = 0.0, tj, part
+    s_a = Z_J^T a_J, each row read once (_rows_hessian: a threaded pass for Z_J u and another for
+    Z_J^T t read the rows twice, and 2 threads were hardly faster than one). With threads, each
+    takes a block of the rows and sums its updates into its slice of Z._acc and its part of
+    a_J^T t into t[thread] (t has k >= n_threads entries); both are added in thread order."""
+    cdef int c, th, lo, block, n_threads = Z.n_threads
+    cdef double at = 0.0
     cdef double* acc
     for c in range(Z.p):
         out[c] = u[c]
     if n_threads <= 1 or k < PARALLEL_ROWS or k < n_threads:
-        for j in range(k):
-            r = rows[j]
-            i = Z.source[r]
-            tj = Z.sign[r] * row_dot(Z.X, i, u)
-            at += a_rows[j] * tj
-            if tj != 0.0:
-                row_axpy(Z.X, i, sigma * tj * Z.sign[r], out)
+        at = _rows_hessian(Z, rows, 0, k, a_rows, sigma, u, out)
     else:
         block = (k + n_threads - 1) // n_threads
         for th in prange(n_threads, num_threads=n_threads, schedule="static"):
             acc = &Z._acc[0] + <Py_ssize_t>th * Z.p
             memset(acc, 0, Z.p * sizeof(double))
             lo = th * block
-            hi = min(lo + block, k)
-            part = 0.0
-            for j in range(lo, hi):
-                r = rows[j]
-                i = Z.source[r]
-                tj = Z.sign[r] * row_dot(Z.X, i, u)
-                part = part + a_rows[j] * tj
-                if tj != 0.0:
-                    row_axpy(Z.X, i, sigma * tj * Z.sign[r], acc)
-            t[th] = part
+            t[th] = _rows_hessian(Z, rows, lo, min(lo + block, k), a_rows, sigma, u, acc)
         for th in range(n_threads):
             at += t[th]
             acc = &Z._acc[0] + <Py_ssize_t>th * Z.p
