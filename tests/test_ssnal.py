@@ -520,6 +520,32 @@ def test_newton_cg_threaded_product_matches_one_thread():
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
 
 
+
+def test_newton_cg_threaded_vector_steps_match_one_thread():
+    """With p >= PARALLEL_COLUMNS (16384) the CG's O(p) steps are split over the threads too:
+    the solve equals the one-thread solve, and its residual, recomputed with SciPy, is tiny."""
+    rng = np.random.default_rng(13)
+    X = to_csr(sp.random(4000, 20000, density=0.002, random_state=14, format="csr"))
+    rows = np.sort(rng.choice(4000, 3000, replace=False)).astype(np.int32)
+    a = np.where(rng.random(3000) < 0.5, 1.0, -1.0)
+    rhs = rng.normal(size=20000)
+    sigma = 3.0
+    XJ = X[rows]
+
+    def hessian(d):
+        t = XJ @ d
+        t -= a * (a @ t) / (a @ a)
+        return d + sigma * (XJ.T @ t)
+
+    sols = []
+    for n_threads in (1, 2):
+        Z = StackedRows(X, np.arange(4000, dtype=np.int32), np.ones(4000), n_threads=n_threads)
+        d = np.zeros(20000)
+        assert newton_cg(Z, rows, a, sigma, rhs, d, 1e-11, 500)[1] == "converged"
+        assert np.linalg.norm(hessian(d) - rhs) <= 1e-10 * np.linalg.norm(rhs)
+        sols.append(d)
+    np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
+
 # ---------------------------------------------------------------- rows held at their bounds
 
 @pytest.mark.parametrize("m", [7, 5000, 9001])
