@@ -674,15 +674,15 @@ def test_line_minimum_from_a_start_step_finds_the_same_root_in_fewer_trials():
             assert calls[0] == start and len(calls) < from_one
 
 
-def text_like(rows):
-    """The sparse text-like set of tools/make_synthetic.py (100,000 Zipf features): its free sets
-    are too large for the dense and SMW systems, so its Newton directions come from CG."""
+def synthetic(kind, rows):
+    """A set of tools/make_synthetic.py: "text" (100,000 Zipf features: its free sets are too
+    large for the dense and SMW systems, so its Newton directions come from CG) or "covtype"."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
     try:
         import make_synthetic
     finally:
         sys.path.pop(0)
-    blocks = list(make_synthetic.text_like_blocks(rows, seed=0))
+    blocks = list(getattr(make_synthetic, f"{kind}_like_blocks")(rows, seed=0))
     return to_csr(sp.vstack([X for X, _ in blocks], format="csr")), np.concatenate([y for _, y in blocks]).astype(float)
 
 
@@ -690,7 +690,7 @@ def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
     """With CG directions a Newton step costs many passes and the exact eta test one: the solve
     makes the test as soon as the inner solve is near its tolerance instead of waiting for the
     estimated bound, and stops as many steps earlier, at an eta <= tol the NumPy twin confirms."""
-    X, y = text_like(10000)
+    X, y = synthetic("text", 10000)
     C, tol = 1.0, 1e-3
     early = solve(subproblem(X, y, C=C, tol=tol))
     monkeypatch.setattr(ssnal_module, "EARLY_STEP_PASSES", math.inf)
@@ -701,3 +701,19 @@ def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
         assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
     assert early.info["newton"] < late.info["newton"]
     assert early.info["passes"] < late.info["passes"] - 5
+
+
+def test_a_crawling_solve_after_held_rows_joined_goes_on_over_all_rows(monkeypatch):
+    """Covtype-like rows at C = 32, tol 1e-6: held rows that had to move join the restricted
+    solve, which then crawls (steps of alpha ~ 1e-3). It goes back to where the rows were held and
+    on over all rows; without that the outer iteration ended after 50 Newton steps at a poor x
+    (eta 0.2) and the solve took 280 Newton steps."""
+    X, y = synthetic("covtype", 20000)
+    C, tol = 32.0, 1e-6
+    Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
+    sol = solve(subproblem(X, y, C=C, tol=tol))
+    assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
+    assert max(entry["newton"] for entry in sol.history) < 30 and sol.info["passes"] < 80
+    monkeypatch.setattr(ssnal_module, "STALL_STEPS", 10 ** 9)
+    crawled = solve(subproblem(X, y, C=C, tol=tol))
+    assert max(entry["newton"] for entry in crawled.history) == ssnal_module.MAX_NEWTON

@@ -86,6 +86,8 @@ SCREEN_FACTOR = 1.0        # rows are held at their bound for an inner solve bey
 SCREEN_QUANTILE = 0.99     # moves (that quantile over the rows): see _screen
 SCREEN_MIN_SHARE = 0.3
 COLD_GRADIENT_STEP = True  # the first step from x = 0 is along -grad psi when all rows tie there (C-SVC)
+STALL_ALPHA, STALL_STEPS = 0.01, 5  # a solve that held rows joined crawls after this many steps of
+                                   # alpha < STALL_ALPHA in a row: see _ssnal
 EARLY_STEP_PASSES = 2.0    # Newton steps costing this many passes (CG systems) make the exact eta test,
                            # one pass, worth making without the estimate's bound
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
@@ -697,6 +699,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         converged = early = False
         tested = math.inf         # |grad psi| at the last exact eta test of this outer iteration
         misses = n_held = 0
+        stalls = -1               # short steps in a row since held rows joined the solve (-1: none joined)
         while True:               # a restricted solve, then its held rows checked
             while True:
                 if stop[0]:
@@ -766,6 +769,16 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
                     restricted, held = _screen(inner, inner.pt_new, lam_start, screen_factor)
                     if restricted is not None:
                         cur, rows = restricted, restricted.qp.Z.rows
+                        screened = v.copy(), Zv.copy()
+                if stalls >= 0:
+                    stalls = stalls + 1 if alpha < STALL_ALPHA else 0
+                    if stalls >= STALL_STEPS:
+                        # rows that joined made the restricted solve crawl (covtype-like C = 32, tol
+                        # 1e-6: 50 Newton steps of alpha ~ 1e-3, then a wrong x): on over all rows
+                        # from where the rows were held
+                        v[:], Zv[:] = screened
+                        inner.start(x, w, v, Zv, sigma)
+                        cur, rows, held, stalls = inner, None, None, -1
             if rows is not None:
                 inner.absorb(cur, rows)
             if not early:         # else Zw is that of the tested iterate
@@ -800,6 +813,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             try:
                 cur = inner.restricted(rows, qp.K.d - _dot(qp.K.a[held], inner.xp[held]))
                 cur.reproject()
+                stalls = 0
             except FastSVMError:  # rounding left d outside the rows' range: on over all rows
                 Zv[held] = qp.Z.rows_matvec(held, v)
                 counters.rows(qp.Z, held)
