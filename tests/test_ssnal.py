@@ -703,17 +703,16 @@ def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
     assert early.info["passes"] < late.info["passes"] - 5
 
 
-def test_a_crawling_solve_after_held_rows_joined_goes_on_over_all_rows(monkeypatch):
-    """Covtype-like rows at C = 32, tol 1e-6: held rows that had to move join the restricted
-    solve, which then crawls (steps of alpha ~ 1e-3). It goes back to where the rows were held and
-    on over all rows; without that the outer iteration ended after 50 Newton steps at a poor x
-    (eta 0.2) and the solve took 280 Newton steps."""
+def test_an_inner_solve_that_raised_the_objective_is_rejected(monkeypatch):
+    """Covtype-like rows at C = 32, tol 1e-6: held rows that had to move join a restricted
+    solve, which then crawls (steps of alpha ~ 1e-3) to max_newton at a point of larger f. A
+    proximal step never raises f: that outer step is rejected (x stays, sigma is lowered) instead
+    of starting the next ones from a poor x (dual -2.7e9 at 300k rows; 233 passes at 20k)."""
     X, y = synthetic("covtype", 20000)
     C, tol = 32.0, 1e-6
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
     sol = solve(subproblem(X, y, C=C, tol=tol))
     assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
-    assert max(entry["newton"] for entry in sol.history) < 30 and sol.info["passes"] < 80
-    monkeypatch.setattr(ssnal_module, "STALL_STEPS", 10 ** 9)
-    crawled = solve(subproblem(X, y, C=C, tol=tol))
-    assert max(entry["newton"] for entry in crawled.history) == ssnal_module.MAX_NEWTON
+    assert any(entry["rejected"] for entry in sol.history) and sol.info["passes"] < 80
+    duals = [entry["dual"] for entry in sol.history]   # f never rises from one outer iteration to the next
+    assert all(later <= earlier + 1e-9 * abs(earlier) for earlier, later in zip(duals, duals[1:]))

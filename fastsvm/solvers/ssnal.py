@@ -86,8 +86,6 @@ SCREEN_FACTOR = 1.0        # rows are held at their bound for an inner solve bey
 SCREEN_QUANTILE = 0.99     # moves (that quantile over the rows): see _screen
 SCREEN_MIN_SHARE = 0.3
 COLD_GRADIENT_STEP = True  # the first step from x = 0 is along -grad psi when all rows tie there (C-SVC)
-STALL_ALPHA, STALL_STEPS = 0.01, 5  # a solve that held rows joined crawls after this many steps of
-                                   # alpha < STALL_ALPHA in a row: see _ssnal
 EARLY_STEP_PASSES = 2.0    # Newton steps costing this many passes (CG systems) make the exact eta test,
                            # one pass, worth making without the estimate's bound
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
@@ -699,7 +697,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         converged = early = False
         tested = math.inf         # |grad psi| at the last exact eta test of this outer iteration
         misses = n_held = 0
-        stalls = -1               # short steps in a row since held rows joined the solve (-1: none joined)
+        Zw_center = Zw.copy()
         while True:               # a restricted solve, then its held rows checked
             while True:
                 if stop[0]:
@@ -769,16 +767,6 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
                     restricted, held = _screen(inner, inner.pt_new, lam_start, screen_factor)
                     if restricted is not None:
                         cur, rows = restricted, restricted.qp.Z.rows
-                        screened = v.copy(), Zv.copy()
-                if stalls >= 0:
-                    stalls = stalls + 1 if alpha < STALL_ALPHA else 0
-                    if stalls >= STALL_STEPS:
-                        # rows that joined made the restricted solve crawl (covtype-like C = 32, tol
-                        # 1e-6: 50 Newton steps of alpha ~ 1e-3, then a wrong x): on over all rows
-                        # from where the rows were held
-                        v[:], Zv[:] = screened
-                        inner.start(x, w, v, Zv, sigma)
-                        cur, rows, held, stalls = inner, None, None, -1
             if rows is not None:
                 inner.absorb(cur, rows)
             if not early:         # else Zw is that of the tested iterate
@@ -813,17 +801,26 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             try:
                 cur = inner.restricted(rows, qp.K.d - _dot(qp.K.a[held], inner.xp[held]))
                 cur.reproject()
-                stalls = 0
             except FastSVMError:  # rounding left d outside the rows' range: on over all rows
                 Zv[held] = qp.Z.rows_matvec(held, v)
                 counters.rows(qp.Z, held)
                 inner.start(x, w, v, Zv, sigma)
                 cur, rows, held = inner, None, None
-        step_norm = _norm(inner.xp - x)
-        J_last = inner.J.copy()
-        x = inner.xp.copy()
-        w = inner.ztx.copy()
-        b = inner.lam / sigma
+        # a proximal step never raises f: when an inner solve that stopped short (max_newton) did,
+        # x stays and sigma is lowered (covtype-like C = 32, tol 1e-6: after held rows joined, 50
+        # Newton steps of alpha ~ 1e-3 ended at dual -2.7e9, and the next 10 outer iterations
+        # crawled back: 518 passes instead of 35)
+        rejected = (not (converged or early)
+                    and 0.5 * _dot(inner.ztx, inner.ztx) + _dot(qp.c, inner.xp) > 0.5 * _dot(w, w) + _dot(qp.c, x))
+        if rejected:
+            step_norm = 0.0
+            Zw[:] = Zw_center
+        else:
+            step_norm = _norm(inner.xp - x)
+            J_last = inner.J.copy()
+            x = inner.xp.copy()
+            w = inner.ztx.copy()
+            b = inner.lam / sigma
         grad = Zw + qp.c
         eta, b_kkt = kkt_residual(x, grad, qp.K, hint=b)
         # the AL's primal residual |Q w + c - z| = |x^{k+1} - x^k| / sigma, scaled as eta
@@ -832,11 +829,12 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         primal = primal_objective(qp, Zw, w, b)
         entry = {"iter": outer, "sigma": sigma, "newton": steps, "free": inner.n_free, "eta": eta, "r_primal": r_primal,
                  "primal": primal, "dual": dual, "passes": counters.passes, "held": n_held, "held_misses": misses,
-                 "time": time.perf_counter() - t0}
+                 "rejected": rejected, "time": time.perf_counter() - t0}
         history.append(entry)
         if log is not None:
             log(f"ssnal: iter {outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.n_free}  eta {eta:.3e}  rp {r_primal:.3e}  "
-                f"primal {primal:.10g}  dual {-dual:.10g}  passes {counters.passes:.1f}  held {n_held} ({misses} moved)  time {entry['time']:.2f}s")
+                f"primal {primal:.10g}  dual {-dual:.10g}  passes {counters.passes:.1f}  held {n_held} ({misses} moved)  time {entry['time']:.2f}s"
+                + ("  (inner solve failed: step rejected)" if rejected else ""))
         # an inner solve stopped far from its tolerance (max_newton, no decrease) can leave x with
         # a huge grad f and so a small eta at a poor point: such an x does not end the solve
         if eta <= tol and (converged or early or gnorm <= EARLY_GRAD * eps / math.sqrt(sigma)):
@@ -845,7 +843,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         sigma = next_sigma(sigma, steps, converged, opts["sigma_factor"], r_primal >= PRIMAL_LAG * eta)
         # eta well above the AL's primal residual: x hardly moves, the inexact inner solves
         # limit eta (the error Z grad psi enters grad f); the next ones are solved tighter
-        inner_scale = min(1.0, max(INNER_SCALE_MIN, r_primal / eta)) if eta > 0 else 1.0
+        if not rejected:
+            inner_scale = min(1.0, max(INNER_SCALE_MIN, r_primal / eta)) if eta > 0 else 1.0
         v, Zv = w.copy(), Zw.copy()
     w = qp.Z.rmatvec(x)  # exact, free of the incremental updates' rounding
     # the bias: the multiplier of Pi_K(x - grad f(x)) at the returned x (ALGORITHMS.md section 0)
