@@ -546,6 +546,32 @@ def test_newton_cg_threaded_vector_steps_match_one_thread():
         sols.append(d)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
 
+
+@pytest.mark.parametrize("density", [0.5, 0.05])
+def test_kept_gram_updated_over_changed_rows_equals_numpy(density):
+    """The kept Z_J^T Z_J and Z_J^T a_J of the dense Newton systems, updated over the rows that
+    joined or left J: by BLAS on a dense copy of those rows when they are at least a quarter
+    full (0.5), by sparse outer products otherwise (0.05); both equal NumPy's."""
+    rng = np.random.default_rng(21)
+    X = to_csr(sp.random(3000, 60, density=density, random_state=22, format="csr"))
+    y = np.where(rng.random(3000) < 0.5, 1.0, -1.0)
+    qp = ssnal_module.linear_dual(subproblem(X, y))
+    newton = ssnal_module._Newton(qp, ssnal_module._Counters(qp.nnz))
+    used = []
+    J1 = np.sort(rng.choice(3000, 2000, replace=False)).astype(np.int32)
+    J2 = np.union1d(np.setdiff1d(J1, J1[::20]), np.setdiff1d(np.arange(3000), J1)[:250]).astype(np.int32)
+    for J in (J1, J2):
+        newton.nnz_J = qp.Z.rows_nnz(J)
+        newton.changes = None
+        if J is J2:
+            rows, _ = ssnal_module.sorted_changes(J2, J1)
+            used.append(newton._update_gram_cost(rows)[1])
+        G, s = newton._gram(J, np.ascontiguousarray(qp.K.a[J]))
+    Zd = (y[:, None] * X.toarray())[J2]
+    np.testing.assert_allclose(G, Zd.T @ Zd, rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(s, Zd.T @ y[J2], rtol=1e-12, atol=1e-10)
+    assert used == [density > 0.25]
+
 # ---------------------------------------------------------------- rows held at their bounds
 
 @pytest.mark.parametrize("m", [7, 5000, 9001])

@@ -310,7 +310,14 @@ cdef class StackedRows:
             raise FastSVMError(f"vector has length {got}, expected {want}")
 
     cdef void _check_rows(self, const int[::1] rows) except *:
-        if rows.shape[0] and (np.min(rows) < 0 or np.max(rows) >= self.m):
+        # a C loop: np.min and np.max on the memoryview cost ~10 us a call, called at every
+        # Newton step (phishing: 0.2 ms of a 13 ms solve)
+        cdef Py_ssize_t j
+        cdef bint bad = False
+        with nogil:
+            for j in range(rows.shape[0]):
+                bad |= (rows[j] < 0) | (rows[j] >= self.m)
+        if bad:
             raise FastSVMError("row index out of range")
 
 
