@@ -520,7 +520,6 @@ def test_newton_cg_threaded_product_matches_one_thread():
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
 
 
-
 def test_newton_cg_threaded_vector_steps_match_one_thread():
     """With p >= PARALLEL_COLUMNS (16384) the CG's O(p) steps are split over the threads too:
     the solve equals the one-thread solve, and its residual, recomputed with SciPy, is tiny."""
@@ -571,6 +570,7 @@ def test_kept_gram_updated_over_changed_rows_equals_numpy(density):
     np.testing.assert_allclose(G, Zd.T @ Zd, rtol=1e-12, atol=1e-10)
     np.testing.assert_allclose(s, Zd.T @ y[J2], rtol=1e-12, atol=1e-10)
     assert used == [density > 0.25]
+
 
 # ---------------------------------------------------------------- rows held at their bounds
 
@@ -729,7 +729,7 @@ def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
     assert early.info["passes"] < late.info["passes"] - 5
 
 
-def test_an_inner_solve_that_raised_the_objective_is_rejected(monkeypatch):
+def test_an_inner_solve_that_raised_the_objective_is_rejected():
     """Covtype-like rows at C = 32, tol 1e-6: held rows that had to move join a restricted
     solve, which then crawls (steps of alpha ~ 1e-3) to max_newton at a point of larger f. A
     proximal step never raises f: that outer step is rejected (x stays, sigma is lowered) instead

@@ -310,8 +310,8 @@ cdef class StackedRows:
             raise FastSVMError(f"vector has length {got}, expected {want}")
 
     cdef void _check_rows(self, const int[::1] rows) except *:
-        # a C loop: np.min and np.max on the memoryview cost ~10 us a call, called at every
-        # Newton step (phishing: 0.2 ms of a 13 ms solve)
+        # a C loop: np.min and np.max on the memoryview cost ~7 us each, and the check runs ~100
+        # times a phishing solve (~1.4 ms of 13)
         cdef Py_ssize_t j
         cdef bint bad = False
         with nogil:

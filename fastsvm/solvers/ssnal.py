@@ -37,7 +37,9 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
   Newton steps);
 - after the first Newton step of an outer iteration, rows far beyond their bounds are held there
   and the inner solve goes on over the others (_screen); the held rows are checked at its end and
-  any that had to move rejoin the solve, so each outer iteration solves the whole psi_k.
+  any that had to move rejoin the solve, so each outer iteration solves the whole psi_k;
+- an outer step whose inner solve stopped short (max_newton) at a larger f is rejected: x stays
+  and sigma is lowered (an exact proximal step never raises f).
 This module orchestrates; fastsvm._core._ssnal and _knapsack do the O(nnz) and O(m) work.
 """
 import math
@@ -288,7 +290,7 @@ class _Newton:
             if update < fresh:
                 self.counters.rows(Z, rows)
                 _, G, s = self.gram
-                if blas:   # phishing: ~200 rows 44% full, 3x faster than their sparse outer products
+                if blas:   # phishing, 200 rows 44% full: 49 us against 68 by sparse outer products
                     B = Z.rows_dense(rows)
                     WB = B * weights[:, None]
                     G += WB.T @ B
