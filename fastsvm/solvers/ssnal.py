@@ -695,6 +695,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     status = "max_iter"
     eta = math.inf
     b = b_kkt = 0.0
+    dual = 0.0                # f(x) = 1/2 |w|^2 + c^T x at the center x = 0
     outer = 0
     inner_scale = 1.0
     J_last = None
@@ -825,8 +826,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         # x stays and sigma is lowered (covtype-like C = 32, tol 1e-6: after held rows joined, 50
         # Newton steps of alpha ~ 1e-3 ended at dual -2.7e9, and the next 10 outer iterations
         # crawled back: 518 passes instead of 35)
-        rejected = (not (converged or early)
-                    and 0.5 * _dot(inner.ztx, inner.ztx) + _dot(qp.c, inner.xp) > 0.5 * _dot(w, w) + _dot(qp.c, x))
+        f_new = 0.5 * _dot(inner.ztx, inner.ztx) + _dot(qp.c, inner.xp)
+        rejected = not (converged or early) and f_new > dual
         if rejected:
             step_norm = 0.0
             Zw[:] = Zw_center
@@ -836,11 +837,11 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
             x = inner.xp.copy()
             w = inner.ztx.copy()
             b = inner.lam / sigma
+            dual = f_new
         grad = Zw + qp.c
         eta, b_kkt = kkt_residual(x, grad, qp.K, hint=b)
         # the AL's primal residual |Q w + c - z| = |x^{k+1} - x^k| / sigma, scaled as eta
         r_primal = step_norm / sigma / (1.0 + _norm(x) + _norm(grad))
-        dual = 0.5 * _dot(w, w) + _dot(qp.c, x)
         primal = primal_objective(qp, Zw, w, b)
         entry = {"iter": outer, "sigma": sigma, "newton": steps, "free": inner.n_free, "eta": eta, "r_primal": r_primal,
                  "primal": primal, "dual": dual, "passes": counters.passes, "held": n_held, "held_misses": misses,
