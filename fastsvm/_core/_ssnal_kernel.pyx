@@ -21,7 +21,7 @@ import numpy as np
 
 from ._cache cimport KernelCache
 from ._stop cimport stop_requested
-from ._csr cimport CSR, csr_view
+from ._csr cimport CSR, csr_view, indices_within
 from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, axpy, dot4, exp_neg_block, kernel_params,
                        kernel_from_dot)
 from ._kernel import row_sqnorms
@@ -321,7 +321,7 @@ def cache_block(KernelCache cache, const int[::1] positions, int length, const i
 cdef void _check_positions(KernelCache cache, const int[::1] positions, int length) except *:
     if not 0 <= length <= cache.n:
         raise FastSVMError("column length out of range")
-    if positions.shape[0] and (np.min(positions) < 0 or np.max(positions) >= length):
+    if not indices_within(positions, length):
         raise FastSVMError("position outside the working set")
 
 
