@@ -500,6 +500,14 @@ def test_dense_newton_search_scalars_and_rows_nnz_against_numpy(operator):
         search_scalars(dvec, g, zd, full_a, np.array([600], dtype=np.int32))
 
 
+@pytest.mark.parametrize("rows", [[5], [-1], [0, 3, 5]])
+def test_stacked_rows_refuse_rows_outside_z(rows):
+    Z = StackedRows(to_csr(sp.random(5, 4, density=0.5, random_state=1, format="csr")), np.arange(5, dtype=np.int32),
+                    np.ones(5))
+    with pytest.raises(FastSVMError, match="row index out of range"):
+        Z.rows_matvec(np.array(rows, dtype=np.int32), np.ones(4))
+    assert Z.rows_matvec(np.array([0, 4], dtype=np.int32), np.ones(4)).shape == (2,)
+
 def test_newton_cg_threaded_product_matches_one_thread():
     """The one-thread Hessian product and the threaded one (free sets of at least PARALLEL_ROWS
     rows: each thread sums its block's updates apart) give the same CG solve, equal to NumPy's."""

@@ -573,3 +573,14 @@ def test_larger_problems_reach_smos_optimum(name, rows):
     ours = np.sign(K_sv @ sol.coef[np.flatnonzero(sol.coef)] - sol.rho)
     theirs = np.sign(np_kernel(X, X[np.flatnonzero(smo.coef)], kernel) @ smo.coef[np.flatnonzero(smo.coef)] - smo.rho)
     assert np.mean(ours == theirs) >= 0.999
+
+
+@pytest.mark.parametrize("positions", [[3], [-1], [0, 2, 3]])
+def test_cache_products_refuse_positions_outside_the_working_set(positions):
+    X = small_data(n=10, p=4)
+    cache = KernelCache(X, "rbf", 0.3, cache_bytes=1 << 16)
+    out = np.zeros(3)
+    with pytest.raises(FastSVMError, match="position outside the working set"):
+        cache_axpy(cache, np.array(positions, dtype=np.int32), np.ones(len(positions)), 3, out, np.zeros(1, dtype=np.int32))
+    cache_axpy(cache, np.array([0, 2], dtype=np.int32), np.ones(2), 3, out, np.zeros(1, dtype=np.int32))
+    assert np.all(out > 0)
