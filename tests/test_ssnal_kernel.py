@@ -21,7 +21,8 @@ import fastsvm
 from conftest import libsvm_one_thread, shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._cache import KernelCache
-from fastsvm._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cached, exp_neg, move_to_front
+from fastsvm._core._ssnal_kernel import (KernelProducts, cache_axpy, cache_block, cache_store, cached, exp_neg,
+                                         move_to_front)
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
@@ -290,6 +291,51 @@ def test_working_set_products_cache_a_column_from_its_second_use():
         np.testing.assert_allclose(ws.qmul(v), Q @ v, rtol=1e-6, atol=1e-6)
         held = cached(cache, np.arange(100, dtype=np.int32), ws.L)
         assert held.all() == (use >= 1) and held.any() == (use >= 1)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_cache_store_rounds_as_computed_columns_and_keeps_held_values(signed):
+    X = small_data(n=30)
+    K = np_kernel(X, X, Kernel("rbf", gamma=0.3))
+    sign = np.where(np.arange(30) % 3, 1, -1).astype(np.int8) if signed else None
+    computed = KernelCache(X, "rbf", 0.3, sign=sign)
+    stored = KernelCache(X, "rbf", 0.3, sign=sign)
+    stored.get_column(4, 10)                      # held on [0, 10): kept, not overwritten
+    positions = np.array([4, 17], dtype=np.int32)
+    values = K[positions][:, :20].copy()
+    values[0, :10] = np.nan
+    cache_store(stored, positions, values, 20)
+    for i in positions:
+        np.testing.assert_array_equal(stored.get_column(i, 20), computed.get_column(i, 20))
+    assert stored.n_computed == 40                # 10 computed, 10 + 20 stored
+    with pytest.raises(FastSVMError, match="working set"):
+        cache_store(stored, np.array([25], np.int32), K[[25]], 20)
+    with pytest.raises(FastSVMError, match="values"):
+        cache_store(stored, positions, np.ascontiguousarray(values[:, :5]), 20)
+
+
+def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget(monkeypatch):
+    # many columns used for the second time are cached a chunk at a time (KernelProducts.block,
+    # cache_store) after the cached ones are used; a budget of a few columns drops most of them
+    # again: the product stays exact
+    monkeypatch.setattr(ssnal_kernel, "STORE_VALUES", 700)     # chunks of 4 columns of 150
+    X, y = small_data(n=300, p=9), np.where(np.arange(300) % 2, 1.0, -1.0)
+    kernel = Kernel("rbf", gamma=0.3)
+    dual = ssnal_kernel.kernel_dual(subproblem(X, y, kernel))
+    rows = np.arange(0, 300, 2)
+    for budget in (1 << 22, 1 << 12):
+        cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
+        ws = ssnal_kernel._WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), rows, np.zeros(dual.m),
+                                      np.zeros(1, np.int32))
+        Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
+        v = np.zeros(ws.L)
+        v[:5] = 1.0
+        np.testing.assert_allclose(ws.qmul(v), Q @ v, rtol=1e-6, atol=1e-6)   # 5 columns cached
+        v[10:140] = np.linspace(-1.0, 1.0, 130)
+        for use in range(3):
+            np.testing.assert_allclose(ws.qmul(v), Q @ v, rtol=1e-6, atol=1e-6)
+        if budget == 1 << 22:
+            assert cached(cache, np.flatnonzero(v).astype(np.int32), ws.L).all()
 
 
 @pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])

@@ -56,6 +56,7 @@ cdef class KernelCache:
                          double* scratch, float* out) noexcept nogil
     cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil
     cdef float* column(self, int i, int length) noexcept nogil
+    cdef float* reserve(self, int i, int length) noexcept nogil
     cdef void swap(self, int i, int j) noexcept nogil
     cdef double diagonal(self, int i) noexcept nogil
     cdef int block(self, const int* idx, int m, double* out) noexcept nogil

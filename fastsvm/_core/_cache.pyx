@@ -309,6 +309,16 @@ cdef class KernelCache:
         valid until the next column() or swap() call that needs room (the two most recently
         used columns always fit)."""
         cdef int have = self.length[i]
+        cdef float* p = self.reserve(i, length)
+        if p != NULL and length > have:
+            self.fill(i, have, length, p)
+        return p
+
+    cdef float* reserve(self, int i, int length) noexcept nogil:
+        """Column i made the most recently used and at least `length` long, its values from the
+        old length on left for the caller to fill (column(), or values computed elsewhere);
+        NULL if memory runs out. Pointer validity as for column()."""
+        cdef int have = self.length[i]
         cdef float* p
         if have > 0:
             self.unlink(i)
@@ -324,7 +334,6 @@ cdef class KernelCache:
             self.free_floats -= length - have
             self.peak_floats = max(self.peak_floats, self.capacity_floats - self.free_floats)
             self.length[i] = length
-            self.fill(i, have, length, p)
         self.append(i)
         return self.data[i]
 

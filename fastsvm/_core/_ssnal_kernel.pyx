@@ -11,8 +11,9 @@ the RBF kernel the exponentials are computed in a vectorized pass (with an AVX2 
 CPU has it). Each row is summed by one thread in a fixed order, so the result does not depend on
 the thread count.
 
-cache_axpy / cache_block: products with and blocks of the kernel columns of a KernelCache whose
-positions 0 .. length-1 hold the working set (move_to_front arranges that).
+cache_axpy / cache_block / cache_store: products with, blocks of and new values for the kernel
+columns of a KernelCache whose positions 0 .. length-1 hold the working set (move_to_front
+arranges that).
 """
 from cython.parallel cimport prange, threadid
 from libc.string cimport memset
@@ -283,6 +284,36 @@ def cache_axpy(KernelCache cache, const int[::1] positions, const double[::1] co
                 out[t] += cj * col[t]
     _raise_for(status)
     return np.asarray(out)
+
+
+def cache_store(KernelCache cache, const int[::1] positions, const double[:, ::1] values, int length):
+    """Cache the columns at `positions` on [0, length) from values[j, t] = k(position j,
+    position t), kernel values computed elsewhere (KernelProducts.block: many new columns at
+    once by the inverted index, on the threads) and rounded to float32 as computed ones are;
+    the values a column already held are kept."""
+    cdef int k = <int>positions.shape[0], j, t, i, have, status = 0
+    cdef float* col
+    cdef double s_i
+    _check_positions(cache, positions, length)
+    if values.shape[0] != k or (k and values.shape[1] < length):
+        raise FastSVMError("cache_store: values must have a row of at least length values per position")
+    with nogil:
+        for j in range(k):
+            i = positions[j]
+            have = min(cache.length[i], length)
+            col = cache.reserve(i, length)
+            if col == NULL:
+                status = 1
+                break
+            if cache.sign == NULL:
+                for t in range(have, length):
+                    col[t] = <float>values[j, t]
+            else:
+                s_i = cache.sign[i]
+                for t in range(have, length):
+                    col[t] = <float>(s_i * cache.sign[t] * values[j, t])
+            cache.n_computed += length - have
+    _raise_for(status)
 
 
 def cached(KernelCache cache, const int[::1] positions, int length):

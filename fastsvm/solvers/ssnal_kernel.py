@@ -56,7 +56,7 @@ import scipy.linalg as sla
 from .._core._cache import KernelCache
 from .._core._knapsack import KnapsackSet
 from .._core._ssnal import cholesky_solve, line_point
-from .._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cached, move_to_front
+from .._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cache_store, cached, move_to_front
 from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import nystroem_map, random_fourier_map
 from . import ssnal
@@ -81,6 +81,7 @@ LINE_TRIALS = 12
 NEWTON_J_MAX = 500           # free set aimed at by the first sigma of a round
 SIGMA_STEPS = 8
 PRODUCTS_MIN_COLUMNS = 64    # uncached columns from which a product bypasses the cache
+STORE_VALUES = 1 << 21       # kernel values computed at once for the cache (16 MB)
 DENSE_J_MAX = 4000           # Newton systems up to this order (and 8 |J|^2 <= -m) by Cholesky
 OWN_CHOLESKY_MAX = 400       # ... our own up to this order (no LAPACK thread start), LAPACK beyond
 CG_RTOL = 1e-6               # CG Newton directions: inexact ones cost more Newton steps than CG
@@ -226,7 +227,8 @@ class _WorkingSet:
         beta = np.bincount(self.pos[idx], weights=self.a[idx] * v[idx], minlength=self.L)
         nz = np.flatnonzero(beta).astype(np.int32)
         out = np.zeros(self.L)
-        first = ~(cached(self.cache, nz, self.L) | self.seen[nz])
+        have = cached(self.cache, nz, self.L)
+        first = ~(have | self.seen[nz])
         if np.count_nonzero(first) >= PRODUCTS_MIN_COLUMNS:
             # many columns never used before, most needed once (coordinates switching bounds):
             # computed on the fly by the faster inverted-index product, kept out of the cache
@@ -234,8 +236,21 @@ class _WorkingSet:
             far = nz[first]
             self.products.matvec(self.rows_i32, self.rows_i32[far], beta[far], out)
             self.seen[far] = True
-            nz = nz[~first]
-        cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
+            nz, have = nz[~first], have[~first]
+        missing = nz[~have]
+        if missing.shape[0] >= PRODUCTS_MIN_COLUMNS:
+            # many columns to cache: computed a chunk at a time by the inverted-index product on
+            # the threads, each chunk used at once (a budget smaller than them all keeps the
+            # last ones); one column at a time, each split over the threads, is 2-3x slower
+            nz = nz[have]      # first: a tight budget would drop them for the new ones
+            cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
+            step = max(1, STORE_VALUES // max(self.L, 1))
+            for lo in range(0, missing.shape[0], step):
+                nz = missing[lo: lo + step]
+                cache_store(self.cache, nz, self.products.block(self.rows_i32[nz], self.rows_i32), self.L)
+                cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
+        else:
+            cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
         return self.a * out[self.pos]
 
     def q_block(self, J):
