@@ -20,7 +20,7 @@ from scipy.optimize import brentq as scipy_brentq
 from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._ssnal import (StackedRows, cholesky_solve, dense_newton, held_misses, hold_rows, line_point,
+from fastsvm._core._ssnal import (StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses, hold_rows, line_point,
                                   newton_cg, search_scalars, sorted_changes)
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
@@ -338,8 +338,27 @@ def test_cholesky_solve_against_numpy(n):
     np.testing.assert_allclose(d, np.linalg.solve(A, b), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(np.triu(H), np.linalg.cholesky(A).T, rtol=1e-10, atol=1e-12)
     assert not cholesky_solve(-np.eye(n), np.ones(n))
+    assert not cholesky_solve(np.full((n, n), np.nan), np.ones(n))
     with pytest.raises(FastSVMError):
         cholesky_solve(np.eye(n), np.ones(n + 1))
+
+
+@pytest.mark.parametrize("n", [1, 2, 17, 130])
+def test_bordered_solve_is_the_projected_newton_system(n):
+    # (I + sigma P K P) z = P t with a^T z = 0, from I + sigma K alone
+    rng = np.random.default_rng(n)
+    B = rng.normal(size=(n, n))
+    K, sigma = B @ B.T, 5.0
+    a = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    t = rng.normal(size=n)
+    P = np.eye(n) - np.outer(a, a) / (a @ a)
+    z = t.copy()
+    assert bordered_solve(np.eye(n) + sigma * K, z, a)
+    np.testing.assert_allclose(z, np.linalg.solve(np.eye(n) + sigma * P @ K @ P, P @ t), rtol=1e-8, atol=1e-10)
+    assert abs(a @ z) <= 1e-10 * np.abs(z).sum()
+    assert not bordered_solve(-np.eye(n), t.copy(), a)
+    with pytest.raises(FastSVMError):
+        bordered_solve(np.eye(n), np.ones(n + 1), a)
 
 
 def test_sigma_schedule():

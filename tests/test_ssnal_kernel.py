@@ -361,7 +361,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
     if system == "cg":
-        monkeypatch.setattr(ssnal_kernel, "OWN_CHOLESKY_MAX", 5)
+        monkeypatch.setattr(ssnal_kernel, "ALWAYS_DENSE_J", 5)
         monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 5)
         monkeypatch.setattr(ssnal_kernel, "CG_RTOL", 1e-12)
     counters = ssnal_kernel._Counters()
@@ -420,7 +420,7 @@ def test_tiny_cache_and_cg_give_the_same_optimum(monkeypatch):
     sub = subproblem(X, y, kernel)
     sub.params.cache_size = 0.01
     tiny = ssnal_kernel.solve(sub)
-    monkeypatch.setattr(ssnal_kernel, "OWN_CHOLESKY_MAX", 10)
+    monkeypatch.setattr(ssnal_kernel, "ALWAYS_DENSE_J", 10)
     monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 10)
     cg = ssnal_kernel.solve(subproblem(X, y, kernel))
     assert cg.info["systems"]["cg"] > 0
@@ -507,13 +507,34 @@ def test_sigmoid_kernel_gives_a_kkt_point_or_a_clear_error():
         assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
 
 
+def test_dense_newton_system_when_only_the_projected_matrix_is_definite():
+    # I + sigma Q indefinite along a (possible for a sigmoid kernel), I + sigma P Q P definite:
+    # the bordered solve fails and the projected matrix is factored instead
+    rng = np.random.default_rng(5)
+    n, sigma = 12, 2.0
+    a = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    P = np.eye(n) - np.outer(a, a) / n
+    B = rng.normal(size=(n, n))
+    for Q in (P @ B @ B.T @ P, P @ B @ B.T @ P - 3.0 * np.outer(a, a) / n):
+        t = P @ rng.normal(size=n)
+        z = ssnal_kernel._dense_solve(lambda: Q.copy(), t, a, float(n), sigma)
+        np.testing.assert_allclose(z, np.linalg.solve(np.eye(n) + sigma * P @ Q @ P, t), rtol=1e-9, atol=1e-12)
+    with pytest.raises(FastSVMError, match="positive semidefinite"):
+        ssnal_kernel._dense_solve(lambda: -np.eye(n), t, a, float(n), sigma)
+
+
 # ---------------------------------------------------------------- errors
 
 def test_bad_input_gives_clear_errors():
     X, labels = load("heart_scale")
     y = as_pm(labels)
+    sigmoid = Kernel("sigmoid", gamma=1 / 13, coef0=-1.0)   # indefinite on these rows
+    dual = ssnal_kernel.kernel_dual(subproblem(X, y, sigmoid))
+    ws = ssnal_kernel._WorkingSet(dual, KernelCache(X, "sigmoid", 1 / 13, coef0=-1.0), KernelProducts(X, "sigmoid", 1 / 13, coef0=-1.0),
+                                  np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32))
+    r = np.ones(dual.m)
     with pytest.raises(FastSVMError, match="positive semidefinite"):
-        ssnal_kernel._spd_solve(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones(2))
+        ssnal_kernel._newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, 1 << 30, ssnal_kernel._Counters())
     with pytest.raises(ParameterError, match="unknown option"):
         ssnal_kernel.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), bogus=1))
     with pytest.raises(ParameterError, match="rff"):

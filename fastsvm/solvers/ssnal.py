@@ -29,9 +29,10 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
 - the inner stop is |grad psi| <= eps_k / sqrt(sigma_k), eps_k = max(tol / 10, 2^-k) as in
   ALGORITHMS.md, scaled down (to 1e-3 at most) while eta sits well above the primal residual:
   then the inexact inner solves, not the outer iteration, limit eta;
-- Newton systems up to order OWN_CHOLESKY_MAX are factored by our own Cholesky and dense Gram
-  blocks go to BLAS only when large: waking OpenBLAS's threads for small products cost more
-  than the products on a busy machine; CG directions are inexact (cg_tolerance);
+- dense Newton systems are factored by LAPACK from Cython without the GIL (the SMW ones with
+  the equality constraint's projection as a border, bordered_solve) and dense Gram blocks go to
+  BLAS only when large: waking OpenBLAS's threads for small products cost more than the
+  products on a busy machine; CG directions are inexact (cg_tolerance);
 - the p x p Gram matrix Z_J^T Z_J of the dense systems is kept and updated over the rows that
   joined or left J when that is cheaper than forming it anew (J changes little between
   Newton steps);
@@ -47,10 +48,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 
 from .._core._knapsack import KnapsackSet
-from .._core._ssnal import (StackedRows, cholesky_solve, dense_newton, held_misses, hold_rows, line_point, newton_cg,
+from .._core._ssnal import (StackedRows, bordered_solve, dense_newton, held_misses, hold_rows, line_point, newton_cg,
                              search_scalars, sorted_changes)
 from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
@@ -78,7 +78,6 @@ CG_INEXACT_PASSES = 3.0    # the extra Newton steps an inexact CG direction cost
                            # (w8a: 47 -> 35 Newton steps, 68 -> 47 passes, faster, when its p = 300
                            # systems are all dense instead of mostly CG; a step is one pass for
                            # Z d plus line-search projections and updates worth a few more)
-OWN_CHOLESKY_MAX = 600     # Newton systems up to this order are factored without LAPACK
 BLAS_MIN_FLOPS = 1e6       # below this a dense copy of the rows and a BLAS call cost more than they save
 EXACT_SLOPE = 0.2          # line_search='exact' stops once |slope| <= this fraction of slope(0)
 EARLY_GRAD = 100.0         # inner iterates with |grad psi| <= this x its tolerance may be tested for eta,
@@ -221,15 +220,8 @@ class _Counters:
         self.passes += Z.rows_nnz(rows)[0] / self.nnz
 
 
-def _spd_solve(H, rhs):
-    """H^-1 rhs for the SPD Newton matrices (H is overwritten): our own Cholesky up to
-    OWN_CHOLESKY_MAX, LAPACK beyond, where the work pays for waking its threads."""
-    if H.shape[0] <= OWN_CHOLESKY_MAX:
-        out = np.array(rhs, dtype=np.float64)
-        if cholesky_solve(H, out):
-            return out
-        raise FastSVMError("ssnal: the Newton matrix lost positive definiteness (non-finite data?)")
-    return sla.cho_solve(sla.cho_factor(H, overwrite_a=True, check_finite=False), rhs, check_finite=False)
+def _lost_definiteness():
+    return FastSVMError("ssnal: the Newton matrix lost positive definiteness (non-finite data?)")
 
 
 class _Newton:
@@ -315,20 +307,12 @@ class _Newton:
         """H = I + sigma (G - s s^T / a_J^T a_J), G = Z_J^T Z_J, s = Z_J^T a_J; Cholesky."""
         Z = self.qp.Z
         G, s = self._gram(J, a_J)
-        aa = _dot(a_J, a_J)
-        if Z.p <= OWN_CHOLESKY_MAX:  # formed and factored in one call, in a kept buffer
-            if self.H is None:
-                self.H = np.empty((Z.p, Z.p))
-            d = np.empty(Z.p)
-            if not dense_newton(G, s, aa, sigma, g, self.H, d):
-                raise FastSVMError("ssnal: the Newton matrix lost positive definiteness (non-finite data?)")
-            return d
-        H = G.copy()
-        if aa > 0:
-            H -= np.outer(s, s) / aa
-        H *= sigma
-        H.flat[:: Z.p + 1] += 1.0
-        return _spd_solve(H, -g)
+        if self.H is None:           # formed and factored in one call, in a kept buffer
+            self.H = np.empty((Z.p, Z.p))
+        d = np.empty(Z.p)
+        if not dense_newton(G, s, _dot(a_J, a_J), sigma, g, self.H, d):
+            raise _lost_definiteness()
+        return d
 
     def _smw(self, J, a_J, g, sigma, rtol):
         """d = -g + sigma B^T (I + sigma B B^T)^-1 B g, B = P_J Z_J, B B^T = P_J (Z_J Z_J^T) P_J."""
@@ -343,16 +327,12 @@ class _Newton:
             Kmat = Z.rows_kernel(J)
             if Kmat is None:
                 raise KeyboardInterrupt
-        t = Z.rows_matvec(J, g)
-        aa = _dot(a_J, a_J)
-        if aa > 0:  # P K P and P t, P = I - a a^T / aa
-            Ka = Kmat @ a_J
-            Kmat -= (np.outer(Ka, a_J) + np.outer(a_J, Ka)) / aa
-            Kmat += (_dot(a_J, Ka) / (aa * aa)) * np.outer(a_J, a_J)
-            t -= (_dot(a_J, t) / aa) * a_J
+        z = Z.rows_matvec(J, g)
         Kmat *= sigma
         Kmat.flat[:: k + 1] += 1.0
-        z = _spd_solve(Kmat, t)
+        if not bordered_solve(Kmat, z, a_J):      # P K P, P = I - a a^T / aa, never formed
+            raise _lost_definiteness()
+        aa = _dot(a_J, a_J)
         if aa > 0:
             z -= (_dot(a_J, z) / aa) * a_J
         return Z.rows_rmatvec(J, sigma * z) - g

@@ -42,7 +42,7 @@ reaches a KKT point (as SMO does) while the Newton matrices on the free sets sta
 definite, and stops with a clear FastSVMError when one is not.
 
 The sigma schedule (next_sigma), eta and b (kkt_residual), the line-search point (line_point),
-the Newton-system solver (cholesky_solve) and the projection (KnapsackSet) are the linear
+the Newton-system solver (bordered_solve) and the projection (KnapsackSet) are the linear
 solver's; b = lam / sigma from the last projection, as there. Solution.coef is y_i x_i (C-SVC) or
 x_i - x_{n+i} (epsilon-SVR), rho = -b, objective = LIBSVM's dual objective, kkt = eta.
 """
@@ -51,11 +51,10 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.linalg as sla
 
 from .._core._cache import KernelCache
 from .._core._knapsack import KnapsackSet
-from .._core._ssnal import cholesky_solve, line_point
+from .._core._ssnal import bordered_solve, cholesky_solve, line_point
 from .._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cache_store, cached, move_to_front
 from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import nystroem_map, random_fourier_map
@@ -83,7 +82,7 @@ SIGMA_STEPS = 8
 PRODUCTS_MIN_COLUMNS = 64    # uncached columns from which a product bypasses the cache
 STORE_VALUES = 1 << 21       # kernel values computed at once for the cache (16 MB)
 DENSE_J_MAX = 4000           # Newton systems up to this order (and 8 |J|^2 <= -m) by Cholesky
-OWN_CHOLESKY_MAX = 400       # ... our own up to this order (no LAPACK thread start), LAPACK beyond
+ALWAYS_DENSE_J = 400         # ... and up to this order whatever the budget
 CG_RTOL = 1e-6               # CG Newton directions: inexact ones cost more Newton steps than CG
 CG_MAX_ITER = 1000
 OPTIONS = ("rff", "warm", "warm_tol", "theta", "sigma_factor", "max_newton")
@@ -286,8 +285,8 @@ class _Counters:
 def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     """(delta, Q delta): the SMW form of (I + sigma Z_J^T P_J Z_J) d = -g with g = Z^T r in the
     coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J.
-    The |J| x |J| system by Cholesky up to DENSE_J_MAX, by CG beyond (on the block when it fits
-    the cache budget, else on the cached columns)."""
+    The |J| x |J| system by Cholesky (bordered_solve, on I + sigma Q_JJ) up to DENSE_J_MAX,
+    by CG beyond (on the block when it fits the cache budget, else on the cached columns)."""
     k = J.shape[0]
     if k == 0:
         counters.systems["none"] += 1
@@ -296,19 +295,12 @@ def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     aa = _dot(aJ, aJ)
     t = hr[J] - (_dot(aJ, hr[J]) / aa) * aJ
     fits = 8.0 * k * k <= budget_bytes
-    H = None
-    if fits or k <= OWN_CHOLESKY_MAX:
-        H = ws.q_block(J)
-        Ha = H @ aJ                                    # P Q P, P = I - a a^T / aa
-        H -= (np.outer(Ha, aJ) + np.outer(aJ, Ha)) / aa
-        H += (_dot(aJ, Ha) / (aa * aa)) * np.outer(aJ, aJ)
-        H *= sigma
-        H.flat[:: k + 1] += 1.0
-    if k <= OWN_CHOLESKY_MAX or (fits and k <= DENSE_J_MAX):
+    if k <= ALWAYS_DENSE_J or (fits and k <= DENSE_J_MAX):
         counters.systems["dense"] += 1
-        z = _spd_solve(H, t)
+        z = _dense_solve(lambda: ws.q_block(J), t, aJ, aa, sigma)
     else:
         counters.systems["cg"] += 1
+        H = _projected_matrix(ws.q_block(J), aJ, aa, sigma) if fits else None
         z = _cg(ws, J, aJ, aa, sigma, H, t, counters)
     z -= (_dot(aJ, z) / aa) * aJ
     delta = -r
@@ -318,24 +310,35 @@ def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     return delta, sigma * ws.qmul(zfull, J) - hr
 
 
+def _dense_solve(block, t, a, aa, sigma):
+    """z with (I + sigma P Q P) z = t, a^T z = 0 (P = I - a a^T / aa, t = P t), Q = block()
+    (a new array): bordered_solve on I + sigma Q, or, when that is not positive definite (a
+    sigmoid kernel) but the projected matrix may be, Cholesky of I + sigma P Q P."""
+    M = block()
+    M *= sigma
+    M.flat[:: M.shape[0] + 1] += 1.0
+    z = t.copy()
+    if bordered_solve(M, z, a):
+        return z
+    z = t.copy()
+    if not cholesky_solve(_projected_matrix(block(), a, aa, sigma), z):
+        raise _not_psd()
+    return z
+
+
+def _projected_matrix(Q, a, aa, sigma):
+    """I + sigma P Q P, P = I - a a^T / aa, in place of Q."""
+    Qa = Q @ a
+    Q -= (np.outer(Qa, a) + np.outer(a, Qa)) / aa
+    Q += (_dot(a, Qa) / (aa * aa)) * np.outer(a, a)
+    Q *= sigma
+    Q.flat[:: Q.shape[0] + 1] += 1.0
+    return Q
+
+
 def _not_psd():
     return FastSVMError("ssnal: the kernel matrix is not positive semidefinite on the working set (a sigmoid "
                         "kernel usually is not): SSsNAL needs a convex dual; use -s smo")
-
-
-def _spd_solve(H, rhs):
-    """H^-1 rhs for the SPD Newton matrix H (overwritten): our own Cholesky up to
-    OWN_CHOLESKY_MAX (LAPACK's threads cost more than these factorizations on a busy machine),
-    LAPACK beyond."""
-    if H.shape[0] <= OWN_CHOLESKY_MAX:
-        out = np.array(rhs, dtype=np.float64)
-        if cholesky_solve(H, out):
-            return out
-        raise _not_psd()
-    try:
-        return sla.cho_solve(sla.cho_factor(H, overwrite_a=True, check_finite=False), rhs, check_finite=False)
-    except sla.LinAlgError:
-        raise _not_psd() from None
 
 
 def _cg(ws, J, aJ, aa, sigma, H, t, counters):
