@@ -241,13 +241,13 @@ class _WorkingSet:
             # many columns to cache: computed a chunk at a time by the inverted-index product on
             # the threads, each chunk used at once (a budget smaller than them all keeps the
             # last ones); one column at a time, each split over the threads, is 2-3x slower
-            nz = nz[have]      # first: a tight budget would drop them for the new ones
-            cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
+            held = nz[have]    # first: a tight budget would drop them for the new ones
+            cache_axpy(self.cache, held, beta[held], self.L, out, self.stop)
             step = max(1, STORE_VALUES // max(self.L, 1))
             for lo in range(0, missing.shape[0], step):
-                nz = missing[lo: lo + step]
-                cache_store(self.cache, nz, self.products.block(self.rows_i32[nz], self.rows_i32), self.L)
-                cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
+                part = missing[lo: lo + step]
+                cache_store(self.cache, part, self.products.block(self.rows_i32[part], self.rows_i32), self.L)
+                cache_axpy(self.cache, part, beta[part], self.L, out, self.stop)
         else:
             cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
         return self.a * out[self.pos]
