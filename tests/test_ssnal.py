@@ -20,8 +20,8 @@ from scipy.optimize import brentq as scipy_brentq
 from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._ssnal import (StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses, hold_rows, line_point,
-                                  newton_cg, search_scalars, sorted_changes)
+from fastsvm._core._ssnal import (StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses, hold_rows,
+                                  line_point, newton_cg, search_scalars, sorted_changes)
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params

@@ -530,8 +530,9 @@ def test_bad_input_gives_clear_errors():
     y = as_pm(labels)
     sigmoid = Kernel("sigmoid", gamma=1 / 13, coef0=-1.0)   # indefinite on these rows
     dual = ssnal_kernel.kernel_dual(subproblem(X, y, sigmoid))
-    ws = ssnal_kernel._WorkingSet(dual, KernelCache(X, "sigmoid", 1 / 13, coef0=-1.0), KernelProducts(X, "sigmoid", 1 / 13, coef0=-1.0),
-                                  np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32))
+    cache = KernelCache(X, "sigmoid", 1 / 13, coef0=-1.0)
+    products = KernelProducts(X, "sigmoid", 1 / 13, coef0=-1.0)
+    ws = ssnal_kernel._WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32))
     r = np.ones(dual.m)
     with pytest.raises(FastSVMError, match="positive semidefinite"):
         ssnal_kernel._newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, 1 << 30, ssnal_kernel._Counters())
