@@ -769,3 +769,79 @@ def test_an_inner_solve_that_raised_the_objective_is_rejected():
     assert any(entry["rejected"] for entry in sol.history) and sol.info["passes"] < 80
     duals = [entry["dual"] for entry in sol.history]   # f never rises from one outer iteration to the next
     assert all(later <= earlier + 1e-9 * abs(earlier) for earlier, later in zip(duals, duals[1:]))
+
+
+
+def with_copies(X, y, seed=0):
+    """X and y with about half of the rows repeated (up to 4 times), some copies carrying the
+    other label or another target, shuffled: a set whose equal samples the solver merges."""
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    extra = rng.choice(n, size=n // 2)
+    rows = np.concatenate([np.arange(n), extra, extra[: n // 8], extra[: n // 16]])
+    labels = y[rows].copy()
+    flip = np.arange(n, rows.shape[0])[rng.random(rows.shape[0] - n) < 0.05]
+    labels[flip] = -labels[flip] if set(np.unique(y)) <= {-1.0, 1.0} else labels[flip] + 1.0
+    order = rng.permutation(rows.shape[0])
+    return to_csr(X[rows[order]]), labels[order]
+
+
+def check_copies_share_values(X, y, upper, x):
+    """Every copy of a sample (same features, label or target, bound) holds the same dual value."""
+    rows = np.hstack([X.toarray(), y[:, None], upper[:, None]])
+    group = np.unique(rows, axis=0, return_inverse=True)[1].ravel()
+    for half in x.reshape(-1, X.shape[0]):
+        first = np.zeros(group.max() + 1)
+        first[group[::-1]] = half[::-1]
+        np.testing.assert_allclose(half, first[group], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name,formulation", [("heart_scale", "c_svc"), ("housing_scale", "epsilon_svr")])
+def test_equal_samples_merged_reach_libsvm_optimum(name, formulation):
+    """Equal samples solved as one row scaled by sqrt(copies): the dual, expanded to the copies,
+    is optimal for the original problem (eta recomputed on the original rows, the objective and
+    predictions against LIBSVM's on the same rows)."""
+    X, labels = load(name)
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    X, y = with_copies(X, y)
+    n = X.shape[0]
+    sol = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6))
+    assert sol.status == "converged" and sol.info["merged_samples"] > n // 4
+    x = sol.info["dual"]
+    Z, c, a, u = np_dual(X, y, formulation, np.full(n, 1.0))
+    assert x.shape == (Z.shape[0],) and np_eta(Z, c, a, u, x)[0] <= 1e-6
+    np.testing.assert_allclose(sol.coef, x * y if formulation == "c_svc" else x[:n] - x[n:], rtol=0, atol=0)
+    np.testing.assert_allclose(sol.w, X.T @ sol.coef, rtol=1e-9, atol=1e-9)
+    assert sol.objective == pytest.approx(np_objective(Z, c, x), rel=1e-9)
+    check_copies_share_values(X, y, np.full(n, 1.0), x)
+    x_lib, b_lib, model = libsvm_dual(X, y, formulation, 1.0)
+    assert np_eta(Z, c, a, u, x_lib)[0] <= 1e-6
+    assert np_objective(Z, c, x) == pytest.approx(np_objective(Z, c, x_lib), rel=1e-4)
+    ours = X @ sol.w - sol.rho
+    theirs = np.array(svmutil.svm_predict(y, X, model, "-q")[0])
+    if formulation == "c_svc":
+        assert np.mean(np.where(ours > 0, 1.0, -1.0) == theirs) >= 0.999
+    else:
+        assert np.mean(np.abs(ours - theirs) <= 1e-3 * (1 + np.abs(theirs))) >= 0.999
+
+
+@pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
+def test_merging_keeps_samples_with_other_bounds_apart_and_saves_work(formulation, monkeypatch):
+    """Copies whose bounds differ (per-sample C) are not merged; the merged solve reaches the
+    optimum of the solve without merging in fewer passes over X."""
+    X, labels = load("heart_scale" if formulation == "c_svc" else "housing_scale")
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    X, y = with_copies(X, y, seed=1)
+    n = X.shape[0]
+    upper = np.where(np.arange(n) % 7 == 0, 2.0, 1.0)
+    merged = solve(subproblem(X, y, formulation, tol=1e-6, upper=upper))
+    Z, c, a, u = np_dual(X, y, formulation, upper)
+    assert merged.status == "converged" and np_eta(Z, c, a, u, merged.info["dual"])[0] <= 1e-6
+    check_copies_share_values(X, y, upper, merged.info["dual"])
+    distinct = np.unique(np.hstack([X.toarray(), y[:, None], upper[:, None]]), axis=0).shape[0]
+    assert merged.info["merged_samples"] == n - distinct
+    monkeypatch.setattr(ssnal_module, "MERGE_MIN_SHARE", math.inf)
+    whole = solve(subproblem(X, y, formulation, tol=1e-6, upper=upper))
+    assert whole.info["merged_samples"] == 0
+    assert merged.objective == pytest.approx(whole.objective, rel=1e-7)
+    assert merged.info["passes"] < whole.info["passes"]
