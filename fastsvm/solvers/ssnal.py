@@ -40,7 +40,9 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
   and the inner solve goes on over the others (_screen); the held rows are checked at its end and
   any that had to move rejoin the solve, so each outer iteration solves the whole psi_k;
 - an outer step whose inner solve stopped short (max_newton) at a larger f is rejected: x stays
-  and sigma is lowered (an exact proximal step never raises f).
+  and sigma is lowered (an exact proximal step never raises f);
+- equal samples are merged into one row scaled by sqrt(copies) before the solve (EqualSamples):
+  the same steps over fewer rows.
 This module orchestrates; fastsvm._core._ssnal and _knapsack do the O(nnz) and O(m) work.
 """
 import math
