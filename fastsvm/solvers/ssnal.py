@@ -138,7 +138,7 @@ class DualQP:
     c: np.ndarray
     K: KnapsackSet
     nnz: int              # stored values of Z's rows: the cost of one pass
-    merged: EqualSamples = None   # when equal samples were merged
+    merged: EqualSamples | None = None   # when equal samples were merged
     pass_cost: float = 1.0        # a pass over Z in passes over the subproblem's X
     presolve_passes: float = 0.0  # the work of finding and merging them, in those passes
 
