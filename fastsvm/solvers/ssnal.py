@@ -662,9 +662,9 @@ def _options(params):
                 newton_system=opts.get("newton_system", "auto"), max_newton=int(opts.get("max_newton", MAX_NEWTON)))
 
 
-def solve(sub: Subproblem) -> Solution:
+def solve(sub: Subproblem, merge=True) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem by SSsNAL (RBF, polynomial and sigmoid kernels:
-    fastsvm.solvers.ssnal_kernel)."""
+    fastsvm.solvers.ssnal_kernel); `merge`: equal samples merged (linear_dual)."""
     params = sub.params
     if sub.kernel.kind in ("rbf", "polynomial", "sigmoid"):
         from . import ssnal_kernel  # here: it imports this module
@@ -676,7 +676,7 @@ def solve(sub: Subproblem) -> Solution:
     opts = _options(params)
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
-    qp = linear_dual(sub, merge=True)
+    qp = linear_dual(sub, merge=merge)
     result = _ssnal(qp, tol, max_outer, opts, sub.stop, sub.log)
     x, w, b = result["x"], result["w"], result["b"]
     objective = qp.objective(x, w)

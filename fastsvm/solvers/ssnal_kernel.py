@@ -189,7 +189,9 @@ def warm_start(sub: Subproblem, n_features, tol, feature_map="rff"):
         kernel=Kernel(kind="linear"),
         params=replace(sub.params, kernel_type="linear", tol=tol, max_iter=None, options={}),
         seed=sub.seed, stop=sub.stop, log=log, n_threads=1)
-    solution = ssnal.solve(linear)
+    # equal rows have equal features, but merging them would copy the dense features: fresh
+    # memory that cost more than the passes saved (a9a: warm start 0.21 -> 0.31 s)
+    solution = ssnal.solve(linear, merge=False)
     return np.asarray(solution.info["dual"], dtype=np.float64), float(solution.info["sigma"]), solution
 
 
