@@ -232,8 +232,9 @@ def linear_dual(sub: Subproblem, merge=False) -> DualQP:
         bound = np.concatenate([upper * scale, upper * scale])
     Z = StackedRows(X, source, sign, n_threads=sub.n_threads, stop=sub.stop)
     K = KnapsackSet(sign, 0.0, np.zeros_like(bound), bound)
-    return DualQP(Z=Z, c=np.ascontiguousarray(c), K=K, nnz=max(X.nnz, 1), merged=merged,
-                  pass_cost=max(X.nnz, 1) / nnz, presolve_passes=presolve)
+    pass_nnz = max(X.nnz, 1)     # of the merged rows, when merged
+    return DualQP(Z=Z, c=np.ascontiguousarray(c), K=K, nnz=pass_nnz, merged=merged,
+                  pass_cost=pass_nnz / nnz, presolve_passes=presolve)
 
 
 def primal_objective(qp, Zw, w, b):
@@ -890,7 +891,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
         r_primal = step_norm / sigma / (1.0 + _norm(x) + _norm(grad))
         primal = primal_objective(qp, Zw, w, b)
         entry = {"iter": outer, "sigma": sigma, "newton": steps, "free": inner.n_free, "eta": eta, "r_primal": r_primal,
-                 "primal": primal, "dual": dual, "passes": qp.passes_over_X(counters.passes), "held": n_held, "held_misses": misses,
+                 "primal": primal, "dual": dual, "passes": qp.passes_over_X(counters.passes),
+                 "held": n_held, "held_misses": misses,
                  "rejected": rejected, "time": time.perf_counter() - t0}
         history.append(entry)
         if log is not None:
