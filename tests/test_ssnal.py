@@ -578,11 +578,14 @@ def test_newton_cg_threaded_vector_steps_match_one_thread():
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
 
 
-@pytest.mark.parametrize("density", [0.5, 0.05])
-def test_kept_gram_updated_over_changed_rows_equals_numpy(density):
+@pytest.mark.parametrize("density, block_rows", [(0.5, None), (0.5, 7), (0.05, None)])
+def test_kept_gram_updated_over_changed_rows_equals_numpy(density, block_rows, monkeypatch):
     """The kept Z_J^T Z_J and Z_J^T a_J of the dense Newton systems, updated over the rows that
-    joined or left J: by BLAS on a dense copy of those rows when they are at least a quarter
-    full (0.5), by sparse outer products otherwise (0.05); both equal NumPy's."""
+    joined or left J: by BLAS on dense copies of those rows, a block at a time (blocks of 7 rows
+    put block boundaries everywhere), when they are at least a quarter full (0.5), by sparse
+    outer products otherwise (0.05); both equal NumPy's."""
+    if block_rows is not None:
+        monkeypatch.setattr(ssnal_module, "DENSE_BLOCK_BYTES", 8 * 60 * block_rows)
     rng = np.random.default_rng(21)
     X = to_csr(sp.random(3000, 60, density=density, random_state=22, format="csr"))
     y = np.where(rng.random(3000) < 0.5, 1.0, -1.0)
