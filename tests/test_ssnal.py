@@ -749,12 +749,14 @@ def synthetic(kind, rows):
 
 def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
     """With CG directions a Newton step costs many passes and the exact eta test one: the solve
-    makes the test as soon as the inner solve is near its tolerance instead of waiting for the
-    estimated bound, and stops as many steps earlier, at an eta <= tol the NumPy twin confirms."""
+    makes the test as soon as the inner solve is near its tolerance, and again after every step,
+    instead of waiting for the estimated bound, and stops as many steps earlier, at an eta <= tol
+    the NumPy twin confirms."""
     X, y = synthetic("text", 10000)
     C, tol = 1.0, 1e-3
     early = solve(subproblem(X, y, C=C, tol=tol))
     monkeypatch.setattr(ssnal_module, "EARLY_STEP_PASSES", math.inf)
+    monkeypatch.setattr(ssnal_module, "EARLY_EVERY_STEP_PASSES", math.inf)
     late = solve(subproblem(X, y, C=C, tol=tol))
     assert early.info["systems"]["cg"] > 0
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
@@ -762,6 +764,42 @@ def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
         assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
     assert early.info["newton"] < late.info["newton"]
     assert early.info["passes"] < late.info["passes"] - 5
+
+
+def test_costly_newton_steps_test_eta_after_every_step(monkeypatch):
+    """Newton steps costing EARLY_EVERY_STEP_PASSES or more (CG systems of text-like rows) make
+    the exact eta test after every step once the inner solve is near its tolerance, not only
+    after |grad psi| fell tenfold since the last test: text-like 20k rows at C = 1 reach tol two
+    steps before that next test."""
+    X, y = synthetic("text", 20000)
+    C, tol = 1.0, 1e-3
+    every = solve(subproblem(X, y, C=C, tol=tol))
+    monkeypatch.setattr(ssnal_module, "EARLY_EVERY_STEP_PASSES", math.inf)
+    tenfold = solve(subproblem(X, y, C=C, tol=tol))
+    Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
+    for sol in (every, tenfold):
+        assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
+    assert every.info["newton"] < tenfold.info["newton"]
+    assert every.info["passes"] < tenfold.info["passes"] - 5
+
+
+def test_held_rows_are_not_checked_once_the_iterate_meets_tol(monkeypatch):
+    """Rows held at their bounds are checked at the end of each inner solve (held_misses), and
+    the solve reopened with those that had to move: unless the iterate already has eta <= tol on
+    the whole problem, which ends the solve (the held rows only matter for an exact proximal
+    step). Covtype-like rows: every outer iteration after the first holds rows; the last one
+    stops without checking them, at an eta <= tol the NumPy twin confirms."""
+    X, y = synthetic("covtype", 20000)
+    C, tol = 1.0, 1e-3
+    checks = []
+    held_misses = ssnal_module.held_misses
+    monkeypatch.setattr(ssnal_module, "held_misses", lambda *args: checks.append(1) or held_misses(*args))
+    sol = solve(subproblem(X, y, C=C, tol=tol))
+    Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
+    assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
+    holding = [entry for entry in sol.history if entry["held"] > 0]
+    assert holding and holding[-1] is sol.history[-1] and sol.history[-1]["held_misses"] == 0
+    assert len(checks) == len(holding) - 1
 
 
 def test_an_inner_solve_that_raised_the_objective_is_rejected():
