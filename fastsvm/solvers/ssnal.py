@@ -31,14 +31,18 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
   then the inexact inner solves, not the outer iteration, limit eta;
 - dense Newton systems are factored by LAPACK from Cython without the GIL (the SMW ones with
   the equality constraint's projection as a border, bordered_solve) and dense Gram blocks go to
-  BLAS only when large: waking OpenBLAS's threads for small products cost more than the
-  products on a busy machine; CG directions are inexact (cg_tolerance);
+  BLAS only when large (the rows copied dense a block at a time): waking OpenBLAS's threads for
+  small products cost more than the products on a busy machine; CG directions are inexact
+  (cg_tolerance);
 - the p x p Gram matrix Z_J^T Z_J of the dense systems is kept and updated over the rows that
   joined or left J when that is cheaper than forming it anew (J changes little between
   Newton steps);
 - after the first Newton step of an outer iteration, rows far beyond their bounds are held there
   and the inner solve goes on over the others (_screen); the held rows are checked at its end and
-  any that had to move rejoin the solve, so each outer iteration solves the whole psi_k;
+  any that had to move rejoin the solve, so each outer iteration solves the whole psi_k (unless
+  its iterate already has eta <= tol: then it is the last);
+- near the end of an outer iteration its inner iterates are tested for eta <= tol (one pass, or a
+  bound from an estimate), after every step when the steps cost several passes (CG systems);
 - an outer step whose inner solve stopped short (max_newton) at a larger f is rejected: x stays
   and sigma is lowered (an exact proximal step never raises f);
 - equal samples are merged into one row scaled by sqrt(copies) before the solve (EqualSamples):
