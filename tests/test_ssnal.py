@@ -747,16 +747,20 @@ def synthetic(kind, rows):
     return to_csr(sp.vstack([X for X, _ in blocks], format="csr")), np.concatenate([y for _, y in blocks]).astype(float)
 
 
-def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
+@pytest.mark.parametrize("rows, rules", [(10000, ("EARLY_STEP_PASSES", "EARLY_EVERY_STEP_PASSES")),
+                                         (20000, ("EARLY_EVERY_STEP_PASSES",))])
+def test_costly_newton_steps_test_eta_early(rows, rules, monkeypatch):
     """With CG directions a Newton step costs many passes and the exact eta test one: the solve
-    makes the test as soon as the inner solve is near its tolerance, and again after every step,
-    instead of waiting for the estimated bound, and stops as many steps earlier, at an eta <= tol
-    the NumPy twin confirms."""
-    X, y = synthetic("text", 10000)
+    makes the test as soon as the inner solve is near its tolerance instead of waiting for the
+    estimated bound (EARLY_STEP_PASSES), and again after every step, not only after |grad psi|
+    fell tenfold since the last test (EARLY_EVERY_STEP_PASSES: text-like 20k rows at C = 1 reach
+    tol two steps before that next test). Without the rules it stops steps later; both stop at
+    an eta <= tol the NumPy twin confirms."""
+    X, y = synthetic("text", rows)
     C, tol = 1.0, 1e-3
     early = solve(subproblem(X, y, C=C, tol=tol))
-    monkeypatch.setattr(ssnal_module, "EARLY_STEP_PASSES", math.inf)
-    monkeypatch.setattr(ssnal_module, "EARLY_EVERY_STEP_PASSES", math.inf)
+    for rule in rules:
+        monkeypatch.setattr(ssnal_module, rule, math.inf)
     late = solve(subproblem(X, y, C=C, tol=tol))
     assert early.info["systems"]["cg"] > 0
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
@@ -764,23 +768,6 @@ def test_costly_newton_steps_test_eta_exactly_without_the_estimate(monkeypatch):
         assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
     assert early.info["newton"] < late.info["newton"]
     assert early.info["passes"] < late.info["passes"] - 5
-
-
-def test_costly_newton_steps_test_eta_after_every_step(monkeypatch):
-    """Newton steps costing EARLY_EVERY_STEP_PASSES or more (CG systems of text-like rows) make
-    the exact eta test after every step once the inner solve is near its tolerance, not only
-    after |grad psi| fell tenfold since the last test: text-like 20k rows at C = 1 reach tol two
-    steps before that next test."""
-    X, y = synthetic("text", 20000)
-    C, tol = 1.0, 1e-3
-    every = solve(subproblem(X, y, C=C, tol=tol))
-    monkeypatch.setattr(ssnal_module, "EARLY_EVERY_STEP_PASSES", math.inf)
-    tenfold = solve(subproblem(X, y, C=C, tol=tol))
-    Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
-    for sol in (every, tenfold):
-        assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
-    assert every.info["newton"] < tenfold.info["newton"]
-    assert every.info["passes"] < tenfold.info["passes"] - 5
 
 
 def test_held_rows_are_not_checked_once_the_iterate_meets_tol(monkeypatch):
