@@ -375,10 +375,10 @@ class _Newton:
         the rows copied dense a block at a time into a kept buffer of DENSE_BLOCK_BYTES: fresh
         memory for all of them at once cost more than the products (ijcnn1: 72k x 22, 12.7 MB,
         ~10 ms to touch on this VM against ~2 ms for the products)."""
-        p = self.qp.Z.p
-        block = max(1, DENSE_BLOCK_BYTES // (8 * p))
-        if self.block is None or self.block.shape[1] != p:
-            self.block = np.empty((block, p))
+        if self.block is None:
+            p = self.qp.Z.p
+            self.block = np.empty((max(1, DENSE_BLOCK_BYTES // (8 * p)), p))
+        block = self.block.shape[0]
         for lo in range(0, rows.shape[0], block):
             hi = min(lo + block, rows.shape[0])
             B = self.qp.Z.rows_dense(rows[lo:hi], out=self.block[: hi - lo])
