@@ -320,8 +320,7 @@ class _Newton:
         if p <= DENSE_P_MAX:
             gram = self._fresh_gram_cost(J)
             if self.gram is not None:  # the kept Gram matrix updated over the rows that changed
-                self.changes = sorted_changes(J, self.gram[0])
-                gram = min(gram, self._update_gram_cost(self.changes[0])[0])
+                gram = min(gram, self._gram_changes(J)[2])
             costs["dense"] = gram + p ** 3 / (3.0 * BLAS_SPEEDUP) + p * p
         if k <= SMW_J_MAX:
             kern = min(0.5 * k * nnz_j, self._blas_cost(k, nnz_j, k * k * p))
@@ -335,7 +334,7 @@ class _Newton:
             return -g
         a_J = np.ascontiguousarray(self.qp.K.a[J])
         self.nnz_J = self.qp.Z.rows_nnz(J)   # (sum, sum of squares) of the rows' stored values
-        self.changes = None       # sorted_changes(J, the kept Gram's J) when method() made it
+        self.changes = None       # _gram_changes(J) once made for this step
         method = self.method(J)
         self.counters.systems[method] += 1
         return getattr(self, "_" + method)(J, a_J, g, sigma, rtol)
@@ -347,8 +346,7 @@ class _Newton:
         Z = self.qp.Z
         fresh = self._fresh_gram_cost(J)
         if self.gram is not None:
-            rows, weights = self.changes if self.changes is not None else sorted_changes(J, self.gram[0])
-            update, blas = self._update_gram_cost(rows)
+            rows, weights, update, blas = self._gram_changes(J)
             if update < fresh:
                 self.counters.rows(Z, rows)
                 _, G, s = self.gram
@@ -436,6 +434,15 @@ class _Newton:
         """The cost model's price of forming Z_J^T Z_J anew: sparse outer products or BLAS."""
         k = J.shape[0]
         return min(self.nnz_J[1], self._blas_cost(k, self.nnz_J[0], 2.0 * k * self.qp.Z.p ** 2))
+
+    def _gram_changes(self, J):
+        """(rows, weights, price, blas): the rows that joined or left J since the kept Gram matrix
+        (sorted_changes) and the price of updating it over them (_update_gram_cost), made once a
+        step for both method() and _gram()."""
+        if self.changes is None:
+            rows, weights = sorted_changes(J, self.gram[0])
+            self.changes = (rows, weights) + self._update_gram_cost(rows)
+        return self.changes
 
     def _update_gram_cost(self, rows):
         """The price of updating the kept Gram matrix over `rows` (those that joined or left J),
