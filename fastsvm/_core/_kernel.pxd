@@ -38,13 +38,15 @@ cdef inline double kernel_from_dot(KernelParams k, double dot, double sqnorm_x, 
 cdef extern from "_vectorized.h":
     # v[i] = exp(-max(v[i], 0)) over a block, vectorized: RBF kernel values in bulk
     void exp_neg_block "fastsvm_exp_neg_block"(double* v, int n) noexcept nogil
-    # a . b in a fixed order (the same bits for any thread count); y += a x
+    # a . b in a fixed order (the same bits for any thread count)
     double dot4 "fastsvm_dot4"(const double* a, const double* b, int n) noexcept nogil
-    void axpy "fastsvm_axpy"(double a, const double* x, double* y, int n) noexcept nogil
     # out[t] = x . row t, rows held row-major (a pointer each) or feature-major (feature f of
     # row t at cols[f * stride + t])
     void dot_rows "fastsvm_dot_rows"(const double* x, const double** rows, int count, int n,
                                      double* out) noexcept nogil
+    # out[t] = sum_j v[j] cols[slot[j] * stride + t] (a sparse row's features held densely)
+    void dot_slots "fastsvm_dot_slots"(const double* v, const int* slot, int k, const double* cols,
+                                       Py_ssize_t stride, int count, double* out) noexcept nogil
     void dot_cols "fastsvm_dot_cols"(const double* x, const double* cols, Py_ssize_t stride, int p,
                                      int count, double* out) noexcept nogil
     # v[t] = exp(-gamma (xsq + sq[t] - 2 v[t])); out[t] = float32 of v[t], negated where sign[t] != s

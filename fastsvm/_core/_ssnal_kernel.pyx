@@ -6,10 +6,12 @@ storing the kernel block. The rows X[cols] are transposed into an inverted index
 (column, value)); the dot products of one row with every column are then accumulated by walking
 the lists of the row's stored features: sum over its features of the list lengths instead of
 one sparse dot per pair, with sequential memory access. A feature stored in a quarter of the
-columns or more is kept as a dense vector over the columns instead (one contiguous axpy). For
-the RBF kernel the exponentials are computed in a vectorized pass (with an AVX2 clone where the
-CPU has it). Each row is summed by one thread in a fixed order, so the result does not depend on
-the thread count.
+columns or more is kept as a dense vector over the columns instead, and a row's dense features
+are summed sixteen columns at a time in registers (dot_slots: one load and one multiply-add per
+value and feature; mushrooms 8.3 -> 3.6 ns per kernel value, a9a 5.6 -> 2.5, with the AVX-512
+clones). For the RBF kernel the exponentials are computed in a vectorized pass (with AVX2 and
+AVX-512 clones where the CPU has them). Each row is summed by one thread in a fixed order, so
+the result does not depend on the thread count.
 
 cache_axpy / cache_block / cache_store: products with, blocks of and new values for the kernel
 columns of a KernelCache whose positions 0 .. length-1 hold the working set (move_to_front
@@ -23,8 +25,8 @@ import numpy as np
 from ._cache cimport KernelCache
 from ._stop cimport stop_requested
 from ._csr cimport CSR, csr_view, indices_within
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, axpy, dot4, exp_neg_block, kernel_params,
-                       kernel_from_dot)
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, dot_rows, dot_slots, exp_neg_block, kernel_params,
+                       kernel_from_dot, rbf_block)
 from ._kernel import row_sqnorms
 from ..errors import FastSVMError
 
@@ -34,7 +36,7 @@ cnp.import_array()
 
 cdef enum:
     BLOCK_EVALUATIONS = 20000000   # kernel values between two looks at the stop flag
-    DENSE_FRACTION = 4             # a feature in >= 1/4 of the columns is indexed densely
+    DENSE_FRACTION = 16             # a feature in >= 1/4 of the columns is indexed densely
     STOP_POLL_COLUMNS = 64         # cached columns between two looks at the stop flag
 
 
@@ -47,6 +49,7 @@ cdef class KernelProducts:
     cdef KernelParams kp
     cdef readonly int n_threads
     cdef const double[::1] sqnorm
+    cdef int max_row_nnz
     cdef const int[::1] stop
     cdef object _keep
 
@@ -61,6 +64,7 @@ cdef class KernelProducts:
         if self.kp.kind == PRECOMPUTED:
             raise FastSVMError("KernelProducts does not take precomputed kernels")
         self.sqnorm = row_sqnorms(X)
+        self.max_row_nnz = int(np.max(np.diff(X.indptr))) if X.shape[0] else 0
         self.n_threads = max(1, n_threads)
         self.stop = np.zeros(1, dtype=np.int32) if stop is None else stop
 
@@ -87,7 +91,7 @@ cdef class KernelProducts:
             return
         cdef int p = self.X.n_cols, threads = min(self.n_threads, n_rows), k, j
         # the inverted index of X[cols]: features stored in at least 1/DENSE_FRACTION of the
-        # columns as dense vectors over the columns (a contiguous axpy per use), the others as
+        # columns as dense vectors over the columns (dot_slots), the others as
         # lists of (column, value)
         cdef int[::1] count = np.zeros(p + 1, dtype=np.int32)
         with nogil:
@@ -106,7 +110,10 @@ cdef class KernelProducts:
         cdef double[::1] value = np.empty(max(n_sparse, 1))
         cdef double[::1] dense = np.zeros(max(int(is_dense.sum()) * n_cols, 1))
         cdef double[::1] col_sqnorm = np.empty(n_cols)
-        cdef double[::1] scratch = np.zeros(<Py_ssize_t>2 * threads * n_cols)
+        cdef double[::1] scratch = np.empty(<Py_ssize_t>threads * n_cols)
+        cdef int row_room = max(1, self.max_row_nnz)
+        cdef double[::1] row_value = np.empty(threads * row_room)
+        cdef int[::1] row_slot = np.empty(threads * row_room, dtype=np.int32)
         cdef int block = max(16, min(n_rows, BLOCK_EVALUATIONS // n_cols))
         cdef int lo = 0, hi
         cdef bint interrupted = False
@@ -119,6 +126,10 @@ cdef class KernelProducts:
         inv.value = &value[0]
         inv.sqnorm = &col_sqnorm[0]
         inv.coef = coef
+        inv.scratch = &scratch[0]
+        inv.row_room = row_room
+        inv.row_value = &row_value[0]
+        inv.row_slot = &row_slot[0]
         with nogil:
             _invert(self.X, &cols[0], n_cols, &slot[0], &start[0], &owner[0], &value[0], &dense[0])
             for j in range(n_cols):
@@ -128,7 +139,7 @@ cdef class KernelProducts:
                 if interrupted:
                     break
                 hi = min(lo + block, n_rows)
-                _rows(self.kp, self.X, &self.sqnorm[0], &rows[0], lo, hi, inv, &scratch[0], out, threads)
+                _rows(self.kp, self.X, &self.sqnorm[0], &rows[0], lo, hi, inv, out, threads)
                 lo = hi
         if interrupted:
             raise KeyboardInterrupt
@@ -169,55 +180,66 @@ cdef struct _Inverted:
     const double* value
     const double* sqnorm
     const double* coef
+    double* scratch              # per thread: n_cols values at scratch[thread n_cols:]
+    int row_room                 # per thread: the row's dense features (value, slot) in
+    double* row_value            # row_value / row_slot[thread * row_room:]
+    int* row_slot
 
 
-cdef inline void _row_values(KernelParams kp, CSR X, int i, double sq, _Inverted inv, double* acc,
+cdef inline void _row_values(KernelParams kp, CSR X, int i, double sq, _Inverted inv, int tid,
                              double* value) noexcept nogil:
-    """value[j] = k(x_i, x_{cols[j]}) (sq = |x_i|^2); acc (n_cols) takes the dot products and is
-    zero on entry and on exit."""
-    cdef int k, t, f, n = inv.n_cols
-    cdef double v, g = kp.gamma
+    """value[j] = k(x_i, x_{cols[j]}) (sq = |x_i|^2): the dot products of the row's dense-indexed
+    features a register block at a time (dot_slots), the lists of its other features added,
+    then the kernel of each in place."""
+    cdef int k, t, f, n = inv.n_cols, n_dense = 0
+    cdef double v
+    cdef double* dv = inv.row_value + <Py_ssize_t>tid * inv.row_room
+    cdef int* ds = inv.row_slot + <Py_ssize_t>tid * inv.row_room
     for k in range(X.indptr[i], X.indptr[i + 1]):
         f = X.indices[k]
-        v = X.data[k]
         if inv.slot[f] >= 0:
-            axpy(v, inv.dense + <Py_ssize_t>inv.slot[f] * n, acc, n)
-        else:
+            dv[n_dense] = X.data[k]
+            ds[n_dense] = inv.slot[f]
+            n_dense += 1
+    dot_slots(dv, ds, n_dense, inv.dense, n, n, value)
+    for k in range(X.indptr[i], X.indptr[i + 1]):
+        f = X.indices[k]
+        if inv.slot[f] < 0:
+            v = X.data[k]
             for t in range(inv.start[f], inv.start[f + 1]):
-                acc[inv.owner[t]] += v * inv.value[t]
-    if kp.kind == RBF:    # the exponentials in one vectorizable pass
-        for t in range(n):
-            value[t] = g * (sq + inv.sqnorm[t] - 2.0 * acc[t])
-            acc[t] = 0.0
-        exp_neg_block(value, n)
+                value[inv.owner[t]] += v * inv.value[t]
+    if kp.kind == RBF:    # the exponentials in one vectorized pass
+        rbf_block(kp.gamma, sq, inv.sqnorm, value, n)
     else:
         for t in range(n):
-            value[t] = kernel_from_dot(kp, acc[t], sq, inv.sqnorm[t])
-            acc[t] = 0.0
+            value[t] = kernel_from_dot(kp, value[t], sq, inv.sqnorm[t])
 
 
-cdef inline void _row(KernelParams kp, CSR X, int i, double sq, _Inverted inv, double* scratch, int r,
+cdef inline void _row(KernelParams kp, CSR X, int i, double sq, _Inverted inv, int tid, int r,
                       double* out) noexcept nogil:
-    """Row r of the result (row i of X): with inv.coef, out[r] += the kernel values . coef (in
-    scratch[n_cols:]); without, the values themselves in out[r * n_cols:]."""
+    """Row r of the result (row i of X) by thread tid: with inv.coef, out[r] += the kernel
+    values . coef (in the thread's scratch); without, the values themselves in out[r * n_cols:]."""
     cdef int n = inv.n_cols
+    cdef double* scratch = inv.scratch + <Py_ssize_t>tid * n
+    cdef double s
     if inv.coef != NULL:
-        _row_values(kp, X, i, sq, inv, scratch, scratch + n)
-        out[r] += dot4(inv.coef, scratch + n, n)
+        _row_values(kp, X, i, sq, inv, tid, scratch)
+        dot_rows(inv.coef, <const double**>&scratch, 1, n, &s)   # dot4's sum, vectorized
+        out[r] += s
     else:
-        _row_values(kp, X, i, sq, inv, scratch, out + <Py_ssize_t>r * n)
+        _row_values(kp, X, i, sq, inv, tid, out + <Py_ssize_t>r * n)
 
 
 cdef void _rows(KernelParams kp, CSR X, const double* sqnorm, const int* rows, int lo, int hi,
-                _Inverted inv, double* scratch, double* out, int threads) noexcept nogil:
-    """Rows [lo, hi) of the result; thread t works in scratch[2 t n_cols:]."""
+                _Inverted inv, double* out, int threads) noexcept nogil:
+    """Rows [lo, hi) of the result, on the threads."""
     cdef int r
     if threads <= 1 or hi - lo < 2:
         for r in range(lo, hi):
-            _row(kp, X, rows[r], sqnorm[rows[r]], inv, scratch, r, out)
+            _row(kp, X, rows[r], sqnorm[rows[r]], inv, 0, r, out)
         return
     for r in prange(lo, hi, num_threads=threads, schedule="dynamic", chunksize=4):
-        _row(kp, X, rows[r], sqnorm[rows[r]], inv, scratch + <Py_ssize_t>2 * threadid() * inv.n_cols, r, out)
+        _row(kp, X, rows[r], sqnorm[rows[r]], inv, threadid(), r, out)
 
 
 # ---------------------------------------------------------------------------------------------
