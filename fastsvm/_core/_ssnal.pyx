@@ -569,17 +569,26 @@ def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, doubl
     return lam, n_free, zdx, s, n_changed
 
 
+cdef extern from "_fpmode.h":
+    unsigned int flush_denormals "fastsvm_flush_denormals"() noexcept nogil
+    void restore_fp_mode "fastsvm_restore_fp_mode"(unsigned int mode) noexcept nogil
+
+
 cdef bint _cholesky_solve(double[:, ::1] H, double[::1] rhs) noexcept nogil:
     # LAPACK on the row-major buffer: its column-major lower triangle is our upper one (H is
-    # symmetric), so H = U^T U with U in the upper triangle
+    # symmetric), so H = U^T U with U in the upper triangle; denormals flushed (_fpmode.h)
     cdef int n = <int>H.shape[0], one = 1, info = 0, i
     cdef char uplo = b'L'
+    cdef unsigned int mode
     if n == 0:
         return True
+    mode = flush_denormals()
     dpotrf(&uplo, &n, &H[0, 0], &n, &info)
+    if info == 0:
+        dpotrs(&uplo, &n, &one, &H[0, 0], &n, &rhs[0], &n, &info)
+    restore_fp_mode(mode)
     if info != 0:
         return False
-    dpotrs(&uplo, &n, &one, &H[0, 0], &n, &rhs[0], &n, &info)
     for i in range(n):                          # a NaN pivot passes dpotrf's test
         if not fabs(rhs[i]) < INFINITY:
             return False
@@ -600,12 +609,15 @@ def bordered_solve(double[:, ::1] M, double[::1] t, const double[::1] a):
     cdef char uplo = b'L'
     cdef double aw = 0.0, at = 0.0, mu
     cdef bint ok
+    cdef unsigned int mode
     if n == 0:
         return True
     with nogil:
         ok = _cholesky_solve(M, t)
         if ok:
+            mode = flush_denormals()
             dpotrs(&uplo, &n_, &one, &M[0, 0], &n_, &w[0], &n_, &info)
+            restore_fp_mode(mode)
             for i in range(n):
                 aw += a[i] * w[i]
                 at += a[i] * t[i]

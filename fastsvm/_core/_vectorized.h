@@ -10,10 +10,11 @@
 /* v[i] = exp(-max(v[i], 0)) for RBF kernel values, written so that the compiler vectorizes
    it: k = round(x / ln 2) by the 1.5 * 2^52 trick, r = x - k ln 2 in two parts (|r| <= ln2 / 2),
    exp(r) by its Taylor polynomial of degree 13 (truncation < 2e-17 relative), times 2^k from
-   the exponent bits. Arguments above 708 give 2^-1022 e^(-0.5..0.5) (about 1e-308) instead of
-   smaller numbers: the same to every double computation the values enter. Within 1 ulp of
-   libm's exp (tests/test_ssnal_kernel.py); the same bits for any thread count (a CPU with
-   FMA may round the polynomial differently from one without). */
+   the exponent bits. Arguments of 708 and above give 0, where libm's exp gives denormal
+   numbers (from 708.4): every operation a denormal enters costs ~100 normal ones, and no
+   double computation with kernel values <= 1 can tell them from 0. Within 1 ulp of libm's exp
+   below (tests/test_ssnal_kernel.py); the same bits for any thread count (a CPU with FMA may
+   round the polynomial differently from one without). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 /* the clamps are branches unless the compiler may ignore NaN and FP traps here; AVX2 and
    AVX-512 clones (chosen at load time where the CPU has them; neither contracts to FMA, so
@@ -53,7 +54,7 @@ static inline void fastsvm_exp_neg_block(double *v, int n) {
         int64_t scale_bits = (k_bits - magic_bits + 1023) << 52;
         double scale;
         memcpy(&scale, &scale_bits, sizeof scale);
-        v[i] = p * scale;
+        v[i] = x > -708.0 ? p * scale : 0.0;
     }
 }
 
