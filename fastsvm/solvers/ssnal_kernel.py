@@ -34,8 +34,9 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    outside U is updated over the coordinates that changed (KernelProducts again), eta is
    computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
    the violators outside U join it and the round is repeated (or, when there are none, the next
-   round is solved more tightly). This active-set layer keeps the method exact: the final eta
-   is the full problem's, from a gradient kept on every row.
+   round is solved more tightly). A round's target is ROUND_REDUCTION times the whole problem's
+   eta at its start, tol / 2 at the least. This active-set layer keeps the method exact: the
+   final eta is the full problem's, from a gradient kept on every row.
 
 The sigmoid kernel matrix is indefinite in general and (P) then nonconvex: the method still
 reaches a KKT point (as SMO does) while the Newton matrices on the free sets stay positive
@@ -79,6 +80,10 @@ LINE_RTOL = 0.2              # the step's slope of psi is at most this fraction 
 LINE_TRIALS = 12
 NEWTON_J_MAX = 500           # free set aimed at by the first sigma of a round
 SIGMA_STEPS = 8
+# a round solves U to this fraction of the whole problem's eta at its start (or to tol / 2, the
+# larger): while violators outside U set that eta, the rows joining next move U's solution
+# again (mushrooms: 41 -> 23 Newton steps, 0.198 -> 0.163 s with 2 threads)
+ROUND_REDUCTION = 0.03
 PRODUCTS_MIN_COLUMNS = 64    # uncached columns from which a product bypasses the cache
 STORE_VALUES = 1 << 21       # kernel values computed at once for the cache (16 MB)
 DENSE_J_MAX = 4000           # Newton systems up to this order (and 8 |J|^2 <= -m) by Cholesky
@@ -609,9 +614,9 @@ def solve(sub: Subproblem) -> Solution:
         # each round restarts the AL from the warm start's sigma: new rows make the prox center
         # far from the round's solution, and a large sigma would make psi almost nonsmooth
         t_round = time.perf_counter()
+        target = scale * max(0.5 * tol * target_scale, ROUND_REDUCTION * eta)
         x_new, hx_new, sigma, lam = _solve_working_set(
-            ws, x_u, hx, sigma0, 0.5 * tol * scale * target_scale, tol, opts, budget, counters,
-            sub.stop, log, t0, max_outer, entry["dual"])
+            ws, x_u, hx, sigma0, target, tol, opts, budget, counters, sub.stop, log, t0, max_outer, entry["dual"])
         if not math.isnan(lam):
             b_last = lam
         # the gradient outside U, updated over the rows whose coefficient changed
