@@ -274,6 +274,28 @@ def test_cache_pieces_twin():
         move_to_front(cache, np.array([1, 1], np.int32))
 
 
+def test_cache_axpy_adds_cached_columns_four_at_a_time():
+    """Columns already cached are added four at a time (one pass over out), the others one at
+    a time as computed, in column order either way: the NumPy product, to float32 rounding."""
+    X = small_data(n=60)
+    K = np_kernel(X, X, Kernel("rbf", gamma=0.3))
+    stop = np.zeros(1, dtype=np.int32)
+    L = 40
+    positions = np.array([5, 1, 33, 2, 8, 13, 21, 34, 0, 39, 17, 25], dtype=np.int32)
+    coef = np.array([1.5, -2.0, 0.0, 0.25, 3.0, -1.0, 0.5, 2.0, -0.75, 1.25, 0.125, 0.3])   # groups 4, 4, 3
+    for budget in (1 << 20, 1200):          # all columns kept; room for a few only
+        cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
+        row_at = move_to_front(cache, np.zeros(0, dtype=np.int32))      # the rows by position
+        Kp = K[np.ix_(row_at, row_at)]
+        for _ in range(2):                  # computed, then (as far as they stay) cached
+            if budget > 1200:
+                cache_axpy(cache, positions[:6], np.ones(6), L, np.zeros(L), stop)   # some cached first
+            out = np.linspace(-1.0, 1.0, L)
+            cache_axpy(cache, positions, coef, L, out, stop)
+            np.testing.assert_allclose(out, np.linspace(-1.0, 1.0, L) + Kp[:L, positions] @ coef,
+                                       atol=1e-7 * np.abs(coef).sum())      # float32 columns
+
+
 def test_working_set_products_cache_a_column_from_its_second_use():
     # Q_UU v: columns never used before go through the inverted-index product (most are needed
     # once), those used again (the free set's, Newton step after Newton step) into the cache

@@ -47,6 +47,9 @@ cdef extern from "_vectorized.h":
     # row t at cols[f * stride + t])
     void dot_rows "fastsvm_dot_rows"(const double* x, const double** rows, int count, int n,
                                      double* out) noexcept nogil
+    # out[t] += sum_j c[j] cols[j][t] over k <= 4 float32 columns, in order
+    void axpy_float_cols "fastsvm_axpy_float_cols"(const float** cols, const double* c, int k, int n,
+                                                   double* out) noexcept nogil
     # out[t] = sum_j v[j] cols[slot[j] * stride + t] (a sparse row's features held densely)
     void dot_slots "fastsvm_dot_slots"(const double* v, const int* slot, int k, const double* cols,
                                        Py_ssize_t stride, int count, double* out) noexcept nogil

@@ -25,8 +25,8 @@ import numpy as np
 from ._cache cimport KernelCache
 from ._stop cimport stop_requested
 from ._csr cimport CSR, csr_view, indices_within
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, dot_rows, dot_slots, exp_neg_block, kernel_params,
-                       kernel_from_dot, rbf_block)
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, axpy_float_cols, dot_rows, dot_slots, exp_neg_block,
+                       kernel_params, kernel_from_dot, rbf_block)
 from ._kernel import row_sqnorms
 from ..errors import FastSVMError
 
@@ -284,8 +284,10 @@ def cache_axpy(KernelCache cache, const int[::1] positions, const double[::1] co
                double[::1] out, const int[::1] stop):
     """out[t] += sum_j coef[j] K(position t, positions[j]) for t < length, from cached columns
     (computed when missing); columns with coef 0 are skipped. KeyboardInterrupt when stopped."""
-    cdef int k = <int>positions.shape[0], j, t, status = 0
+    cdef int k = <int>positions.shape[0], j, g = 0, status = 0
     cdef float* col
+    cdef const float* group[4]           # cached columns, added four at a time (axpy_float_cols)
+    cdef double group_coef[4]
     cdef double cj
     _check_positions(cache, positions, length)
     if coef.shape[0] != k or out.shape[0] < length:
@@ -298,12 +300,25 @@ def cache_axpy(KernelCache cache, const int[::1] positions, const double[::1] co
             cj = coef[j]
             if cj == 0.0:
                 continue
+            if cache.length[positions[j]] >= length:
+                # cached: column() only relinks it, so the pointers held stay valid
+                group[g] = cache.column(positions[j], length)
+                group_coef[g] = cj
+                g += 1
+                if g == 4:
+                    axpy_float_cols(group, group_coef, g, length, &out[0])
+                    g = 0
+                continue
+            if g:                        # in column order: the held group first
+                axpy_float_cols(group, group_coef, g, length, &out[0])
+                g = 0
             col = cache.column(positions[j], length)
             if col == NULL:
                 status = 1
                 break
-            for t in range(length):
-                out[t] += cj * col[t]
+            axpy_float_cols(<const float**>&col, &cj, 1, length, &out[0])
+        if g and status == 0:
+            axpy_float_cols(group, group_coef, g, length, &out[0])
     _raise_for(status)
     return np.asarray(out)
 

@@ -149,6 +149,37 @@ static inline void fastsvm_dot_slots(const double *v, const int *slot, int k, co
 }
 #endif
 
+/* out[t] += c[0] cols[0][t] + ... + c[k-1] cols[k-1][t] for t < n (1 <= k <= 4; float32
+   columns, double sums), added in column order: the same bits as k single-column passes, with
+   one load and store of out instead of k */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static inline void fastsvm_axpy_float_cols(const float *const *cols, const double *c, int k, int n,
+                                           double *restrict out) {
+    const float *restrict a = cols[0];
+    const double ca = c[0];
+    if (k == 1) {
+        for (int t = 0; t < n; t++)
+            out[t] += ca * a[t];
+    } else if (k == 2) {
+        const float *restrict b = cols[1];
+        const double cb = c[1];
+        for (int t = 0; t < n; t++)
+            out[t] = (out[t] + ca * a[t]) + cb * b[t];
+    } else if (k == 3) {
+        const float *restrict b = cols[1], *restrict d = cols[2];
+        const double cb = c[1], cd = c[2];
+        for (int t = 0; t < n; t++)
+            out[t] = ((out[t] + ca * a[t]) + cb * b[t]) + cd * d[t];
+    } else {
+        const float *restrict b = cols[1], *restrict d = cols[2], *restrict e = cols[3];
+        const double cb = c[1], cd = c[2], ce = c[3];
+        for (int t = 0; t < n; t++)
+            out[t] = (((out[t] + ca * a[t]) + cb * b[t]) + cd * d[t]) + ce * e[t];
+    }
+}
+
 /* sum_i a[i] b[i] in four interleaved partial sums (a fixed order: the same bits everywhere) */
 static inline double fastsvm_dot4(const double *a, const double *b, int n) {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
