@@ -36,7 +36,7 @@ cnp.import_array()
 
 cdef enum:
     BLOCK_EVALUATIONS = 20000000   # kernel values between two looks at the stop flag
-    DENSE_FRACTION = 16             # a feature in >= 1/4 of the columns is indexed densely
+    DENSE_FRACTION = 4             # a feature in >= 1/4 of the columns is indexed densely
     STOP_POLL_COLUMNS = 64         # cached columns between two looks at the stop flag
 
 
