@@ -41,10 +41,8 @@ cdef inline double kernel_from_dot(KernelParams k, double dot, double sqnorm_x, 
 cdef extern from "_vectorized.h":
     # v[i] = exp(-max(v[i], 0)) over a block, vectorized: RBF kernel values in bulk
     void exp_neg_block "fastsvm_exp_neg_block"(double* v, int n) noexcept nogil
-    # a . b in a fixed order (the same bits for any thread count)
-    double dot4 "fastsvm_dot4"(const double* a, const double* b, int n) noexcept nogil
-    # out[t] = x . row t, rows held row-major (a pointer each) or feature-major (feature f of
-    # row t at cols[f * stride + t])
+    # out[t] = x . row t in a fixed order (the same bits for any thread count), rows held
+    # row-major (a pointer each) or feature-major (feature f of row t at cols[f * stride + t])
     void dot_rows "fastsvm_dot_rows"(const double* x, const double** rows, int count, int n,
                                      double* out) noexcept nogil
     # out[t] += sum_j c[j] cols[j][t] over k <= 4 float32 columns, in order

@@ -224,7 +224,7 @@ cdef inline void _row(KernelParams kp, CSR X, int i, double sq, _Inverted inv, i
     cdef double s
     if inv.coef != NULL:
         _row_values(kp, X, i, sq, inv, tid, scratch)
-        dot_rows(inv.coef, <const double**>&scratch, 1, n, &s)   # dot4's sum, vectorized
+        dot_rows(inv.coef, <const double**>&scratch, 1, n, &s)   # one row: the coef dot
         out[r] += s
     else:
         _row_values(kp, X, i, sq, inv, tid, out + <Py_ssize_t>r * n)
