@@ -233,6 +233,34 @@ def test_kernel_products_dense_and_sparse_features():
     np.testing.assert_allclose(out, np_kernel(X, X[cols], Kernel("rbf", gamma=0.2)) @ coef, rtol=1e-12, atol=1e-12)
 
 
+def test_kernel_products_float32_index_has_the_float64_bits():
+    """When float32 holds every value of X, the dense features' index is float32, widened as it
+    is read: the sums are the float64 index's, bit for bit, and NumPy's. Values float32 holds
+    but whose products it does not (normal draws rounded to float32), in every column, so both
+    indexes hold the same dense features; 90 columns: whole register blocks and a tail."""
+    rng = np.random.default_rng(6)
+    dense_part = rng.normal(size=(201, 5)).astype(np.float32).astype(np.float64)
+    rare_part = (sp.random(201, 40, density=0.03, random_state=rng).toarray() > 0) * 1.0
+    narrow = np.hstack([dense_part, rare_part])
+    wide = narrow.copy()
+    wide[200, 0] = 0.1                       # float32 cannot hold it; row 200 is never used
+    rows = np.arange(200, dtype=np.int32)
+    cols = rng.permutation(200)[:90].astype(np.int32)
+    coef = rng.normal(size=90)
+    outs, blocks = [], []
+    for A, is_narrow in ((narrow, True), (wide, False)):
+        kp = KernelProducts(to_csr(sp.csr_matrix(A)), "rbf", 0.2, n_threads=2)
+        assert kp.narrow == is_narrow
+        out = np.zeros(200)
+        kp.matvec(rows, cols, coef, out)
+        outs.append(out)
+        blocks.append(kp.block(rows, cols))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(blocks[0], blocks[1])
+    K = np_kernel(sp.csr_matrix(narrow[:200]), sp.csr_matrix(narrow[cols]), Kernel("rbf", gamma=0.2))
+    np.testing.assert_allclose(blocks[0], K, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(outs[0], K @ coef, rtol=1e-12, atol=1e-12)
+
 def test_kernel_products_checks_and_stop():
     X = small_data()
     kp = KernelProducts(X, "rbf", 0.5)

@@ -150,6 +150,86 @@ static inline void fastsvm_dot_slots(const double *v, const int *slot, int k, co
 }
 #endif
 
+/* dot_slots over float32 columns whose values float32 holds exactly (binary and small-integer
+   features), read with half the bytes (mushrooms: 3.6 -> 2.7 ns per RBF kernel value). The
+   product of two float32 values is exact in double, so with or without FMA the sums have
+   dot_slots' bits. Written with intrinsics and chosen at run time: GCC's vector-type
+   conversions split the widening in halves. */
+static inline void fastsvm_dot_slots_f32_tail(const double *v, const int *slot, int k, const float *cols,
+                                              ptrdiff_t stride, int t, int count, double *out) {
+    for (; t < count; t++) {
+        double s = 0.0;
+        for (int j = 0; j < k; j++)
+            s += v[j] * (double)cols[slot[j] * stride + t];
+        out[t] = s;
+    }
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#include <immintrin.h>
+__attribute__((target("avx512f")))
+static void fastsvm_dot_slots_f32_avx512(const double *restrict v, const int *restrict slot, int k,
+                                         const float *restrict cols, ptrdiff_t stride, int count,
+                                         double *restrict out) {
+    int t = 0;
+    for (; t + 32 <= count; t += 32) {
+        __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+        for (int j = 0; j < k; j++) {
+            const float *c = cols + slot[j] * stride + t;
+            const __m512d a = _mm512_set1_pd(v[j]);
+            s0 = _mm512_fmadd_pd(a, _mm512_cvtps_pd(_mm256_loadu_ps(c)), s0);
+            s1 = _mm512_fmadd_pd(a, _mm512_cvtps_pd(_mm256_loadu_ps(c + 8)), s1);
+            s2 = _mm512_fmadd_pd(a, _mm512_cvtps_pd(_mm256_loadu_ps(c + 16)), s2);
+            s3 = _mm512_fmadd_pd(a, _mm512_cvtps_pd(_mm256_loadu_ps(c + 24)), s3);
+        }
+        _mm512_storeu_pd(out + t, s0);
+        _mm512_storeu_pd(out + t + 8, s1);
+        _mm512_storeu_pd(out + t + 16, s2);
+        _mm512_storeu_pd(out + t + 24, s3);
+    }
+    fastsvm_dot_slots_f32_tail(v, slot, k, cols, stride, t, count, out);
+}
+
+__attribute__((target("avx2")))
+static void fastsvm_dot_slots_f32_avx2(const double *restrict v, const int *restrict slot, int k,
+                                       const float *restrict cols, ptrdiff_t stride, int count,
+                                       double *restrict out) {
+    int t = 0;
+    for (; t + 16 <= count; t += 16) {
+        __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+        for (int j = 0; j < k; j++) {
+            const float *c = cols + slot[j] * stride + t;
+            const __m256d a = _mm256_set1_pd(v[j]);
+            s0 = _mm256_add_pd(s0, _mm256_mul_pd(a, _mm256_cvtps_pd(_mm_loadu_ps(c))));
+            s1 = _mm256_add_pd(s1, _mm256_mul_pd(a, _mm256_cvtps_pd(_mm_loadu_ps(c + 4))));
+            s2 = _mm256_add_pd(s2, _mm256_mul_pd(a, _mm256_cvtps_pd(_mm_loadu_ps(c + 8))));
+            s3 = _mm256_add_pd(s3, _mm256_mul_pd(a, _mm256_cvtps_pd(_mm_loadu_ps(c + 12))));
+        }
+        _mm256_storeu_pd(out + t, s0);
+        _mm256_storeu_pd(out + t + 4, s1);
+        _mm256_storeu_pd(out + t + 8, s2);
+        _mm256_storeu_pd(out + t + 12, s3);
+    }
+    fastsvm_dot_slots_f32_tail(v, slot, k, cols, stride, t, count, out);
+}
+#endif
+
+static inline void fastsvm_dot_slots_f32(const double *restrict v, const int *restrict slot, int k,
+                                         const float *restrict cols, ptrdiff_t stride, int count,
+                                         double *restrict out) {
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    if (__builtin_cpu_supports("avx512f")) {
+        fastsvm_dot_slots_f32_avx512(v, slot, k, cols, stride, count, out);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2")) {
+        fastsvm_dot_slots_f32_avx2(v, slot, k, cols, stride, count, out);
+        return;
+    }
+#endif
+    fastsvm_dot_slots_f32_tail(v, slot, k, cols, stride, 0, count, out);
+}
+
 /* out[t] += c[0] cols[0][t] + ... + c[k-1] cols[k-1][t] for t < n (1 <= k <= 4; float32
    columns, double sums), added in column order: the same bits as k single-column passes, with
    one load and store of out instead of k */
