@@ -233,15 +233,24 @@ def test_kernel_products_dense_and_sparse_features():
     np.testing.assert_allclose(out, np_kernel(X, X[cols], Kernel("rbf", gamma=0.2)) @ coef, rtol=1e-12, atol=1e-12)
 
 
-def test_kernel_products_float32_index_has_the_float64_bits():
+def _narrow_data(binary, rng):
+    """201 rows: five features in every row (float32 draws of a normal, or ones) and 40 rare
+    binary ones."""
+    common = np.ones((201, 5)) if binary else rng.normal(size=(201, 5)).astype(np.float32).astype(np.float64)
+    rare = (sp.random(201, 40, density=0.03, random_state=rng).toarray() > 0) * 1.0
+    return np.hstack([common, rare])
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["float32", "binary"])
+def test_kernel_products_narrow_index_has_the_float64_bits(binary):
     """When float32 holds every value of X, the dense features' index is float32, widened as it
-    is read: the sums are the float64 index's, bit for bit, and NumPy's. Values float32 holds
-    but whose products it does not (normal draws rounded to float32), in every column, so both
-    indexes hold the same dense features; 90 columns: whole register blocks and a tail."""
+    is read; when every value is 1, it is bytes, and the sums are counts. Either way the sums
+    are the float64 index's, bit for bit (products of float32 values are exact in double, and
+    so are counts), and NumPy's. Values float32 holds but whose products it does not in every
+    column, so that both indexes hold the same dense features; 90 columns: whole register
+    blocks and a tail."""
     rng = np.random.default_rng(6)
-    dense_part = rng.normal(size=(201, 5)).astype(np.float32).astype(np.float64)
-    rare_part = (sp.random(201, 40, density=0.03, random_state=rng).toarray() > 0) * 1.0
-    narrow = np.hstack([dense_part, rare_part])
+    narrow = _narrow_data(binary, rng)
     wide = narrow.copy()
     wide[200, 0] = 0.1                       # float32 cannot hold it; row 200 is never used
     rows = np.arange(200, dtype=np.int32)
@@ -250,7 +259,7 @@ def test_kernel_products_float32_index_has_the_float64_bits():
     outs, blocks = [], []
     for A, is_narrow in ((narrow, True), (wide, False)):
         kp = KernelProducts(to_csr(sp.csr_matrix(A)), "rbf", 0.2, n_threads=2)
-        assert kp.narrow == is_narrow
+        assert (kp.narrow, kp.binary) == (is_narrow, is_narrow and binary)
         out = np.zeros(200)
         kp.matvec(rows, cols, coef, out)
         outs.append(out)
@@ -260,6 +269,16 @@ def test_kernel_products_float32_index_has_the_float64_bits():
     K = np_kernel(sp.csr_matrix(narrow[:200]), sp.csr_matrix(narrow[cols]), Kernel("rbf", gamma=0.2))
     np.testing.assert_allclose(blocks[0], K, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(outs[0], K @ coef, rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_products_byte_counts_only_up_to_255_features_a_row():
+    """Byte counts hold 255: a binary row with more features keeps the float32 index."""
+    X = to_csr(sp.csr_matrix(np.ones((3, 300))))
+    kp = KernelProducts(X, "linear")
+    assert kp.narrow and not kp.binary
+    np.testing.assert_array_equal(kp.block(np.arange(3, dtype=np.int32), np.arange(3, dtype=np.int32)),
+                                  np.full((3, 3), 300.0))
+
 
 def test_kernel_products_checks_and_stop():
     X = small_data()

@@ -54,6 +54,9 @@ cdef extern from "_vectorized.h":
     # the same over float32 columns (values float32 holds exactly), summed in double
     void dot_slots_f32 "fastsvm_dot_slots_f32"(const double* v, const int* slot, int k, const float* cols,
                                                Py_ssize_t stride, int count, double* out) noexcept nogil
+    # out[t] = sum_j cols[slot[j] * stride + t] over 0/1 byte columns (binary rows and columns)
+    void count_slots "fastsvm_count_slots"(const int* slot, int k, const unsigned char* cols, Py_ssize_t stride,
+                                           int count, double* out) noexcept nogil
     void dot_cols "fastsvm_dot_cols"(const double* x, const double* cols, Py_ssize_t stride, int p,
                                      int count, double* out) noexcept nogil
     # v[t] = exp(-gamma (xsq + sq[t] - 2 v[t])); out[t] = float32 of v[t], negated where sign[t] != s
