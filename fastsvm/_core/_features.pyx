@@ -3,13 +3,14 @@
 # (the shared kernel arithmetic, threaded over rows). Rows are independent and each is computed by
 # one thread in a fixed order, so every thread count gives the same bits.
 from cython.parallel cimport prange, threadid
-from libc.math cimport cos, sin
+from libc.math cimport cos, fabs, sin
 cimport numpy as cnp
 import numpy as np
 
 from ._stop cimport stop_requested
 from ._csr cimport CSR, csr_view, row_sqnorm
-from ._kernel cimport KernelParams, kernel_params, kernel_row, scatter_row, unscatter_row
+from ._kernel cimport (SINCOS_MAX, KernelParams, cos_sin_block, kernel_params, kernel_row, scatter_row,
+                       unscatter_row)
 from ._kernel import row_sqnorms
 
 cnp.import_array()
@@ -36,7 +37,7 @@ cdef void fourier_row(CSR X, int i, const double* W, int F, const double* offset
     """out = scale cos(W^T x_i + offset) (F values), or with pairs scale [cos(W^T x_i), sin(W^T x_i)]
     (2F values). W is p x F row-major: each stored value of x_i adds one contiguous row of W."""
     cdef int j, k
-    cdef double v, z
+    cdef double v, z, big
     cdef const double* w
     for j in range(F):
         out[j] = 0.0 if pairs else offset[j]
@@ -45,7 +46,12 @@ cdef void fourier_row(CSR X, int i, const double* W, int F, const double* offset
         w = W + <Py_ssize_t>X.indices[k] * F
         for j in range(F):
             out[j] += v * w[j]
-    if pairs:
+    big = 0.0
+    for j in range(F):
+        big = max(big, fabs(out[j]))
+    if big <= SINCOS_MAX:      # the vectorized pair (random features' arguments are far below)
+        cos_sin_block(out, out + F if pairs else NULL, scale, F)
+    elif pairs:
         for j in range(F):
             z = out[j]
             out[j] = scale * cos(z)

@@ -41,6 +41,9 @@ cdef inline double kernel_from_dot(KernelParams k, double dot, double sqnorm_x, 
 cdef extern from "_vectorized.h":
     # v[i] = exp(-max(v[i], 0)) over a block, vectorized: RBF kernel values in bulk
     void exp_neg_block "fastsvm_exp_neg_block"(double* v, int n) noexcept nogil
+    # v[t] = scale cos v[t], sin_out[t] = scale sin v[t] (sin_out may be NULL), |v[t]| <= SINCOS_MAX
+    double SINCOS_MAX "FASTSVM_SINCOS_MAX"
+    void cos_sin_block "fastsvm_cos_sin_block"(double* v, double* sin_out, double scale, int n) noexcept nogil
     # out[t] = x . row t in a fixed order (the same bits for any thread count), rows held
     # row-major (a pointer each) or feature-major (feature f of row t at cols[f * stride + t])
     void dot_rows "fastsvm_dot_rows"(const double* x, const double** rows, int count, int n,
