@@ -10,6 +10,7 @@ import functools
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -585,7 +586,12 @@ def test_progress_lines_and_summary():
     # the dual objective of the last AL iteration is that of the solution
     assert float(iters[-1].split("dual ")[1].split()[0]) == pytest.approx(-sol.objective, rel=1e-9)
     assert any(line.startswith("warm start: ") for line in lines)
+    assert any(line.startswith("ssnal: warm start (random Fourier features, D = ") for line in lines)
     assert sol.history and sol.history[-1]["eta"] == sol.kkt
+    lines.clear()                                      # the summary names the map used
+    sub.params = replace(sub.params, options={"warm": "nystroem"})
+    ssnal_kernel.solve(sub)
+    assert any(line.startswith("ssnal: warm start (Nystroem, D = ") for line in lines)
 
 
 def test_sigmoid_kernel_gives_a_kkt_point_or_a_clear_error():

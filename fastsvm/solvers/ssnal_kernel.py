@@ -555,7 +555,8 @@ def solve(sub: Subproblem) -> Solution:
     sigma = sigma0
     times = {"warm_start": time.perf_counter() - t0}
     if log is not None:
-        log(f"ssnal: warm start ({'random Fourier features' if sub.kernel.kind == 'rbf' else 'Nystroem'}, "
+        rff = sub.kernel.kind == "rbf" and opts["warm"] == "rff"      # as warm_start chooses
+        log(f"ssnal: warm start ({'random Fourier features' if rff else 'Nystroem'}, "
             f"D = {opts['rff']}): {warm.n_iter} iterations, eta {warm.kkt:.3e}  time {times['warm_start']:.2f}s")
 
     k = sub.kernel
