@@ -1,11 +1,16 @@
 /* Loops written so that the compiler vectorizes them, shared by the Cython modules through
- * _kernel.pxd: the RBF kernel's exponentials over a block of values (libm's exp is one call per
- * value and does not vectorize), dense dot products, axpy, float32 stores and gathers. */
+ * _kernel.pxd: the RBF kernel's exponentials and the random features' cos / sin over a block of
+ * values (libm's are one call per value and do not vectorize), dense dot products (those over
+ * float32 and byte columns in intrinsics, chosen at run time), axpy, float32 stores and
+ * gathers. */
 #ifndef FASTSVM_VECTORIZED_H
 #define FASTSVM_VECTORIZED_H
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#include <immintrin.h>          /* the intrinsics of the versions chosen at run time */
+#endif
 
 /* v[i] = exp(-max(v[i], 0)) for RBF kernel values, written so that the compiler vectorizes
    it: k = round(x / ln 2) by the 1.5 * 2^52 trick, r = x - k ln 2 in two parts (|r| <= ln2 / 2),
@@ -227,7 +232,6 @@ static inline void fastsvm_dot_slots_f32_tail(const double *v, const int *slot, 
 }
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#include <immintrin.h>
 __attribute__((target("avx512f")))
 static void fastsvm_dot_slots_f32_avx512(const double *restrict v, const int *restrict slot, int k,
                                          const float *restrict cols, ptrdiff_t stride, int count,
