@@ -13,10 +13,9 @@ clones). When float32 holds every value of X exactly (binary and small-integer f
 dense vectors are float32, widened as they are read (dot_slots_f32): the same sums from half
 the bytes (mushrooms 3.6 -> 2.7 ns per value, a9a 2.4 -> 1.8). When every value is 1 (binary
 features), they are bytes and the dot products counts (count_slots: mushrooms 1.7 ns per
-value, a9a 1.3). For the RBF kernel the
-exponentials are computed in a vectorized pass (with AVX2 and AVX-512 clones where the CPU has
-them). Each row is summed by one thread in a fixed order, so
-the result does not depend on the thread count.
+value, a9a 1.3). For the RBF kernel the exponentials are computed in a vectorized pass (with
+AVX2 and AVX-512 clones where the CPU has them). Each row is summed by one thread in a fixed
+order, so the result does not depend on the thread count.
 
 cache_axpy / cache_block / cache_store: products with, blocks of and new values for the kernel
 columns of a KernelCache whose positions 0 .. length-1 hold the working set (move_to_front
@@ -74,8 +73,8 @@ cdef class KernelProducts:
             raise FastSVMError("KernelProducts does not take precomputed kernels")
         self.sqnorm = row_sqnorms(X)
         self.max_row_nnz = int(np.max(np.diff(X.indptr))) if X.shape[0] else 0
-        self.narrow = bool(np.array_equal(np.asarray(X.data, dtype=np.float32), X.data))
-        self.binary = bool(np.all(np.asarray(X.data) == 1.0)) and self.max_row_nnz <= 255
+        self.narrow, self.binary = _value_kinds(self.X)
+        self.binary = self.binary and self.max_row_nnz <= 255
         self.n_threads = max(1, n_threads)
         self.stop = np.zeros(1, dtype=np.int32) if stop is None else stop
 
@@ -122,10 +121,12 @@ cdef class KernelProducts:
         cdef int[::1] owner = np.empty(max(n_sparse, 1), dtype=np.int32)
         cdef double[::1] value = np.empty(max(n_sparse, 1))
         cdef Py_ssize_t n_dense = max(int(is_dense.sum()) * n_cols, 1)
-        cdef int kind = 2 if self.binary else 1 if self.narrow else 0
-        cdef double[::1] dense = np.zeros(n_dense if kind == 0 else 1)
-        cdef float[::1] dense32 = np.zeros(n_dense if kind == 1 else 1, dtype=np.float32)
-        cdef unsigned char[::1] dense8 = np.zeros(n_dense if kind == 2 else 1, dtype=np.uint8)
+        # one buffer, typed by what holds the values exactly: bytes, float32 or float64
+        dense_ = np.zeros(n_dense, dtype=np.uint8 if self.binary else np.float32 if self.narrow else np.float64)
+        cdef char* dense_p = <char*>cnp.PyArray_DATA(dense_)
+        cdef unsigned char* dense8_p = <unsigned char*>dense_p if self.binary else NULL
+        cdef float* dense32_p = <float*>dense_p if self.narrow and not self.binary else NULL
+        cdef double* dense64_p = <double*>dense_p if not self.narrow else NULL
         cdef double[::1] col_sqnorm = np.empty(n_cols)
         cdef double[::1] scratch = np.empty(<Py_ssize_t>threads * n_cols)
         cdef int row_room = max(1, self.max_row_nnz)
@@ -137,9 +138,6 @@ cdef class KernelProducts:
         cdef _Inverted inv
         inv.n_cols = n_cols
         inv.slot = &slot[0]
-        cdef double* dense64_p = &dense[0] if kind == 0 else NULL
-        cdef float* dense32_p = &dense32[0] if kind == 1 else NULL
-        cdef unsigned char* dense8_p = &dense8[0] if kind == 2 else NULL
         inv.dense = dense64_p
         inv.dense32 = dense32_p
         inv.dense8 = dense8_p
@@ -168,6 +166,21 @@ cdef class KernelProducts:
             raise KeyboardInterrupt
 
 
+cdef (bint, bint) _value_kinds(CSR X) noexcept:
+    """(every stored value exactly a float32, every stored value 1), in one pass without a copy."""
+    cdef Py_ssize_t k, nnz = X.indptr[X.n_rows]
+    cdef bint narrow = True, ones = True
+    cdef double v
+    with nogil:
+        for k in range(nnz):
+            v = X.data[k]
+            ones = ones and v == 1.0
+            if <double><float>v != v:
+                narrow = False
+                break
+    return narrow, ones and narrow
+
+
 cdef void _check_rows(const int[::1] rows, int n) except *:
     if rows.shape[0] and (np.min(rows) < 0 or np.max(rows) >= n):
         raise FastSVMError("matvec: row index out of range")
@@ -175,9 +188,10 @@ cdef void _check_rows(const int[::1] rows, int n) except *:
 
 cdef void _invert(CSR X, const int* cols, int n_cols, const int* slot, int* start, int* owner, double* value,
                   double* dense, float* dense32, unsigned char* dense8) noexcept nogil:
-    """Fill the index: dense[slot[f] * n_cols + j] for the dense features (in dense32 instead
-    when it is not NULL); the list of a sparse feature f is owner/value[start[f]:start[f+1]],
-    column numbers j ascending (start holds the list starts on entry and is restored on exit)."""
+    """Fill the index: dense[slot[f] * n_cols + j] for the dense features (in dense8 as 1, or in
+    dense32, when that one is not NULL); the list of a sparse feature f is
+    owner/value[start[f]:start[f+1]], column numbers j ascending (start holds the list starts on
+    entry and is restored on exit)."""
     cdef int j, k, f, p = X.n_cols
     for j in range(n_cols):
         for k in range(X.indptr[cols[j]], X.indptr[cols[j] + 1]):
