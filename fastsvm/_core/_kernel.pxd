@@ -65,6 +65,9 @@ cdef extern from "_vectorized.h":
     # v[t] = exp(-gamma (xsq + sq[t] - 2 v[t])); out[t] = float32 of v[t], negated where sign[t] != s
     void rbf_block "fastsvm_rbf_block"(double gamma, double xsq, const double* sq, double* v,
                                        int n) noexcept nogil
+    # v[t] = table[xsq + sq[t] - 2 v[t]] (binary rows: integer squared distances, table[k] = exp(-gamma k))
+    void rbf_table_block "fastsvm_rbf_table_block"(const double* table, double xsq, const double* sq, double* v,
+                                                   int n) noexcept nogil
     void store_float "fastsvm_store_float"(const double* v, const signed char* sign, signed char s,
                                            float* out, int n) noexcept nogil
     # out[t] = col[index[t]], negated where sign[t] != s

@@ -1,8 +1,8 @@
 /* Loops written so that the compiler vectorizes them, shared by the Cython modules through
- * _kernel.pxd: the RBF kernel's exponentials and the random features' cos / sin over a block of
- * values (libm's are one call per value and do not vectorize), dense dot products (those over
- * float32 and byte columns in intrinsics, chosen at run time), axpy, float32 stores and
- * gathers. */
+ * _kernel.pxd: the RBF kernel's exponentials (or, for binary rows, a table of them) and the
+ * random features' cos / sin over a block of values (libm's are one call per value and do not
+ * vectorize), dense dot products (those over float32 and byte columns in intrinsics, chosen at
+ * run time), axpy, float32 stores and gathers. */
 #ifndef FASTSVM_VECTORIZED_H
 #define FASTSVM_VECTORIZED_H
 #include <stdint.h>
@@ -134,6 +134,42 @@ static inline void fastsvm_rbf_block(double gamma, double xsq, const double *res
     for (int t = 0; t < n; t++)
         v[t] = gamma * (xsq + sq[t] - 2.0 * v[t]);
     fastsvm_exp_neg_block(v, n);
+}
+
+/* v[t] = table[xsq + sq[t] - 2 v[t]], table[k] = exp(-gamma k): RBF kernel values of binary rows
+   from their counts, whose squared distances are integers below the table's length (a gather
+   instead of an exponential: the same bits as fastsvm_rbf_block). AVX2 gathers chosen at run
+   time (the compiler does not gather by itself), a portable loop otherwise. */
+static inline void fastsvm_rbf_table_tail(const double *table, double xsq, const double *sq, double *v,
+                                          int t, int n) {
+    for (; t < n; t++)
+        v[t] = table[(int)(xsq + sq[t] - 2.0 * v[t])];
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target("avx2")))
+static void fastsvm_rbf_table_avx2(const double *restrict table, double xsq, const double *restrict sq,
+                                   double *restrict v, int n) {
+    const __m256d x = _mm256_set1_pd(xsq), two = _mm256_set1_pd(2.0);
+    int t = 0;
+    for (; t + 4 <= n; t += 4) {
+        __m256d d = _mm256_sub_pd(_mm256_add_pd(x, _mm256_loadu_pd(sq + t)),
+                                  _mm256_mul_pd(two, _mm256_loadu_pd(v + t)));
+        _mm256_storeu_pd(v + t, _mm256_i32gather_pd(table, _mm256_cvttpd_epi32(d), 8));
+    }
+    fastsvm_rbf_table_tail(table, xsq, sq, v, t, n);
+}
+#endif
+
+static inline void fastsvm_rbf_table_block(const double *restrict table, double xsq, const double *restrict sq,
+                                           double *restrict v, int n) {
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    if (__builtin_cpu_supports("avx2")) {
+        fastsvm_rbf_table_avx2(table, xsq, sq, v, n);
+        return;
+    }
+#endif
+    fastsvm_rbf_table_tail(table, xsq, sq, v, 0, n);
 }
 
 /* out[t] = v[t] as float32, negated where sign[t] != s (sign NULL: all equal) */
