@@ -273,12 +273,19 @@ def test_kernel_products_narrow_index_has_the_float64_bits(binary):
 
 
 def test_kernel_products_byte_counts_only_up_to_255_features_a_row():
-    """Byte counts hold 255: a binary row with more features keeps the float32 index."""
+    """Byte counts hold 255: a binary row with more features keeps the float32 index. Its
+    squared distances are still integers: RBF values looked up, the exponentials' bits."""
     X = to_csr(sp.csr_matrix(np.ones((3, 300))))
     kp = KernelProducts(X, "linear")
     assert kp.narrow and not kp.binary
     np.testing.assert_array_equal(kp.block(np.arange(3, dtype=np.int32), np.arange(3, dtype=np.int32)),
                                   np.full((3, 3), 300.0))
+    lengths = np.array([300, 280, 257])
+    X = to_csr(sp.csr_matrix((np.arange(300) < lengths[:, None]) * 1.0))
+    rows = np.arange(3, dtype=np.int32)
+    distances = np.abs(lengths[:, None] - lengths[None, :]).astype(np.float64)
+    np.testing.assert_array_equal(KernelProducts(X, "rbf", 0.01).block(rows, rows),
+                                  exp_neg(0.01 * distances).reshape(3, 3))
 
 
 def test_kernel_products_checks_and_stop():

@@ -61,7 +61,7 @@ cdef class KernelProducts:
     cdef int max_row_nnz
     cdef readonly bint narrow       # every value of X exactly a float32: float32 dense vectors
     cdef readonly bint binary       # every value 1, at most 255 per row: byte dense vectors
-    cdef const double[::1] rbf_table  # binary and RBF: exp(-gamma k) for every squared distance k
+    cdef const double[::1] rbf_table  # every value 1 and RBF: exp(-gamma k) for every squared distance k
     cdef const int[::1] stop
     cdef object _keep
 
@@ -77,12 +77,13 @@ cdef class KernelProducts:
             raise FastSVMError("KernelProducts does not take precomputed kernels")
         self.sqnorm = row_sqnorms(X)
         self.max_row_nnz = int(np.max(np.diff(X.indptr))) if X.shape[0] else 0
-        self.narrow, self.binary = _value_kinds(self.X)
-        self.binary = self.binary and self.max_row_nnz <= 255
-        # binary rows' squared distances |x|^2 + |z|^2 - 2 x.z are the integers 0 .. 2 max_row_nnz:
-        # their kernel values are looked up (the exponentials cost as much as the counts)
+        self.narrow, ones = _value_kinds(self.X)
+        self.binary = ones and self.max_row_nnz <= 255
+        # rows whose values are all 1 have the squared distances |x|^2 + |z|^2 - 2 x.z = the integers
+        # 0 .. 2 max_row_nnz (exact whatever the index): their kernel values are looked up (the
+        # exponentials cost as much as the counts)
         self.rbf_table = exp_neg(gamma * np.arange(2 * self.max_row_nnz + 1.0)) \
-            if self.binary and self.kp.kind == RBF else np.empty(0)
+            if ones and self.kp.kind == RBF else np.empty(0)
         self.n_threads = max(1, n_threads)
         self.stop = np.zeros(1, dtype=np.int32) if stop is None else stop
 
@@ -307,7 +308,8 @@ cdef void _rows(KernelParams kp, CSR X, const double* sqnorm, const int* rows, i
 # the working set's kernel columns, from a KernelCache
 
 def exp_neg(values):
-    """exp(-max(v, 0)) elementwise by the vectorized routine of the RBF products (for tests)."""
+    """exp(-max(v, 0)) elementwise by the vectorized routine of the RBF products (KernelProducts'
+    table for binary rows, and tests)."""
     out = np.array(values, dtype=np.float64).ravel()
     cdef double[::1] v = out
     with nogil:
