@@ -144,6 +144,7 @@ CASES = [
     ("housing_scale", None, "epsilon_svr", Kernel("rbf", gamma=1 / 13), 1.0),
     ("housing_scale", None, "epsilon_svr", Kernel("polynomial", gamma=1 / 13, degree=3, coef0=1.0), 1.0),
     ("mg", None, "epsilon_svr", Kernel("rbf", gamma=1 / 6), 10.0),
+    ("svmguide1", None, "c_svc", Kernel("rbf", gamma=1 / 4), 1.0),     # unscaled: K_UU held sparse
 ]
 
 
@@ -416,7 +417,7 @@ def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget(m
 
 
 @pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
-@pytest.mark.parametrize("system", ["dense", "cg"])
+@pytest.mark.parametrize("system", ["dense", "cg", "sparse"])
 def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, system, monkeypatch):
     """delta, Q delta of the kernel form equal Z^T delta = d, Z d of the linear solver's Newton
     system (I + sigma Z_J^T P_J Z_J) d = -Z^T r, with Z any factor of Q = Z Z^T."""
@@ -428,7 +429,13 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     dual = ssnal_kernel.kernel_dual(sub)
     cache = KernelCache(X, "rbf", 0.4, cache_bytes=1 << 20)
     products = KernelProducts(X, "rbf", 0.4)
-    ws = ssnal_kernel._WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop)
+    if system == "sparse":      # every value kept: the CG on the kept values solves the same system
+        monkeypatch.setattr(ssnal_kernel, "SPARSE_MIN_ROWS", 1)
+        monkeypatch.setattr(ssnal_kernel, "SPARSE_MAX_DENSITY", 1.0)
+        monkeypatch.setattr(ssnal_kernel, "SPARSE_DROP", 0.0)
+    ws = ssnal_kernel._WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop,
+                                  sparse_budget=(1 << 20) if system == "sparse" else 0)
+    assert (ws.sparse is not None) == (system == "sparse")
     Q, _, a, _ = np_dual(np_kernel(X, X, kernel), y, formulation, 1.0)
     Q = Q[np.ix_(ws.vars, ws.vars)]
     a = a[ws.vars]
@@ -437,7 +444,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     r = rng.normal(size=dual.m)
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
-    if system == "cg":
+    if system != "dense":
         monkeypatch.setattr(ssnal_kernel, "ALWAYS_DENSE_J", 5)
         monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 5)
         monkeypatch.setattr(ssnal_kernel, "CG_RTOL", 1e-12)
@@ -765,3 +772,32 @@ def test_cache_products_refuse_positions_outside_the_working_set(positions):
         cache_axpy(cache, np.array(positions, dtype=np.int32), np.ones(len(positions)), 3, out, np.zeros(1, dtype=np.int32))
     cache_axpy(cache, np.array([0, 2], dtype=np.int32), np.ones(2), 3, out, np.zeros(1, dtype=np.int32))
     assert np.all(out > 0)
+
+def spread_data(n=2000, seed=0):
+    """Points spread far apart relative to 1 / sqrt(gamma) = 2 (as unscaled features are): almost
+    every RBF value underflows and almost every row is a free support vector."""
+    rng = np.random.default_rng(seed)
+    D = rng.uniform(0.0, 60.0, size=(n, 4))
+    y = np.where(D[:, 0] + D[:, 1] + rng.normal(scale=12.0, size=n) > 60.0, 1.0, -1.0)
+    return to_csr(sp.csr_matrix(D)), y
+
+
+def test_numerically_sparse_kernel_is_held_sparse(monkeypatch):
+    """A numerically sparse K_UU is held sparse and its Newton systems solved by CG on the kept
+    values: the optimum is LIBSVM's and the dense path's, eta recomputed here."""
+    X, y = spread_data()
+    kernel = Kernel("rbf", gamma=0.25)
+    Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
+    assert np.mean(np.abs(Q) >= 1e-16) < 0.02
+    held = ssnal_kernel.solve(subproblem(X, y, kernel))
+    assert held.info["systems"]["sparse"] > 0 and held.info["systems"]["cg"] == 0
+    monkeypatch.setattr(ssnal_kernel, "SPARSE_MAX_DENSITY", 0.0)
+    dense = ssnal_kernel.solve(subproblem(X, y, kernel))
+    assert dense.info["systems"]["sparse"] == 0
+    x_lib = libsvm_solution(X, y, kernel, "c_svc", 1.0)[0]
+    f_lib = np_objective(Q, c, x_lib)
+    for sol in (held, dense):
+        x = dual_vector(sol, y, "c_svc")
+        assert np_eta(Q, c, a, u, x) <= TOL and sol.kkt <= TOL
+        assert np_objective(Q, c, x) == pytest.approx(f_lib, rel=1e-6)
+        assert sol.objective == pytest.approx(np_objective(Q, c, x), rel=1e-6)

@@ -25,8 +25,13 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    kernel coefficients u (the linear solver's v = Z^T u), so every product Z v becomes Q u.
    Newton directions by Sherman-Morrison-Woodbury on the free set J: a Cholesky factorization
    of I + sigma P_J Q_JJ P_J while Q_JJ fits the cache budget (and |J| <= 4000), CG beyond (on
-   cached columns) -- accurate directions: inexact ones cost more Newton steps than CG. The kernel columns of U come from the LRU KernelCache (-m MB), U at
-   its first positions, so a column is computed on U only; Q u and Q x-hat are updated over the
+   cached columns) -- accurate directions: inexact ones cost more Newton steps than CG. When
+   K_UU is numerically sparse (RBF on unscaled features or with a large gamma: nearly every value
+   underflows and nearly every row is a free support vector), it is held as a SparseKernel of its
+   values above SPARSE_DROP / |U| instead, and its products and Newton systems (CG) cost the kept
+   values (svmguide1: 6.2 -> 0.18 s). Otherwise the kernel columns of U come from the LRU
+   KernelCache (-m MB), U at its first positions, so a column is computed on U only; Q u and
+   Q x-hat are updated over the
    coordinates that change (the free set and the projection's switches), never recomputed;
    many new columns at once (a warm start's violators) bypass the cache through KernelProducts.
    Each round starts from the warm start's sigma, raised until the first projection's free set
@@ -56,6 +61,7 @@ import numpy as np
 from .._core._cache import KernelCache
 from .._core._knapsack import KnapsackSet
 from .._core._ssnal import bordered_solve, cholesky_solve, line_point
+from .._core._sparse_kernel import SparseKernel, kept_above
 from .._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cache_store, cached, move_to_front
 from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import nystroem_map, random_fourier_map
@@ -90,6 +96,14 @@ DENSE_J_MAX = 4000           # Newton systems up to this order (and 8 |J|^2 <= -
 ALWAYS_DENSE_J = 400         # ... and up to this order whatever the budget
 CG_RTOL = 1e-6               # CG Newton directions: inexact ones cost more Newton steps than CG
 CG_MAX_ITER = 1000
+# K_UU held sparse (RBF): the values below SPARSE_DROP / |U| are dropped, so a row loses less than
+# SPARSE_DROP (K_ii = 1), far below the float32 rounding (2^-24) of the cached columns the dense
+# path reads; Newton systems by CG on the kept values while sigma x SPARSE_DROP stays below CG_RTOL
+SPARSE_DROP = 2.0 ** -40
+SPARSE_MAX_DENSITY = 1.0 / 32  # held sparse when at most this share of K_UU is kept ...
+SPARSE_MIN_ROWS = 2 * ALWAYS_DENSE_J  # ... and U has this many rows (smaller: dense systems anyway)
+SPARSE_SAMPLE_ROWS = 128     # rows whose kept share decides, before the whole block is built
+SPARSE_VALUE_BYTES = 12      # a kept value and its column (counted against the -m budget)
 OPTIONS = ("rff", "warm", "warm_tol", "theta", "sigma_factor", "max_newton")
 WARM_MAPS = ("rff", "nystroem")
 
@@ -207,7 +221,7 @@ class _WorkingSet:
     """The rows U at cache positions 0 .. L-1 and their variables ("sub" indices): Q_UU products
     and blocks from the cache, the equality constraint restricted to U."""
 
-    def __init__(self, dual, cache, products, rows, x, stop):
+    def __init__(self, dual, cache, products, rows, x, stop, sparse_budget=0):
         n = dual.n
         self.dual, self.cache, self.products, self.stop = dual, cache, products, stop
         self.row_at = move_to_front(cache, np.ascontiguousarray(rows, dtype=np.int32))
@@ -223,6 +237,8 @@ class _WorkingSet:
         x_u = x[self.vars]
         self.K = KnapsackSet(self.a, _dot(self.a, x_u), np.zeros_like(self.upper), self.upper)
         self.seen = np.zeros(L, dtype=bool)              # positions whose column a product used
+        # K_UU's kept values when it is numerically sparse (RBF; sparse_budget bytes at most)
+        self.sparse = _sparse_kernel(products, self.rows_i32, sparse_budget) if sparse_budget else None
 
     def qmul(self, v, idx=None):
         """(Q_UU v) for a vector v over the sub variables, nonzero only on idx (None: anywhere)."""
@@ -233,6 +249,9 @@ class _WorkingSet:
         beta = np.bincount(self.pos[idx], weights=self.a[idx] * v[idx], minlength=self.L)
         nz = np.flatnonzero(beta).astype(np.int32)
         out = np.zeros(self.L)
+        if self.sparse is not None:
+            self.sparse.scatter(nz, beta[nz], out)
+            return self.a * out[self.pos]
         have = cached(self.cache, nz, self.L)
         first = ~(have | self.seen[nz])
         if np.count_nonzero(first) >= PRODUCTS_MIN_COLUMNS:
@@ -277,6 +296,34 @@ class _WorkingSet:
         return Kb * np.outer(aJ, aJ)
 
 
+def _sparse_kernel(products, rows, budget_bytes):
+    """K[rows][:, rows] as a SparseKernel of its values >= SPARSE_DROP / |rows|, when that keeps at
+    most SPARSE_MAX_DENSITY of them and fits budget_bytes (judged on SPARSE_SAMPLE_ROWS evenly
+    spaced rows first); else None. Built a block of rows at a time by KernelProducts."""
+    L = rows.shape[0]
+    if L < SPARSE_MIN_ROWS:
+        return None
+    threshold = SPARSE_DROP / L
+    max_kept = min(SPARSE_MAX_DENSITY * L * L, budget_bytes / SPARSE_VALUE_BYTES)
+    sample = np.ascontiguousarray(rows[:: max(1, L // SPARSE_SAMPLE_ROWS)])
+    if np.count_nonzero(products.block(sample, rows) >= threshold) * (L / sample.shape[0]) > max_kept:
+        return None
+    counts, indices, values = [], [], []
+    kept = 0
+    step = max(1, STORE_VALUES // L)
+    for lo in range(0, L, step):
+        c, i, v = kept_above(products.block(rows[lo: lo + step], rows), threshold)
+        kept += i.shape[0]
+        if kept > max_kept:      # the sample misjudged it
+            return None
+        counts.append(c)
+        indices.append(i)
+        values.append(v)
+    indptr = np.zeros(L + 1, dtype=np.int32)
+    np.cumsum(np.concatenate(counts), out=indptr[1:])
+    return SparseKernel(indptr, np.concatenate(indices), np.concatenate(values), products.n_threads)
+
+
 # ---------------------------------------------------------------------------------------------
 # SSsNAL on the working set
 
@@ -286,14 +333,15 @@ class _Counters:
         self.outer = 0
         self.trials = 0
         self.cg = 0
-        self.systems = {"dense": 0, "cg": 0, "none": 0}
+        self.systems = {"dense": 0, "cg": 0, "sparse": 0, "none": 0}
 
 
 def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     """(delta, Q delta): the SMW form of (I + sigma Z_J^T P_J Z_J) d = -g with g = Z^T r in the
     coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J.
-    The |J| x |J| system by Cholesky (bordered_solve, on I + sigma Q_JJ) up to DENSE_J_MAX,
-    by CG beyond (on the block when it fits the cache budget, else on the cached columns)."""
+    The |J| x |J| system by CG on K_UU's kept values when it is held sparse (and |J| exceeds
+    ALWAYS_DENSE_J), else by Cholesky (bordered_solve, on I + sigma Q_JJ) up to DENSE_J_MAX, by
+    CG beyond (on the block when it fits the cache budget, else on the cached columns)."""
     k = J.shape[0]
     if k == 0:
         counters.systems["none"] += 1
@@ -302,7 +350,13 @@ def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     aa = _dot(aJ, aJ)
     t = hr[J] - (_dot(aJ, hr[J]) / aa) * aJ
     fits = 8.0 * k * k <= budget_bytes
-    if k <= ALWAYS_DENSE_J or (fits and k <= DENSE_J_MAX):
+    if ws.sparse is not None and k > ALWAYS_DENSE_J and sigma * SPARSE_DROP <= CG_RTOL:
+        counters.systems["sparse"] += 1
+        z, iterations = ws.sparse.newton_cg(ws.pos[J], aJ, sigma, t, CG_RTOL, CG_MAX_ITER, ws.stop)
+        if iterations < 0:
+            raise _not_psd()
+        counters.cg += iterations
+    elif k <= ALWAYS_DENSE_J or (fits and k <= DENSE_J_MAX):
         counters.systems["dense"] += 1
         z = _dense_solve(lambda: ws.q_block(J), t, aJ, aa, sigma)
     else:
@@ -564,6 +618,7 @@ def solve(sub: Subproblem) -> Solution:
     products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, threads, sub.stop)
     budget = int(params.cache_size * (1 << 20))
     cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, budget, threads)
+    sparse_budget = budget // 2 if k.kind == "rbf" else 0    # K_UU's kept values (_sparse_kernel)
     all_rows = np.arange(dual.n, dtype=np.int32)
 
     # the gradient at x^0 on every row
@@ -608,8 +663,11 @@ def solve(sub: Subproblem) -> Solution:
             break                            # nothing to work on (eta is rounding-limited)
         in_set[new] = True
         ws_rows = np.concatenate([ws_rows, new])
-        ws = _WorkingSet(dual, cache, products, ws_rows, x, sub.stop)
+        ws = _WorkingSet(dual, cache, products, ws_rows, x, sub.stop, sparse_budget)
         ws_rows = ws.rows
+        if log is not None and ws.sparse is not None:
+            log(f"ssnal: K_UU held sparse: {ws.sparse.nnz} values kept "
+                f"({100.0 * ws.sparse.nnz / max(ws.L, 1) ** 2:.2g}%)")
         x_u = x[ws.vars]
         hx = grad[ws.vars] - ws.c
         # each round restarts the AL from the warm start's sigma: new rows make the prox center
