@@ -434,7 +434,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
         monkeypatch.setattr(ssnal_kernel, "SPARSE_MAX_DENSITY", 1.0)
         monkeypatch.setattr(ssnal_kernel, "SPARSE_DROP", 0.0)
     ws = ssnal_kernel._WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop,
-                                  sparse_budget=(1 << 20) if system == "sparse" else 0)
+                                  rbf=system == "sparse", sparse_budget=1 << 20)
     assert (ws.sparse is not None) == (system == "sparse")
     Q, _, a, _ = np_dual(np_kernel(X, X, kernel), y, formulation, 1.0)
     Q = Q[np.ix_(ws.vars, ws.vars)]
@@ -801,3 +801,37 @@ def test_numerically_sparse_kernel_is_held_sparse(monkeypatch):
         assert np_eta(Q, c, a, u, x) <= TOL and sol.kkt <= TOL
         assert np_objective(Q, c, x) == pytest.approx(f_lib, rel=1e-6)
         assert sol.objective == pytest.approx(np_objective(Q, c, x), rel=1e-6)
+
+
+def test_well_conditioned_newton_systems_take_cg(monkeypatch):
+    """Binary rows with few features in common and a large gamma: K is dense but diagonally
+    dominant, so Gershgorin bounds every Newton system's condition number by CG_CONDITION and
+    CG replaces Cholesky. The row sums behind the bound are NumPy's; the optimum is LIBSVM's and
+    the Cholesky path's."""
+    rng = np.random.default_rng(11)
+    n, p = 1500, 100
+    cols = np.concatenate([rng.choice(p, 15, replace=False) for _ in range(n)])
+    X = to_csr(sp.csr_matrix((np.ones(15 * n), cols, np.arange(0, 15 * n + 1, 15)), shape=(n, p)))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    kernel = Kernel("rbf", gamma=0.5)
+    Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
+    assert np.mean(Q != 0.0) > 0.9                   # not numerically sparse: no SparseKernel
+    sub = subproblem(X, y, kernel)
+    dual = ssnal_kernel.kernel_dual(sub)
+    ws = ssnal_kernel._WorkingSet(dual, KernelCache(X, "rbf", 0.5, cache_bytes=1 << 24),
+                                  KernelProducts(X, "rbf", 0.5), np.arange(n), np.zeros(n), sub.stop, rbf=True)
+    J = np.sort(rng.permutation(n)[:700])
+    QJ = Q[np.ix_(ws.vars[J], ws.vars[J])]
+    np.testing.assert_allclose(ws.row_sums(J), np.abs(QJ).sum(axis=1), rtol=1e-6)
+    radius = np.abs(QJ).sum(axis=1).max() - 1.0
+    assert (1 + radius) / (1 - radius) <= ssnal_kernel.CG_CONDITION and ssnal_kernel._well_conditioned(ws, J)
+    held = ssnal_kernel.solve(subproblem(X, y, kernel))
+    assert held.info["systems"]["cg"] > 0 and held.info["systems"]["sparse"] == 0
+    monkeypatch.setattr(ssnal_kernel, "CG_CONDITION", 0.0)
+    dense = ssnal_kernel.solve(subproblem(X, y, kernel))
+    assert dense.info["systems"]["cg"] == 0
+    f_lib = np_objective(Q, c, libsvm_solution(X, y, kernel, "c_svc", 1.0)[0])
+    for sol in (held, dense):
+        x = dual_vector(sol, y, "c_svc")
+        assert np_eta(Q, c, a, u, x) <= TOL and sol.kkt <= TOL
+        assert np_objective(Q, c, x) == pytest.approx(f_lib, rel=1e-6)

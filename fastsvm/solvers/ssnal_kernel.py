@@ -25,7 +25,9 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    kernel coefficients u (the linear solver's v = Z^T u), so every product Z v becomes Q u.
    Newton directions by Sherman-Morrison-Woodbury on the free set J: a Cholesky factorization
    of I + sigma P_J Q_JJ P_J while Q_JJ fits the cache budget (and |J| <= 4000), CG beyond (on
-   cached columns) -- accurate directions: inexact ones cost more Newton steps than CG. When
+   cached columns) -- accurate directions: inexact ones cost more Newton steps than CG. CG also
+   when Gershgorin bounds the system's condition number by 3 (RBF with a large gamma: K
+   diagonally dominant; ~11 products instead of |J|^3 / 3 flops). When
    K_UU is numerically sparse (RBF on unscaled features or with a large gamma: nearly every value
    underflows and nearly every row is a free support vector), it is held as a SparseKernel of its
    values above SPARSE_DROP / |U| instead, and its products and Newton systems (CG) cost the kept
@@ -96,6 +98,8 @@ DENSE_J_MAX = 4000           # Newton systems up to this order (and 8 |J|^2 <= -
 ALWAYS_DENSE_J = 400         # ... and up to this order whatever the budget
 CG_RTOL = 1e-6               # CG Newton directions: inexact ones cost more Newton steps than CG
 CG_MAX_ITER = 1000
+CG_CONDITION = 3.0           # Newton systems of a block whose condition is bounded by this: by CG
+                             # (~11 products to CG_RTOL) whatever their order, not Cholesky
 # K_UU held sparse (RBF): the values below SPARSE_DROP / |U| are dropped, so a row loses less than
 # SPARSE_DROP (K_ii = 1), far below the float32 rounding (2^-24) of the cached columns the dense
 # path reads; Newton systems by CG on the kept values while sigma x SPARSE_DROP stays below CG_RTOL
@@ -221,8 +225,9 @@ class _WorkingSet:
     """The rows U at cache positions 0 .. L-1 and their variables ("sub" indices): Q_UU products
     and blocks from the cache, the equality constraint restricted to U."""
 
-    def __init__(self, dual, cache, products, rows, x, stop, sparse_budget=0):
+    def __init__(self, dual, cache, products, rows, x, stop, rbf=False, sparse_budget=0):
         n = dual.n
+        self.rbf = rbf          # K > 0 with K_ii = 1: its row sums are a product (row_sums)
         self.dual, self.cache, self.products, self.stop = dual, cache, products, stop
         self.row_at = move_to_front(cache, np.ascontiguousarray(rows, dtype=np.int32))
         self.L = L = rows.shape[0]
@@ -238,7 +243,7 @@ class _WorkingSet:
         self.K = KnapsackSet(self.a, _dot(self.a, x_u), np.zeros_like(self.upper), self.upper)
         self.seen = np.zeros(L, dtype=bool)              # positions whose column a product used
         # K_UU's kept values when it is numerically sparse (RBF; sparse_budget bytes at most)
-        self.sparse = _sparse_kernel(products, self.rows_i32, sparse_budget) if sparse_budget else None
+        self.sparse = _sparse_kernel(products, self.rows_i32, sparse_budget) if rbf and sparse_budget else None
 
     def qmul(self, v, idx=None):
         """(Q_UU v) for a vector v over the sub variables, nonzero only on idx (None: anywhere)."""
@@ -278,6 +283,12 @@ class _WorkingSet:
             cache_axpy(self.cache, nz, beta[nz], self.L, out, self.stop)
         return self.a * out[self.pos]
 
+    def row_sums(self, J):
+        """sum_{s in J} |Q_rs| for every r in J, by one product (RBF: |Q_rs| = K_rs)."""
+        v = np.zeros(self.a.shape[0])
+        v[J] = self.a[J]
+        return self.a[J] * self.qmul(v, J)[J]
+
     def q_block(self, J):
         """Q_JJ = (a_J a_J^T) o K[pos_J, pos_J] (SVR: both variables of a row may be in J): from
         cached columns, or, when many are not cached (a free set on the move), by KernelProducts
@@ -293,7 +304,9 @@ class _WorkingSet:
         if uniq.shape[0] != p.shape[0] or np.any(uniq != p):
             Kb = Kb[np.ix_(inv, inv)]
         aJ = self.a[J]
-        return Kb * np.outer(aJ, aJ)
+        Kb *= aJ[:, None]        # in place: blocks of order thousands, no temporaries
+        Kb *= aJ
+        return Kb
 
 
 def _sparse_kernel(products, rows, budget_bytes):
@@ -340,8 +353,9 @@ def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     """(delta, Q delta): the SMW form of (I + sigma Z_J^T P_J Z_J) d = -g with g = Z^T r in the
     coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J.
     The |J| x |J| system by CG on K_UU's kept values when it is held sparse (and |J| exceeds
-    ALWAYS_DENSE_J), else by Cholesky (bordered_solve, on I + sigma Q_JJ) up to DENSE_J_MAX, by
-    CG beyond (on the block when it fits the cache budget, else on the cached columns)."""
+    ALWAYS_DENSE_J), else by Cholesky (bordered_solve, on I + sigma Q_JJ) while Q_JJ fits the
+    cache budget and |J| <= DENSE_J_MAX, unless the system is well conditioned; otherwise by CG
+    on the cached columns."""
     k = J.shape[0]
     if k == 0:
         counters.systems["none"] += 1
@@ -356,19 +370,29 @@ def _newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
         if iterations < 0:
             raise _not_psd()
         counters.cg += iterations
-    elif k <= ALWAYS_DENSE_J or (fits and k <= DENSE_J_MAX):
+    elif k <= ALWAYS_DENSE_J or (fits and k <= DENSE_J_MAX and not _well_conditioned(ws, J)):
         counters.systems["dense"] += 1
         z = _dense_solve(lambda: ws.q_block(J), t, aJ, aa, sigma)
     else:
         counters.systems["cg"] += 1
-        H = _projected_matrix(ws.q_block(J), aJ, aa, sigma) if fits else None
-        z = _cg(ws, J, aJ, aa, sigma, H, t, counters)
+        z = _cg(ws, J, aJ, aa, sigma, t, counters)
     z -= (_dot(aJ, z) / aa) * aJ
     delta = -r
     delta[J] += sigma * z
     zfull = np.zeros(r.shape[0])
     zfull[J] = z
     return delta, sigma * ws.qmul(zfull, J) - hr
+
+
+def _well_conditioned(ws, J):
+    """RBF: whether I + sigma P Q_JJ P has a condition number <= CG_CONDITION for every sigma, by
+    Gershgorin (Q_JJ's eigenvalues lie within 1 -+ its rows' off-diagonal sums, one product):
+    a large gamma makes K diagonally dominant, and CG then needs a few products (on the cached
+    columns) where Cholesky needs |J|^3 / 3 flops."""
+    if not ws.rbf:
+        return False
+    radius = np.max(ws.row_sums(J)) - 1.0
+    return radius < 1.0 and (1.0 + radius) / (1.0 - radius) <= CG_CONDITION
 
 
 def _dense_solve(block, t, a, aa, sigma):
@@ -402,21 +426,18 @@ def _not_psd():
                         "kernel usually is not): SSsNAL needs a convex dual; use -s smo")
 
 
-def _cg(ws, J, aJ, aa, sigma, H, t, counters):
+def _cg(ws, J, aJ, aa, sigma, t, counters):
     """z with (I + sigma P Q_JJ P) z = t by CG to the relative residual CG_RTOL (an inexact
-    Newton direction), products with the matrix H when formed, else from the cached columns."""
-    if H is not None:
-        def apply(v):
-            return H @ v
-    else:
-        full = np.zeros(ws.a.shape[0])
+    Newton direction), products from the cached columns (a formed block of order > DENSE_J_MAX
+    is read as slowly as the float32 columns, and forming it costs as much again)."""
+    full = np.zeros(ws.a.shape[0])
 
-        def apply(v):
-            v = v - (_dot(aJ, v) / aa) * aJ
-            full[J] = v
-            w = ws.qmul(full, J)[J]
-            full[J] = 0.0
-            return v + sigma * (w - (_dot(aJ, w) / aa) * aJ)
+    def apply(v):
+        v = v - (_dot(aJ, v) / aa) * aJ
+        full[J] = v
+        w = ws.qmul(full, J)[J]
+        full[J] = 0.0
+        return v + sigma * (w - (_dot(aJ, w) / aa) * aJ)
 
     z = np.zeros_like(t)
     res = t.copy()
@@ -618,7 +639,6 @@ def solve(sub: Subproblem) -> Solution:
     products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, threads, sub.stop)
     budget = int(params.cache_size * (1 << 20))
     cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, budget, threads)
-    sparse_budget = budget // 2 if k.kind == "rbf" else 0    # K_UU's kept values (_sparse_kernel)
     all_rows = np.arange(dual.n, dtype=np.int32)
 
     # the gradient at x^0 on every row
@@ -663,7 +683,8 @@ def solve(sub: Subproblem) -> Solution:
             break                            # nothing to work on (eta is rounding-limited)
         in_set[new] = True
         ws_rows = np.concatenate([ws_rows, new])
-        ws = _WorkingSet(dual, cache, products, ws_rows, x, sub.stop, sparse_budget)
+        # K_UU held sparse may take half the -m budget
+        ws = _WorkingSet(dual, cache, products, ws_rows, x, sub.stop, k.kind == "rbf", budget // 2)
         ws_rows = ws.rows
         if log is not None and ws.sparse is not None:
             log(f"ssnal: K_UU held sparse: {ws.sparse.nnz} values kept "
