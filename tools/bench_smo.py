@@ -91,6 +91,7 @@ DATASETS = {
     "ijcnn1": Dataset("ijcnn1.xz", "ijcnn1.t.xz", "binary", slow=True),
     "mushrooms": Dataset("mushrooms", None, "binary"),
     "phishing": Dataset("phishing", None, "binary"),
+    "svmguide1": Dataset("svmguide1", "svmguide1.t", "binary"),     # unscaled features
     "letter.scale": Dataset("letter.scale", None, "multiclass"),
     "pendigits": Dataset("pendigits", "pendigits.t", "multiclass"),
     "satimage.scale": Dataset("satimage.scale", None, "multiclass"),
