@@ -89,8 +89,8 @@ cdef class SparseKernel:
                   double rtol, int max_iter, const int[::1] stop):
         """(z, iterations): CG on (I + sigma P Q P) z = t, Q = (a a^T) o K[positions][:, positions],
         P = I - a a^T / a^T a, t = P t, to the relative residual rtol. Positions may repeat
-        (epsilon-SVR: both variables of a row). iterations < 0: Q P d had d^T H d <= 0 (not
-        positive definite). KeyboardInterrupt when stopped."""
+        (epsilon-SVR: both variables of a row). iterations < 0: CG met a direction d with
+        d^T H d <= 0 (H not positive definite). KeyboardInterrupt when stopped."""
         cdef Py_ssize_t k = positions.shape[0], i
         if a.shape[0] != k or t.shape[0] != k or not indices_within(positions, self.n):
             raise FastSVMError("newton_cg: positions outside K, or a / t of the wrong length")

@@ -27,17 +27,17 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    of I + sigma P_J Q_JJ P_J while Q_JJ fits the cache budget (and |J| <= 4000), CG beyond (on
    cached columns) -- accurate directions: inexact ones cost more Newton steps than CG. CG also
    when Gershgorin bounds the system's condition number by 3 (RBF with a large gamma: K
-   diagonally dominant; ~11 products instead of |J|^3 / 3 flops). When
-   K_UU is numerically sparse (RBF on unscaled features or with a large gamma: nearly every value
-   underflows and nearly every row is a free support vector), it is held as a SparseKernel of its
-   values above SPARSE_DROP / |U| instead, and its products and Newton systems (CG) cost the kept
-   values (svmguide1: 6.2 -> 0.18 s). Otherwise the kernel columns of U come from the LRU
-   KernelCache (-m MB), U at its first positions, so a column is computed on U only; Q u and
-   Q x-hat are updated over the
-   coordinates that change (the free set and the projection's switches), never recomputed;
-   many new columns at once (a warm start's violators) bypass the cache through KernelProducts.
-   Each round starts from the warm start's sigma, raised until the first projection's free set
-   is small (<= 500) -- a small sigma keeps a warm start's free variables free. After the round the gradient of the rows
+   diagonally dominant; ~11 products instead of |J|^3 / 3 flops). When K_UU is numerically
+   sparse (RBF on unscaled features or with a large gamma: nearly every value underflows and
+   nearly every row is a free support vector), it is held as a SparseKernel of its values above
+   SPARSE_DROP / |U| instead, and its products and Newton systems (CG) cost the kept values
+   (svmguide1: 6.2 -> 0.18 s). Otherwise the kernel columns of U come from the LRU KernelCache
+   (-m MB), U at its first positions, so a column is computed on U only; Q u and Q x-hat are
+   updated over the coordinates that change (the free set and the projection's switches),
+   never recomputed; many new columns at once (a warm start's violators) bypass the cache
+   through KernelProducts. Each round starts from the warm start's sigma, raised until the
+   first projection's free set is small (<= 500) -- a small sigma keeps a warm start's free
+   variables free. After the round the gradient of the rows
    outside U is updated over the coordinates that changed (KernelProducts again), eta is
    computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
    the violators outside U join it and the round is repeated (or, when there are none, the next
