@@ -1,6 +1,7 @@
 """fastsvm._core._sparse_kernel (the working set's RBF block held sparse) against NumPy twins."""
 import numpy as np
 import pytest
+from sklearn.metrics.pairwise import rbf_kernel
 
 from fastsvm._core._sparse_kernel import SparseKernel, kept_above
 from fastsvm.errors import FastSVMError
@@ -19,10 +20,9 @@ def sparse_of(K, threshold, threads=1):
 
 
 def rbf_block(n, gamma, seed=0):
-    """An RBF kernel matrix of points spread widely: most values far below 1e-16."""
-    X = np.random.default_rng(seed).uniform(0.0, 30.0, size=(n, 3))
-    sq = (X * X).sum(axis=1)
-    return np.exp(-gamma * np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0))
+    """scikit-learn's RBF kernel matrix of points spread widely (at gamma >= 1: most values far
+    below 1e-16)."""
+    return rbf_kernel(np.random.default_rng(seed).uniform(0.0, 30.0, size=(n, 3)), gamma=gamma)
 
 
 def np_newton(Q, a, sigma, t):

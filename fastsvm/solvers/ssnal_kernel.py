@@ -107,7 +107,7 @@ SPARSE_DROP = 2.0 ** -40
 SPARSE_MAX_DENSITY = 1.0 / 32  # held sparse when at most this share of K_UU is kept ...
 SPARSE_MIN_ROWS = 2 * ALWAYS_DENSE_J  # ... and U has this many rows (smaller: dense systems anyway)
 SPARSE_SAMPLE_ROWS = 128     # rows whose kept share decides, before the whole block is built
-SPARSE_VALUE_BYTES = 12      # a kept value and its column (counted against the -m budget)
+SPARSE_VALUE_BYTES = 12      # a kept value and its column (at most half the -m budget in all)
 OPTIONS = ("rff", "warm", "warm_tol", "theta", "sigma_factor", "max_newton")
 WARM_MAPS = ("rff", "nystroem")
 
