@@ -19,6 +19,7 @@ from scipy.optimize import brentq as scipy_brentq
 
 from conftest import shared_file
 from fastsvm import load_svmlight_file
+from fastsvm._core._dcd import DualCD
 from fastsvm._core._knapsack import KnapsackSet
 from fastsvm._core._ssnal import (StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses, hold_rows,
                                   line_point, newton_cg, search_scalars, sorted_changes)
@@ -29,7 +30,8 @@ from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
 import fastsvm.solvers.ssnal as ssnal_module
-from fastsvm.solvers.ssnal import SPEC, _RowSubset, kkt_residual, line_minimum, next_sigma, solve
+from fastsvm.solvers.ssnal import (SPEC, _coordinate_start, _RowSubset, kkt_residual, line_minimum, linear_dual,
+                                  next_sigma, solve)
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -888,3 +890,69 @@ def test_merging_keeps_samples_with_other_bounds_apart_and_saves_work(formulatio
     assert whole.info["merged_samples"] == 0
     assert merged.objective == pytest.approx(whole.objective, rel=1e-7)
     assert merged.info["passes"] < whole.info["passes"]
+
+
+def coordinate_epochs(X, y, C, seed=0):
+    """The number of DCD epochs _coordinate_start runs, recounted: epochs while each gains at most
+    COORDINATE_RATE of the one before in DCD's dual objective (a DualCD of the same seed)."""
+    n = X.shape[0]
+    dcd = DualCD(X, y, np.full(n, C), np.zeros(n), bias=1.0, seed=seed, shrinking=False)
+    gains, objective = [], 0.0
+    while len(gains) < ssnal_module.COORDINATE_MAX_EPOCHS:
+        while dcd.epoch <= len(gains):
+            dcd.run(0.0, len(gains) + 1, 1, 1 << 23)
+        gain = dcd.alpha.sum() - 0.5 * dcd.w @ dcd.w - objective
+        objective += gain
+        gains.append(gain)
+        if len(gains) > 1 and gain > ssnal_module.COORDINATE_RATE * gains[-2]:
+            break
+    return len(gains)
+
+
+def test_many_features_start_from_coordinate_descent_epochs(monkeypatch):
+    """C-SVC with more features than COORDINATE_START_P (Newton systems by CG) starts from DCD
+    epochs, as many as the recount says; from there the solve reaches LIBSVM's optimum, and
+    eta <= 1e-3 in fewer passes over X (the epochs counted) than from x = 0."""
+    X, y = synthetic("text", 5000)
+    assert X.shape[1] > ssnal_module.COORDINATE_START_P
+    lines = []
+    started = solve(subproblem(X, y, C=1.0, tol=1e-3, log=lines.append))
+    epochs = coordinate_epochs(X, y, 1.0)
+    assert epochs >= 3
+    assert f"ssnal: start from {epochs} epochs of dual coordinate descent" in lines[0]
+    Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], 1.0))
+    assert started.status == "converged" and np_eta(Z, c, a, u, started.info["dual"])[0] <= 1e-3
+    check_solution_against_libsvm(X, y, "c_svc", 1.0)
+    monkeypatch.setattr(ssnal_module, "COORDINATE_START_P", math.inf)
+    cold_lines = []
+    cold = solve(subproblem(X, y, C=1.0, tol=1e-3, log=cold_lines.append))
+    assert not any("coordinate descent" in line for line in cold_lines)
+    assert started.info["passes"] < 0.7 * cold.info["passes"]
+
+
+def test_coordinate_start_sums_equal_copies_into_their_merged_row():
+    """With equal samples merged, the start is the unmerged one in the merged variables:
+    u = sum of the copies' x / sqrt(copies), in the subspace of equal copies SSsNAL keeps to; the
+    solve from it reaches the optimum of the unmerged solve with equal values on the copies."""
+    X, y = synthetic("text", 1000)
+    X, y = with_copies(to_csr(X[:, :3000]), y)     # 3000 features: copies compared dense below
+    merged = linear_dual(subproblem(X, y), merge=True)
+    plain = linear_dual(subproblem(X, y), merge=False)
+    assert merged.merged is not None
+    stop = np.zeros(1, dtype=np.int32)
+    x_merged, epochs_merged = _coordinate_start(merged, 0, stop, None)
+    x_plain, epochs_plain = _coordinate_start(plain, 0, stop, None)
+    assert epochs_merged == epochs_plain
+    np.testing.assert_allclose(x_merged, np.bincount(merged.merged.group, weights=x_plain) / merged.merged.scale,
+                               rtol=1e-12, atol=1e-15)
+    sol = solve(subproblem(X, y, tol=1e-6))
+    whole = solve(subproblem(X, y, tol=1e-6), merge=False)
+    assert sol.info["merged_samples"] > 0 and sol.objective == pytest.approx(whole.objective, rel=1e-7)
+    check_copies_share_values(X, y, np.full(X.shape[0], 1.0), sol.info["dual"])
+
+
+def test_stop_flag_stops_the_coordinate_start():
+    X, y = synthetic("text", 2000)
+    stop = np.ones(1, dtype=np.int32)
+    with pytest.raises(KeyboardInterrupt):
+        _coordinate_start(linear_dual(subproblem(X, y)), 0, stop, None)

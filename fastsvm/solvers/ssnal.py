@@ -46,7 +46,10 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
 - an outer step whose inner solve stopped short (max_newton) at a larger f is rejected: x stays
   and sigma is lowered (an exact proximal step never raises f);
 - equal samples are merged into one row scaled by sqrt(copies) before the solve (EqualSamples):
-  the same steps over fewer rows.
+  the same steps over fewer rows;
+- C-SVC with more features than DENSE_P_MAX (its Newton systems by CG, several passes a step)
+  starts from epochs of dual coordinate descent while they converge fast (_coordinate_start):
+  the first outer iterations from x = 0 spent most of their CG passes finding the free set.
 This module orchestrates; fastsvm._core._ssnal and _knapsack do the O(nnz) and O(m) work.
 """
 import math
@@ -55,6 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._core._dcd import DualCD, Status
 from .._core._duplicates import equal_row_groups
 from .._core._knapsack import KnapsackSet
 from .._core._ssnal import (StackedRows, bordered_solve, dense_newton, held_misses, hold_rows, line_point, newton_cg,
@@ -101,6 +105,11 @@ EARLY_STEP_PASSES = 2.0    # Newton steps costing this many passes (CG systems) 
 EARLY_EVERY_STEP_PASSES = 5.0  # and this many, worth making after every step, not only once |grad psi|
                                # fell tenfold since the last test (text 100k C = 32: 745 -> 722
                                # passes; text-like 20k C = 1: 201 -> 187)
+COORDINATE_START_P = DENSE_P_MAX  # C-SVC with more features than this (Newton systems by CG) starts
+                                 # from dual coordinate descent epochs (_coordinate_start)
+COORDINATE_RATE = 0.6      # those epochs go on while each gains at most this share of the one before
+COORDINATE_MAX_EPOCHS = 50
+COORDINATE_CHUNK = 1 << 23  # stored values per call into the sweep: Ctrl-C is seen within ~10 ms
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
 
 
@@ -147,6 +156,7 @@ class DualQP:
     K: KnapsackSet
     nnz: int              # stored values of Z's rows: the cost of one pass
     merged: EqualSamples | None = None   # when equal samples were merged
+    samples: tuple | None = None  # C-SVC: the subproblem's (X, labels, bounds) before merging
     pass_cost: float = 1.0        # a pass over Z in passes over the subproblem's X
     presolve_passes: float = 0.0  # the work of finding and merging them, in those passes
 
@@ -218,6 +228,7 @@ def linear_dual(sub: Subproblem, merge=False) -> DualQP:
             raise ParameterError("p < 0")
     else:
         raise ParameterError(f"ssnal solves c_svc and epsilon_svr, not {sub.formulation}")
+    samples = (X, y, upper) if sub.formulation == "c_svc" else None
     merged, presolve, scale = None, 0.0, np.ones(n)
     if merge:
         group, first = equal_row_groups(X, np.ascontiguousarray(np.column_stack([y, upper])))
@@ -241,7 +252,7 @@ def linear_dual(sub: Subproblem, merge=False) -> DualQP:
     Z = StackedRows(X, source, sign, n_threads=sub.n_threads, stop=sub.stop)
     K = KnapsackSet(sign, 0.0, np.zeros_like(bound), bound)
     pass_nnz = max(X.nnz, 1)     # of the merged rows, when merged
-    return DualQP(Z=Z, c=np.ascontiguousarray(c), K=K, nnz=pass_nnz, merged=merged,
+    return DualQP(Z=Z, c=np.ascontiguousarray(c), K=K, nnz=pass_nnz, merged=merged, samples=samples,
                   pass_cost=pass_nnz / nnz, presolve_passes=presolve)
 
 
@@ -707,7 +718,10 @@ def solve(sub: Subproblem, merge=True) -> Solution:
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
     qp = linear_dual(sub, merge=merge)
-    result = _ssnal(qp, tol, max_outer, opts, sub.stop, sub.log)
+    start = None
+    if qp.samples is not None and qp.Z.p > COORDINATE_START_P:
+        start = _coordinate_start(qp, sub.seed, sub.stop, sub.log)
+    result = _ssnal(qp, tol, max_outer, opts, sub.stop, sub.log, start)
     x, w, b = result["x"], result["w"], result["b"]
     objective = qp.objective(x, w)
     coef = np.sign(qp.K.a) * x if sub.formulation == "c_svc" else x   # C-SVC: a = y (scaled when merged)
@@ -729,6 +743,44 @@ def solve(sub: Subproblem, merge=True) -> Solution:
                                      "primal_objective", "b_kkt")}
         | {"tol": tol, "dual": x, "merged_samples": 0 if qp.merged is None else qp.merged.group.shape[0] - qp.Z.n},
     )
+
+
+def _coordinate_start(qp, seed, stop, log):
+    """(x, passes): a start for the C-SVC dual from epochs of dual coordinate descent (LIBLINEAR's
+    -s 3 with -B 1, fastsvm._core._dcd) over the subproblem's samples, in qp's variables (a
+    merged row takes sqrt(copies) x the copies' mean), and their work in passes over X (one an
+    epoch).
+
+    Where the Newton systems go to CG (many features) a Newton step costs several passes, and on
+    text-like data the first outer iterations spent most of them finding the free set from x = 0;
+    a few epochs find much of it. The epochs go on while each gains at most COORDINATE_RATE of the
+    one before in DCD's dual objective: past that they crawl, and an epoch (rows in random order,
+    one thread) takes the time of ~5 passes of the Newton steps' products (text-like 100k rows:
+    10 epochs at C = 1, 2 at C = 32 and 256). Deterministic: one thread, the order seeded."""
+    X, labels, upper = qp.samples
+    dcd = DualCD(X, labels, upper, np.zeros_like(upper), bias=1.0, seed=seed, shrinking=False)
+    last_gain = math.inf
+    objective = 0.0
+    while dcd.epoch < COORDINATE_MAX_EPOCHS:
+        status = dcd.run(0.0, dcd.epoch + 1, 1, COORDINATE_CHUNK, stop)
+        if status == Status.INTERRUPTED or stop[0]:
+            raise KeyboardInterrupt
+        if status == Status.NONFINITE:
+            raise FastSVMError("ssnal: the gradient overflowed; scale the data or lower C")
+        if dcd.in_epoch:
+            continue
+        w = dcd.w
+        gain = float(np.sum(dcd.alpha)) - 0.5 * _dot(w, w) - objective
+        objective += gain
+        if status == Status.CONVERGED or gain > COORDINATE_RATE * last_gain:
+            break
+        last_gain = gain
+    x = dcd.alpha
+    if qp.merged is not None:    # u = sqrt(k) x_copy with x_copy the copies' mean
+        x = np.bincount(qp.merged.group, weights=x, minlength=qp.m) / qp.merged.scale
+    if log is not None:
+        log(f"ssnal: start from {dcd.epoch} epochs of dual coordinate descent, its dual objective {objective:.10g}")
+    return np.ascontiguousarray(x, dtype=np.float64), float(dcd.epoch)
 
 
 def _screen(inner, pt_start, lam_start, factor):
@@ -754,7 +806,8 @@ def _screen(inner, pt_start, lam_start, factor):
         return None, None
 
 
-def _ssnal(qp, tol, max_outer, opts, stop, log):
+def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
+    """start: None (x = 0) or (x, its work in passes over X), x in (P)'s variables."""
     t0 = time.perf_counter()
     m, p = qp.m, qp.Z.p
     counters = _Counters(qp.nnz)
@@ -763,6 +816,11 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     x = np.zeros(m)
     w = np.zeros(p)
     Zw = np.zeros(m)
+    if start is not None:
+        x = qp.K.project(start[0])[0]   # DCD's bias is regularized: a^T x = 0 is restored here
+        w = qp.Z.rmatvec(x)
+        Zw = qp.Z.matvec(w)
+        counters.passes += 2.0 + start[1] / qp.pass_cost
     v, Zv = w.copy(), Zw.copy()
     sigma = opts["sigma0"]
     if sigma is None:
@@ -771,7 +829,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     status = "max_iter"
     eta = math.inf
     b = b_kkt = 0.0
-    dual = 0.0                # f(x) = 1/2 |w|^2 + c^T x at the center x = 0
+    dual = 0.5 * _dot(w, w) + _dot(qp.c, x)   # f at the center
     outer = 0
     inner_scale = 1.0
     J_last = None
@@ -780,7 +838,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log):
     # the first y = -sigma c: for C-SVC every row ties and the projection frees a whole class (the
     # larger), a free set that says nothing about the solution's; a first step along -grad psi
     # breaks the tie (w8a C = 32: 47 -> 38 passes; the first Newton step's alpha was 0.03)
-    tied_start = COLD_GRADIENT_STEP and qp.tied()
+    tied_start = COLD_GRADIENT_STEP and qp.tied() and start is None
     for outer in range(1, max_outer + 1):
         eps = inner_scale * max(0.1 * tol, 0.5 ** outer)
         inner.start(x, w, v, Zv, sigma)
