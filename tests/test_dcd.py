@@ -289,12 +289,15 @@ class TwinDCD:
         return violation
 
 
+@pytest.mark.parametrize("prefetch", [False, True])
 @pytest.mark.parametrize("loss,B", [("hinge", 0.0), ("squared_hinge", 1.0)])
-def test_sweep_equals_numpy_twin(loss, B):
+def test_sweep_equals_numpy_twin(loss, B, prefetch):
+    """Epoch by epoch the same iterates as the NumPy twin; rows prefetched ahead of the visiting
+    order or not (the default for data of heart_scale's size)."""
     X, labels = load("heart_scale")
     y = as_pm(labels)
     U, D = dual_bounds(np.full(len(y), 0.5), loss)
-    cd = DualCD(X, y, U, D, bias=B, seed=12345)
+    cd = DualCD(X, y, U, D, bias=B, seed=12345, prefetch=prefetch)
     twin = TwinDCD(X, y, U, D, B, seed=12345)
     for _ in range(40):
         assert cd.run(TIGHT, 10_000, chunk_epochs=1) == Status.CHUNK_DONE

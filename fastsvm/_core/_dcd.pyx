@@ -29,6 +29,24 @@ cdef extern from *:
     """
     int read_flag "fastsvm_dcd_read_flag"(const int* flag) noexcept nogil
 
+cdef extern from *:
+    """
+    /* Rows are visited in random order: when X is far larger than the caches their values and
+       indices are asked for PREFETCH_AHEAD rows ahead (the hardware prefetcher cannot guess the
+       next row). */
+    static inline void fastsvm_dcd_prefetch_row(const double *data, const int *indices, int lo, int hi) {
+        const char *d = (const char *)(data + lo), *d_end = (const char *)(data + hi);
+        const char *x = (const char *)(indices + lo), *x_end = (const char *)(indices + hi);
+        for (; d < d_end; d += 64) __builtin_prefetch(d, 0, 0);
+        for (; x < x_end; x += 64) __builtin_prefetch(x, 0, 0);
+    }
+    """
+    void prefetch_row "fastsvm_dcd_prefetch_row"(const double* data, const int* indices, int lo, int hi) noexcept nogil
+
+DEF PREFETCH_AHEAD = 4
+DEF PREFETCH_MIN_BYTES = 16 << 20   # text-like 100k rows (36 MB): epochs 28 -> 20 ms; a9a and w8a
+                                    # (5-7 MB, cached) were slower with the prefetches
+
 
 cpdef enum Status:
     CONVERGED = 0     # PG violation <= eps over all variables
@@ -80,6 +98,7 @@ cdef struct Problem:
     const double* diag    # D_ii
     const double* qd      # x_i.x_i + B^2 + D_ii
     double bias           # B, 0 when there is no bias feature
+    bint prefetch         # X's values and indices exceed PREFETCH_MIN_BYTES
 
 
 cdef struct State:
@@ -138,6 +157,9 @@ cdef EpochEnd sweep_epoch(const Problem* P, State* S, bint shrinking, long budge
             end = OUT_OF_BUDGET                  # resumes here, in the middle of the epoch
             break
         i = index[pos]
+        if P.prefetch and pos + PREFETCH_AHEAD < active:
+            t = index[pos + PREFETCH_AHEAD]
+            prefetch_row(X.data, X.indices, X.indptr[t], X.indptr[t + 1])
         yi = y[i]
         G = yi * (row_dot(X, i, w) + B * w_bias) - 1.0 + alpha[i] * diag[i]
         done += X.indptr[i + 1] - X.indptr[i] + 1
@@ -229,7 +251,9 @@ cdef class DualCD:
     than CHUNK_DONE, read alpha and w.
 
     X: canonical CSR (fastsvm.csr.to_csr); y: +1/-1 (float64); upper: U_i (may be inf); diag: D_ii;
-    bias: the value B of the appended constant feature (0 for none); seed: any integer.
+    bias: the value B of the appended constant feature (0 for none); seed: any integer; prefetch:
+    whether rows are prefetched ahead of the random visiting order (None: when X exceeds
+    PREFETCH_MIN_BYTES); the results are the same either way.
     """
     cdef object X                       # keeps the CSR arrays alive
     cdef const double[::1] data
@@ -242,7 +266,7 @@ cdef class DualCD:
     cdef State S
     cdef readonly bint shrinking
 
-    def __init__(self, X, y, upper, diag, double bias=0.0, seed=0, bint shrinking=True):
+    def __init__(self, X, y, upper, diag, double bias=0.0, seed=0, bint shrinking=True, prefetch=None):
         n, p = X.shape
         self.X = X
         self.data = X.data
@@ -267,6 +291,9 @@ cdef class DualCD:
         self.P.diag = &self.diag[0] if n > 0 else NULL
         self.P.qd = &self.qd[0] if n > 0 else NULL
         self.P.bias = bias
+        if prefetch is None:
+            prefetch = X.nnz * (sizeof(double) + sizeof(int)) > PREFETCH_MIN_BYTES
+        self.P.prefetch = prefetch
 
         self.S.alpha = &self.alpha_[0] if n > 0 else NULL
         self.S.w = &self.w_[0]
