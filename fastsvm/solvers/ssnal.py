@@ -65,6 +65,7 @@ from .._core._ssnal import (StackedRows, bordered_solve, dense_newton, held_miss
                              search_scalars, sorted_changes)
 from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
+from .dcd import dual_objective
 
 DEFAULT_TOL = 1e-3
 PRIMAL_LAG = 0.1           # sigma grows while the AL primal residual is >= this fraction of eta
@@ -758,9 +759,10 @@ def _coordinate_start(qp, seed, stop, log):
     one thread) takes the time of ~5 passes of the Newton steps' products (text-like 100k rows:
     10 epochs at C = 1, 2 at C = 32 and 256). Deterministic: one thread, the order seeded."""
     X, labels, upper = qp.samples
-    dcd = DualCD(X, labels, upper, np.zeros_like(upper), bias=1.0, seed=seed, shrinking=False)
+    diag = np.zeros_like(upper)
+    dcd = DualCD(X, labels, upper, diag, bias=1.0, seed=seed, shrinking=False)
     last_gain = math.inf
-    objective = 0.0
+    objective = 0.0           # DCD's dual objective, to be maximised
     while dcd.epoch < COORDINATE_MAX_EPOCHS:
         status = dcd.run(0.0, dcd.epoch + 1, 1, COORDINATE_CHUNK, stop)
         if status == Status.INTERRUPTED or stop[0]:
@@ -769,8 +771,7 @@ def _coordinate_start(qp, seed, stop, log):
             raise FastSVMError("ssnal: the gradient overflowed; scale the data or lower C")
         if dcd.in_epoch:
             continue
-        w = dcd.w
-        gain = float(np.sum(dcd.alpha)) - 0.5 * _dot(w, w) - objective
+        gain = -dual_objective(dcd.alpha, dcd.w, diag) - objective
         objective += gain
         if status == Status.CONVERGED or gain > COORDINATE_RATE * last_gain:
             break
@@ -829,7 +830,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
     status = "max_iter"
     eta = math.inf
     b = b_kkt = 0.0
-    dual = 0.5 * _dot(w, w) + _dot(qp.c, x)   # f at the center
+    dual = qp.objective(x, w)   # f at the center
     outer = 0
     inner_scale = 1.0
     J_last = None
