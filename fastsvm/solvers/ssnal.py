@@ -65,7 +65,7 @@ from .._core._ssnal import (StackedRows, bordered_solve, dense_newton, held_miss
                              search_scalars, sorted_changes)
 from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
-from .dcd import dual_objective
+from .dcd import CHUNK_WORK, dual_objective
 
 DEFAULT_TOL = 1e-3
 PRIMAL_LAG = 0.1           # sigma grows while the AL primal residual is >= this fraction of eta
@@ -110,7 +110,6 @@ COORDINATE_START_P = DENSE_P_MAX  # C-SVC with more features than this (Newton s
                                  # from dual coordinate descent epochs (_coordinate_start)
 COORDINATE_RATE = 0.6      # those epochs go on while each gains at most this share of the one before
 COORDINATE_MAX_EPOCHS = 50
-COORDINATE_CHUNK = 1 << 23  # stored values per call into the sweep: Ctrl-C is seen within ~10 ms
 OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
 
 
@@ -764,7 +763,7 @@ def _coordinate_start(qp, seed, stop, log):
     last_gain = math.inf
     objective = 0.0           # DCD's dual objective, to be maximised
     while dcd.epoch < COORDINATE_MAX_EPOCHS:
-        status = dcd.run(0.0, dcd.epoch + 1, 1, COORDINATE_CHUNK, stop)
+        status = dcd.run(0.0, dcd.epoch + 1, 1, CHUNK_WORK, stop)
         if status == Status.INTERRUPTED or stop[0]:
             raise KeyboardInterrupt
         if status == Status.NONFINITE:
