@@ -358,9 +358,9 @@ def _uncapped_cells(r, tol):
     run = hit["uncapped"]
     if "dcd_time" not in run:   # liblinear's time exceeds the estimate at the epochs run
         return (f"not in {run['epochs']} epochs (best gap {run['best_gap']:.1e})",
-                f"–, < {r[tol]['time'] / run['estimate']:.2f}")
+                f"–, < {r[tol]['time'] / run['estimate']:.2g}")
     return (f"{run['epochs']}, {run['dcd_time']:.2f}; {run['estimate']:.2f}",
-            f"{r[tol]['time'] / run['dcd_time']:.2f}, {r[tol]['time'] / run['estimate']:.2f}")
+            f"{r[tol]['time'] / run['dcd_time']:.2g}, {r[tol]['time'] / run['estimate']:.2g}")
 
 
 def markdown_row(r, timeout):
