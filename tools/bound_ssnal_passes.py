@@ -101,7 +101,7 @@ def main(argv=None):
     loaders = [lambda n=n: bench.load_named(args.data_dir, n) for n in args.datasets.split(",") if n]
     if args.synthetic_text:
         loaders.append(lambda: bench.load_synthetic("text", args.synthetic_text))
-    print("| dataset | C | |J| (share of X) | start (passes) | passes to eta <= 1e-3 / 1e-6: CG on the known free set "
+    print("| dataset | C | \\|J\\| (share of X) | start (passes) | passes to eta <= 1e-3 / 1e-6: CG on the known free set "
           "| SSsNAL's passes 1e-3 / 1e-6 |")
     print("|---|---|---|---|---|---|")
     for load in loaders:
