@@ -178,7 +178,8 @@ def dcd_reach(X, y, C, targets, max_epochs, primal, chunk=10):
     target, or None when max_epochs pass first or it converges to its own problem (whose bias is
     regularized) short of it; then the epochs run and the best gap seen."""
     from fastsvm._core._dcd import DualCD, Status
-    cd = DualCD(X, y, np.full(X.shape[0], float(C)), np.zeros(X.shape[0]), bias=1.0, seed=0, shrinking=True)
+    from fastsvm.solvers.dcd import dual_bounds
+    cd = DualCD(X, y, *dual_bounds(np.full(X.shape[0], float(C)), "hinge"), bias=1.0, seed=0, shrinking=True)
     found, seconds, best = [None] * len(targets), 0.0, math.inf
     while cd.epoch < max_epochs and None in found:
         start = time.perf_counter()
