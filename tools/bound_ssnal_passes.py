@@ -40,18 +40,18 @@ CHECK_EVERY = 5
 
 
 def free_split(x, upper):
-    """Masks (at 0, at the bound, free) of a solution, with a relative margin for rounding."""
+    """Masks (at the upper bound, free) of a solution, with a relative margin for rounding; the
+    other rows are at 0."""
     margin = 1e-7 * np.maximum(upper, 1.0)
-    lower = x <= margin
     at_upper = x >= upper - margin
-    return lower, at_upper, ~(lower | at_upper)
+    return at_upper, ~(at_upper | (x <= margin))
 
 
 def cg_passes(qp, x_star, x0, levels, max_iter):
     """{level: passes over X (CG iterations' products)} for projected CG on the free set of x_star
     from x0, the bounded rows fixed at x_star; levels not reached within max_iter are missing."""
     Z, K = qp.Z, qp.K
-    lower, at_upper, free = free_split(x_star, K.upper)
+    at_upper, free = free_split(x_star, K.upper)
     J = np.flatnonzero(free).astype(np.int32)
     fixed = np.where(at_upper, K.upper, 0.0)
     a = K.a[J]
