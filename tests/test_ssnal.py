@@ -22,7 +22,7 @@ from fastsvm import load_svmlight_file
 from fastsvm._core._dcd import DualCD
 from fastsvm._core._knapsack import KnapsackSet
 from fastsvm._core._ssnal import (StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses, hold_rows,
-                                  line_point, newton_cg, search_scalars, sorted_changes)
+                                  line_point, newton_cg, off_system_moves, search_scalars, sorted_changes)
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.parallel import one_blas_thread
@@ -241,11 +241,13 @@ def test_kkt_residual_against_numpy_twin():
         assert eta == pytest.approx(eta2, rel=1e-9, abs=1e-15)
         assert lam == pytest.approx(lam2, rel=1e-9, abs=1e-12)
     assert kkt_residual(x, grad, K)[0] > 0
-    # zero at the optimum (found by SSsNAL to 1e-10) and equal to the solver's report
+    # zero at the optimum (found by SSsNAL to 1e-10) and equal to the solver's report, which is
+    # eta at its incrementally kept Z^T x (dense Newton systems update it from their Gram
+    # matrices: rounding of ~1e-13 here), so within 1% of the tolerance
     sol = solve(subproblem(X, y, C=1.0, tol=1e-10, upper=u))
     x = sol.coef * y
     assert np_eta(Z, c, a, u, x)[0] <= 1e-10
-    assert kkt_residual(x, Z @ (Z.T @ x) + c, K)[0] == pytest.approx(sol.kkt, rel=1e-6, abs=1e-14)
+    assert kkt_residual(x, Z @ (Z.T @ x) + c, K)[0] == pytest.approx(sol.kkt, rel=1e-6, abs=1e-12)
 
 
 @pytest.fixture
@@ -631,6 +633,62 @@ def test_kept_gram_updated_over_changed_rows_equals_numpy(density, block_rows, m
     np.testing.assert_allclose(G, Zd.T @ Zd, rtol=1e-12, atol=1e-10)
     np.testing.assert_allclose(s, Zd.T @ y[J2], rtol=1e-12, atol=1e-10)
     assert used == [density > 0.25]
+
+
+def test_off_system_moves_against_numpy():
+    """Z^T (x_new - x_old) over a line-search step equals what the Newton system over J predicts
+    for J's rows plus the listed corrections, for a J that lost some of its free rows and holds
+    rows at a bound; the rows free before and after in J are not listed; the marks are cleared."""
+    rng = np.random.default_rng(31)
+    m, p = 400, 12
+    X = to_csr(sp.random(m, p, density=0.4, random_state=32, format="csr"))
+    y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    u = np.full(m, 0.7)
+    Z, c, a, _ = np_dual(X, y, "c_svc", u)
+    K = KnapsackSet(a, 0.0, np.zeros(m), u)
+    pt0 = rng.normal(0.35, 0.6, m)
+    x0, lam0, free0 = K.project(pt0)
+    zd, step = Z @ rng.normal(size=p), 0.4
+    pt, x1 = np.empty(m), np.empty(m)
+    free1, changed = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
+    lam1, n_free, _, _, n_changed = line_point(K, pt0, zd, step, x0, lam0, 0.0, pt, x1, free1, changed)
+    free1, changed = free1[:n_free], changed[:n_changed]
+    at_bound = np.setdiff1d(np.arange(m), free0)
+    J = np.sort(np.concatenate([free0[::3], at_bound[::4]])).astype(np.int32)
+    assert 0 < np.setdiff1d(free0, free1).size and 0 < np.setdiff1d(free1, free0).size  # J's rows do change state
+    mark = np.zeros(m, dtype=np.int8)
+    rows, coef = np.empty(m, dtype=np.int32), np.empty(m)
+    n = off_system_moves(changed, J, free0.astype(np.int32), free1, x1, x0, zd, a, step, lam1 - lam0, mark, rows, coef)
+    delta = -step * zd - (lam1 - lam0) * a
+    predicted = Z[J].T @ delta[J]
+    np.testing.assert_allclose(predicted + Z[rows[:n]].T @ coef[:n], Z.T @ (x1 - x0), rtol=1e-12, atol=1e-12)
+    kept = np.intersect1d(J, np.intersect1d(free0, free1))
+    assert kept.size > 0 and np.intersect1d(rows[:n], kept).size == 0
+    assert np.unique(rows[:n]).size == n and not mark.any()
+
+
+def test_dense_system_steps_keep_z_transpose_x_exact(monkeypatch):
+    """Z^T Pi_K(y) kept from the dense Newton systems' Gram matrices (_Inner.accept given the
+    system) equals Z^T x recomputed, after every step of a solve, restricted steps included."""
+    rng = np.random.default_rng(33)
+    X = to_csr(sp.random(3000, 25, density=0.3, random_state=34, format="csr"))
+    y = np.where(X @ rng.normal(size=25) + 0.3 * rng.normal(size=3000) > 0, 1.0, -1.0)
+    seen = {"system": 0, "checked": 0}
+    accept = ssnal_module._Inner.accept
+
+    def checked_accept(self, res, system=None):
+        ztx, x = self.ztx.copy(), self.xp.copy()
+        accept(self, res, system)
+        seen["system"] += system is not None
+        Z = self.qp.Z                  # a restricted solve's: Z^T x moves by its rows' part
+        rows = Z.rows if isinstance(Z, _RowSubset) else np.arange(Z.m, dtype=np.int32)
+        whole = Z.Z if isinstance(Z, _RowSubset) else Z
+        np.testing.assert_allclose(self.ztx - ztx, whole.rows_rmatvec(rows, self.xp - x), rtol=1e-9, atol=1e-9)
+        seen["checked"] += 1
+
+    monkeypatch.setattr(ssnal_module._Inner, "accept", checked_accept)
+    sol = solve(subproblem(X, y, C=4.0, tol=1e-6))
+    assert sol.status == "converged" and seen["system"] >= 5 and seen["checked"] >= 5
 
 
 # ---------------------------------------------------------------- rows held at their bounds

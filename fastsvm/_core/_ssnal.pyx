@@ -569,6 +569,62 @@ def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, doubl
     return lam, n_free, zdx, s, n_changed
 
 
+def off_system_moves(const int[::1] changed, const int[::1] J, const int[::1] free_old, const int[::1] free_new,
+                     const double[::1] x_new, const double[::1] x_old, const double[::1] zd, const double[::1] a,
+                     double step, double dlam, signed char[::1] mark, int[::1] rows, double[::1] coef):
+    """The rows whose move the Newton system over J does not predict, and what they add:
+
+        Z^T (x_new - x_old) = sum_{r in J} z_r delta_r + sum_j z_{rows[j]} coef[j],
+
+    delta_r = -step zd_r - dlam a_r being the move of a row free before and after (x = pt - lam a,
+    pt moved by -step zd; step = alpha sigma, dlam the change of lam). Returns how many rows
+    are listed. The first sum is -step G d - dlam s from the system's G = Z_J^T Z_J and
+    s = Z_J^T a_J, so only the listed rows are read: the changed rows outside J or not free
+    before and after, and J's rows that did not move as predicted.
+
+    ``changed``: the rows with x_new != x_old; ``mark``: m zero bytes (left zero)."""
+    cdef Py_ssize_t m = x_new.shape[0], j, n = 0
+    cdef int r
+    cdef signed char f
+    if not (x_old.shape[0] == zd.shape[0] == a.shape[0] == mark.shape[0] == rows.shape[0] == coef.shape[0] == m):
+        raise FastSVMError("off_system_moves: vectors must have length m")
+    if not (indices_within(changed, <int>m) and indices_within(J, <int>m) and indices_within(free_old, <int>m)
+            and indices_within(free_new, <int>m)):
+        raise FastSVMError("off_system_moves: row index out of range")
+    with nogil:
+        for j in range(free_old.shape[0]):
+            mark[free_old[j]] |= 1
+        for j in range(free_new.shape[0]):
+            mark[free_new[j]] |= 2
+        for j in range(J.shape[0]):
+            mark[J[j]] |= 4
+        for j in range(changed.shape[0]):   # bit 8: listed or seen
+            r = changed[j]
+            f = mark[r]
+            if f & 8 == 0 and f & 7 != 7:
+                rows[n] = r
+                coef[n] = x_new[r] - x_old[r] + (step * zd[r] + dlam * a[r] if f & 4 else 0.0)
+                n += 1
+            mark[r] = f | 8
+        for j in range(J.shape[0]):         # J's rows that did not move: the prediction undone
+            r = J[j]
+            f = mark[r]
+            if f & 8 == 0 and f & 3 != 3:
+                rows[n] = r
+                coef[n] = step * zd[r] + dlam * a[r]
+                n += 1
+            mark[r] = f | 8
+        for j in range(changed.shape[0]):
+            mark[changed[j]] = 0
+        for j in range(free_old.shape[0]):
+            mark[free_old[j]] = 0
+        for j in range(free_new.shape[0]):
+            mark[free_new[j]] = 0
+        for j in range(J.shape[0]):
+            mark[J[j]] = 0
+    return n
+
+
 cdef extern from "_fpmode.h":
     unsigned int flush_denormals "fastsvm_flush_denormals"() noexcept nogil
     void restore_fp_mode "fastsvm_restore_fp_mode"(unsigned int mode) noexcept nogil
