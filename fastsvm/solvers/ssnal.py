@@ -280,11 +280,11 @@ class _RowSubset:
     def rows_nnz(self, rows):
         return self.Z.rows_nnz(self.rows[rows])
 
-    def rows_rmatvec_diff(self, rows, x_new, x_old, out):
-        return self.Z.rows_rmatvec(self.rows[rows], x_new[rows] - x_old[rows], out, accumulate=True)
-
     def rows_rmatvec(self, rows, coef, out, accumulate=False):
         return self.Z.rows_rmatvec(self.rows[rows], coef, out, accumulate=accumulate)
+
+    def rows_rmatvec_diff(self, rows, x_new, x_old, out):
+        return self.rows_rmatvec(rows, x_new[rows] - x_old[rows], out, accumulate=True)
 
 
 # ---------------------------------------------------------------------------------------------
