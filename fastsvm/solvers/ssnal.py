@@ -1005,7 +1005,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
         # x stays and sigma is lowered (covtype-like C = 32, tol 1e-6: after held rows joined, 50
         # Newton steps of alpha ~ 1e-3 ended at dual -2.7e9, and the next 10 outer iterations
         # crawled back: 518 passes instead of 35)
-        f_new = 0.5 * _dot(inner.ztx, inner.ztx) + _dot(qp.c, inner.xp)
+        f_new = qp.objective(inner.xp, inner.ztx)
         rejected = not (converged or early) and f_new > dual
         if rejected:
             step_norm = 0.0
