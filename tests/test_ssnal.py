@@ -21,8 +21,8 @@ from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._dcd import DualCD
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._ssnal import (StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses, hold_rows,
-                                  line_point, newton_cg, off_system_moves, search_scalars, sorted_changes)
+from fastsvm._core._ssnal import (NewtonCG, StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses,
+                                  hold_rows, line_point, off_system_moves, search_scalars, sorted_changes)
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.parallel import one_blas_thread
@@ -299,11 +299,65 @@ def test_newton_cg_solves_the_newton_system(operator):
     H = np.eye(40) + sigma * Zd[rows].T @ P @ Zd[rows]
     rhs = rng.normal(size=40)
     d = np.zeros(40)
-    iters, status = newton_cg(Z, rows, a, sigma, rhs, d, 1e-12, 200)
+    iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-12, 200)
     assert status == "converged" and 0 < iters <= 40 + 5
     np.testing.assert_allclose(d, np.linalg.solve(H, rhs), rtol=1e-9, atol=1e-10)
-    iters, status = newton_cg(Z, rows, a, sigma, rhs, d, 1e-12, 2)
+    iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-12, 2)
     assert status == "max_iter" and iters == 2
+
+
+def _numpy_pcg(H, b, iterations):
+    """Jacobi-preconditioned CG from 0 on the whole system, a fixed number of iterations."""
+    D = np.diag(H).copy()
+    x, r = np.zeros_like(b), b.copy()
+    z = r / D
+    d, rz = z.copy(), r @ z
+    for _ in range(iterations):
+        hd = H @ d
+        alpha = rz / (d @ hd)
+        x += alpha * d
+        r -= alpha * hd
+        z = r / D
+        rz_new = r @ z
+        if rz_new == 0.0:       # solved exactly (H = I on an empty free set)
+            break
+        d = z + rz_new / rz * d
+        rz = rz_new
+    return x
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("compact", [True, False, None])
+def test_newton_cg_iterates_are_those_of_cg_on_the_whole_system(n_threads, compact):
+    """NewtonCG on Z's rows, or on a copy of them over the columns they store with the others
+    (where the system is the identity) carried by scalars: after any number of iterations its d
+    is NumPy's CG iterate on the whole p x p system, for stacked rows (sources repeated, signs
+    mixed), free sets that store few or all columns, an empty one, and one scratch reused across
+    them all (None: copied or not as the last system's iterations say)."""
+    rng = np.random.default_rng(21)
+    X = to_csr(sp.random(400, 300, density=0.01, random_state=22, format="csr"))
+    source = np.concatenate([np.arange(400), np.arange(400)]).astype(np.int32)
+    sign = np.where(rng.random(800) < 0.5, 1.0, -1.0)
+    Z = StackedRows(X, source, sign, n_threads=n_threads)
+    Zd = (sp.diags(sign) @ X[source]).toarray()
+    cg = NewtonCG(Z)
+    for n_rows in (30, 600, 5, 0, 120):
+        rows = np.sort(rng.choice(800, n_rows, replace=False)).astype(np.int32)
+        stored = np.count_nonzero(np.abs(Zd[rows]).sum(axis=0))
+        assert n_rows == 0 or 0 < stored < 300 or n_rows == 600
+        a = np.where(rng.random(n_rows) < 0.5, 1.0, -1.0)
+        P = np.eye(n_rows) - np.outer(a, a) / max(n_rows, 1)
+        sigma = float(rng.uniform(0.5, 20.0))
+        H = np.eye(300) + sigma * Zd[rows].T @ P @ Zd[rows]
+        rhs = rng.normal(size=300)
+        for iterations in (1, 2, 5):
+            d = np.full(300, np.nan)
+            cg.solve(rows, a, sigma, rhs, d, 0.0, iterations, compact)
+            np.testing.assert_allclose(d, _numpy_pcg(H, rhs, iterations), rtol=1e-10, atol=1e-12)
+        d = np.full(300, np.nan)
+        iters, status = cg.solve(rows, a, sigma, rhs, d, 1e-12, 500, compact)
+        assert status == "converged"
+        np.testing.assert_allclose(H @ d, rhs, atol=1e-10)
 
 
 def test_line_point_against_direct_psi():
@@ -574,7 +628,7 @@ def test_newton_cg_threaded_product_matches_one_thread():
     for n_threads in (1, 2):
         Z = StackedRows(X, np.arange(5000, dtype=np.int32), np.ones(5000), n_threads=n_threads)
         d = np.zeros(30)
-        assert newton_cg(Z, rows, a, 2.0, rhs, d, 1e-12, 200)[1] == "converged"
+        assert NewtonCG(Z).solve(rows, a, 2.0, rhs, d, 1e-12, 200)[1] == "converged"
         sols.append(d)
     np.testing.assert_allclose(sols[0], np.linalg.solve(H, rhs), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
@@ -600,7 +654,7 @@ def test_newton_cg_threaded_vector_steps_match_one_thread():
     for n_threads in (1, 2):
         Z = StackedRows(X, np.arange(4000, dtype=np.int32), np.ones(4000), n_threads=n_threads)
         d = np.zeros(20000)
-        assert newton_cg(Z, rows, a, sigma, rhs, d, 1e-11, 500)[1] == "converged"
+        assert NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-11, 500)[1] == "converged"
         assert np.linalg.norm(hessian(d) - rhs) <= 1e-10 * np.linalg.norm(rhs)
         sols.append(d)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)

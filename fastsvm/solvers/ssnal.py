@@ -63,7 +63,7 @@ import numpy as np
 from .._core._dcd import DualCD, Status
 from .._core._duplicates import equal_row_groups
 from .._core._knapsack import KnapsackSet
-from .._core._ssnal import (StackedRows, bordered_solve, dense_newton, held_misses, hold_rows, line_point, newton_cg,
+from .._core._ssnal import (NewtonCG, StackedRows, bordered_solve, dense_newton, held_misses, hold_rows, line_point,
                              off_system_moves, search_scalars, sorted_changes)
 from ..errors import FastSVMError, ParameterError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
@@ -323,6 +323,7 @@ class _Newton:
         self.H = None             # its Newton matrix, factored in place
         self.block = None         # rows copied dense for BLAS (_dense_gram)
         self.changes = None
+        self.cg = None            # NewtonCG, made at the first CG system
         if choice not in ("auto", "dense", "smw", "cg"):
             raise ParameterError(f"ssnal: newton_system must be auto, dense, smw or cg, not {choice!r}")
 
@@ -439,9 +440,10 @@ class _Newton:
 
     def _cg(self, J, a_J, g, sigma, rtol):
         """Matrix-free preconditioned CG (cg_tolerance says how exactly)."""
-        Z = self.qp.Z
-        d = np.zeros(Z.p)
-        iters, status = newton_cg(Z, J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, CG_MAX_ITER)
+        if self.cg is None:
+            self.cg = NewtonCG(self.qp.Z)
+        d = np.empty(self.qp.Z.p)
+        iters, status = self.cg.solve(J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, CG_MAX_ITER)
         if status == "interrupted":
             raise KeyboardInterrupt
         self.cg_iters = max(10, iters)
