@@ -107,6 +107,20 @@ def test_random_against_twin(m, unit):
         assert_same(*random_problem(rng, m, unit=unit))
 
 
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("hint_shift", [None, 0.0, 1e-3, -0.5])
+def test_threaded_passes_against_twin(n_threads, hint_shift):
+    """Above PARALLEL_M (32768) coordinates the passes of the hint's Newton steps and the one
+    writing x split the coordinates into blocks, one a thread, and join the blocks' free lists:
+    the result is the twin's, with or without a hint, for every thread count."""
+    rng = np.random.default_rng(77)
+    v, a, d, lower, upper = random_problem(rng, 70001, unit=hint_shift is None)
+    lam_hint = np.nan
+    if hint_shift is not None:
+        lam_hint = project(v, a, d, lower, upper)[1] + hint_shift
+    assert_same(v, a, d, lower, upper, lam_hint=lam_hint, n_threads=n_threads)
+
+
 def test_zero_entries_of_a_just_clip():
     rng = np.random.default_rng(1)
     v, a, d, lower, upper = random_problem(rng, 500, unit=False, zero_a=0.3)

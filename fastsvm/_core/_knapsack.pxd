@@ -14,6 +14,7 @@ cdef struct Knapsack:
     double d
     int m
     bint unit                   # every a_i is +1 or -1: break points without divisions
+    int n_threads               # for the passes over all coordinates
 
 cdef struct KnapsackScratch:
     double* breaks              # 2 m doubles

@@ -13,7 +13,9 @@ classifying pass would cost as much as several of these). Only after NEWTON_PASS
 break-point search take over, on the bracket found; there regula falsi pivots evaluated on the
 undecided coordinates only shrink the bracket before the median pivots must.
 """
+from cython.parallel cimport prange
 from libc.math cimport INFINITY, NAN, fabs, fmax, fmin, isnan
+from libc.string cimport memmove
 import numpy as np
 
 from ..errors import FastSVMError
@@ -29,6 +31,8 @@ cdef enum:
     PIVOT_SECANT = 0
     PIVOT_MEDIAN = 1
 cdef Py_ssize_t SMALL_SELECT = 16
+cdef int PARALLEL_M = 32768        # fewer coordinates: the passes over them run on one thread
+DEF MAX_THREADS = 64
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,14 +198,14 @@ cdef inline void _update_bracket(double t, double g, double* lam_l, double* g_l,
         g_l[0] = g_r[0] = 0.0
 
 
-cdef double _output(Knapsack K, const double* v, double lam, double* x, int* free_idx, int* n_free,
-                    double* slope, double* mag) noexcept nogil:
-    """x = x(lam) and its free set; returns g(lam), with the slope of g there and the scale
-    |d| + sum |a_i x_i| of the rounding in g."""
+cdef double _output_span(Knapsack K, const double* v, double lam, double* x, int* free_idx, int lo, int hi,
+                         int* n_free, double* sums) noexcept nogil:
+    """_output over the coordinates [lo, hi): their free ones listed from free_idx, counted in
+    n_free; sums = (g + d, slope, scale - |d|) over them."""
     cdef int i, nw = 0
-    cdef double g = -K.d, s = 0.0, scale = fabs(K.d), ai, t, c
+    cdef double g = 0.0, s = 0.0, scale = 0.0, ai, t, c
     cdef bint inside
-    for i in range(K.m):
+    for i in range(lo, hi):
         ai = K.a[i]
         t = v[i] - lam * ai
         c = _clip(t, K.lower[i], K.upper[i])
@@ -213,24 +217,76 @@ cdef double _output(Knapsack K, const double* v, double lam, double* x, int* fre
         g += ai * c
         scale += fabs(ai * c)
     n_free[0] = nw
+    sums[0] = g
+    sums[1] = s
+    sums[2] = scale
+    return g
+
+
+cdef double _output(Knapsack K, const double* v, double lam, double* x, int* free_idx, int* n_free,
+                    double* slope, double* mag) noexcept nogil:
+    """x = x(lam) and its free set; returns g(lam), with the slope of g there and the scale
+    |d| + sum |a_i x_i| of the rounding in g. With threads, each takes a block of the
+    coordinates and lists its free ones in its block of free_idx; the lists are then moved
+    together and the sums added in block order (deterministic for a thread count)."""
+    cdef int n = _blocks(K), th, lo, block = (K.m + n - 1) // n, nw = 0
+    cdef int counts[MAX_THREADS]
+    cdef double sums[3 * MAX_THREADS]
+    cdef double g = -K.d, s = 0.0, scale = fabs(K.d)
+    if n == 1:
+        _output_span(K, v, lam, x, free_idx, 0, K.m, counts, sums)
+    else:
+        for th in prange(n, num_threads=n, schedule="static"):
+            lo = th * block
+            _output_span(K, v, lam, x, free_idx + lo, lo, min(lo + block, K.m), counts + th, sums + 3 * th)
+    for th in range(n):
+        if th > 0:
+            memmove(free_idx + nw, free_idx + th * block, counts[th] * sizeof(int))
+        nw += counts[th]
+        g += sums[3 * th]
+        s += sums[3 * th + 1]
+        scale += sums[3 * th + 2]
+    n_free[0] = nw
     slope[0] = s
     mag[0] = scale
     return g
 
 
-cdef double _g_and_slope(Knapsack K, const double* v, double lam, double* slope) noexcept nogil:
-    """g(lam) and the magnitude of its slope there (sum of a_i^2 over coordinates strictly
-    between their bounds)."""
+cdef void _g_and_slope_span(Knapsack K, const double* v, double lam, int lo, int hi, double* sums) noexcept nogil:
     cdef int i
-    cdef double g = -K.d, s = 0.0, ai, t, c
-    for i in range(K.m):
+    cdef double g = 0.0, s = 0.0, ai, t, c
+    for i in range(lo, hi):
         ai = K.a[i]
         t = v[i] - lam * ai
         c = _clip(t, K.lower[i], K.upper[i])
         s += (ai * ai) * ((t > K.lower[i]) & (t < K.upper[i]))
         g += ai * c
+    sums[0] = g
+    sums[1] = s
+
+
+cdef double _g_and_slope(Knapsack K, const double* v, double lam, double* slope) noexcept nogil:
+    """g(lam) and the magnitude of its slope there (sum of a_i^2 over coordinates strictly
+    between their bounds); threaded as _output."""
+    cdef int n = _blocks(K), th, lo, block = (K.m + n - 1) // n
+    cdef double sums[2 * MAX_THREADS]
+    cdef double g = -K.d, s = 0.0
+    if n == 1:
+        _g_and_slope_span(K, v, lam, 0, K.m, sums)
+    else:
+        for th in prange(n, num_threads=n, schedule="static"):
+            lo = th * block
+            _g_and_slope_span(K, v, lam, lo, min(lo + block, K.m), sums + 2 * th)
+    for th in range(n):
+        g += sums[2 * th]
+        s += sums[2 * th + 1]
     slope[0] = s
     return g
+
+
+cdef inline int _blocks(Knapsack K) noexcept nogil:
+    # the threads of the passes over all coordinates: one below PARALLEL_M coordinates
+    return 1 if K.m < PARALLEL_M else min(K.n_threads, MAX_THREADS)
 
 
 cdef double _sample_median(Knapsack K, const double* v, double* breaks) noexcept nogil:
@@ -485,7 +541,7 @@ cdef class KnapsackSet:
     """K = {x : a^T x = d, lower <= x <= upper}, checked on construction (FastSVMError when empty
     or malformed), projected onto repeatedly without allocation."""
 
-    def __init__(self, a, double d, lower, upper):
+    def __init__(self, a, double d, lower, upper, int n_threads=1):
         self.a, self.lower, self.upper = (np.ascontiguousarray(z, dtype=np.float64) for z in (a, lower, upper))
         cdef const double[::1] a_ = self.a
         cdef const double[::1] lower_ = self.lower
@@ -503,6 +559,7 @@ cdef class KnapsackSet:
         self.K.d = d
         self.K.m = <int>m
         self.K.unit = bool(np.all(np.abs(self.a) == 1.0))
+        self.K.n_threads = max(1, n_threads)
         self.S.breaks = &self._breaks[0]
         self.S.work = &self._work[0]
         cdef int status
@@ -513,6 +570,10 @@ cdef class KnapsackSet:
     @property
     def m(self):
         return self.K.m
+
+    @property
+    def n_threads(self):
+        return self.K.n_threads
 
     @property
     def d(self):
@@ -544,13 +605,13 @@ def check_knapsack(a, double d, lower, upper):
     KnapsackSet(a, d, lower, upper)
 
 
-def project(v, a, double d, lower, upper, double lam_hint=NAN):
+def project(v, a, double d, lower, upper, double lam_hint=NAN, int n_threads=1):
     """Pi_K(v) for K = {x : a^T x = d, lower <= x <= upper}.
 
     Returns (x, lam, free) with x = clip(v - lam a, lower, upper) and free the increasing int32
     indices with lower < v - lam a < upper. Raises FastSVMError for an empty or malformed K.
     """
-    x, lam, free = KnapsackSet(a, d, lower, upper).project(v, lam_hint)
+    x, lam, free = KnapsackSet(a, d, lower, upper, n_threads).project(v, lam_hint)
     return x, lam, free.copy()
 
 

@@ -252,7 +252,7 @@ def linear_dual(sub: Subproblem, merge=False) -> DualQP:
         c = np.concatenate([(eps - y) * scale, (eps + y) * scale])
         bound = np.concatenate([upper * scale, upper * scale])
     Z = StackedRows(X, source, sign, n_threads=sub.n_threads, stop=sub.stop)
-    K = KnapsackSet(sign, 0.0, np.zeros_like(bound), bound)
+    K = KnapsackSet(sign, 0.0, np.zeros_like(bound), bound, n_threads=sub.n_threads)
     pass_nnz = max(X.nnz, 1)     # of the merged rows, when merged
     return DualQP(Z=Z, c=np.ascontiguousarray(c), K=K, nnz=pass_nnz, merged=merged, samples=samples,
                   pass_cost=pass_nnz / nnz, presolve_passes=presolve)
@@ -532,7 +532,7 @@ class _Inner:
         (d = the constraint's d - a^T x over the others), with Z^T x (the others' part included)
         carried over."""
         qp, K = self.qp, self.qp.K
-        K_A = KnapsackSet(K.a[rows], d, K.lower[rows], K.upper[rows])
+        K_A = KnapsackSet(K.a[rows], d, K.lower[rows], K.upper[rows], n_threads=K.n_threads)
         inner = _Inner(DualQP(Z=_RowSubset(qp.Z, rows), c=qp.c[rows], K=K_A, nnz=qp.nnz),
                        self.counters, self.line_search)
         inner.pt[:] = self.pt[rows]
