@@ -19,7 +19,7 @@ BIN = Path(sys.executable).parent
 LONG_RUNS = {
     "dcd": ["-s", "dcd", "-c", "1000", "-e", "1e-12", "-M", "100000000"],
     "smo": ["-s", "smo", "-c", "1000", "-g", "10", "-e", "1e-12"],
-    "ssnal": ["-s", "ssnal", "-c", "1000", "-e", "1e-14"],
+    "ssnal": ["-s", "ssnal", "-c", "1000", "-e", "1e-300", "-M", "100000000"],   # reaches 1e-14 in 0.3 s
 }
 
 
@@ -65,7 +65,7 @@ SCRIPT = """
 import sys, fastsvm
 X, y = fastsvm.load_svmlight_file(sys.argv[1])
 params = fastsvm.Params(solver=sys.argv[2], kernel_type=sys.argv[3], C=1000.0, gamma=10.0,
-                        tol=1e-14, max_iter=10**8, verbose=True)
+                        tol=1e-300, max_iter=10**8, verbose=True)
 fastsvm.fit_model(X, y, params)
 """
 
