@@ -198,10 +198,10 @@ cdef inline void _update_bracket(double t, double g, double* lam_l, double* g_l,
         g_l[0] = g_r[0] = 0.0
 
 
-cdef double _output_span(Knapsack K, const double* v, double lam, double* x, int* free_idx, int lo, int hi,
-                         int* n_free, double* sums) noexcept nogil:
-    """_output over the coordinates [lo, hi): their free ones listed from free_idx, counted in
-    n_free; sums = (g + d, slope, scale - |d|) over them."""
+cdef void _pass_span(Knapsack K, const double* v, double lam, double* x, int* free_idx, int lo, int hi,
+                     int* n_free, double* sums) noexcept nogil:
+    """One pass of _output over the coordinates [lo, hi), x and their free list (from free_idx,
+    counted in n_free) written unless x is NULL; sums = (g + d, slope, scale - |d|) over them."""
     cdef int i, nw = 0
     cdef double g = 0.0, s = 0.0, scale = 0.0, ai, t, c
     cdef bint inside
@@ -209,23 +209,25 @@ cdef double _output_span(Knapsack K, const double* v, double lam, double* x, int
         ai = K.a[i]
         t = v[i] - lam * ai
         c = _clip(t, K.lower[i], K.upper[i])
-        x[i] = c
         inside = (t > K.lower[i]) & (t < K.upper[i])
-        free_idx[nw] = i                               # branch-free append
-        nw += inside
+        if x != NULL:
+            x[i] = c
+            free_idx[nw] = i                           # branch-free append
+            nw += inside
         s += (ai * ai) * inside
         g += ai * c
         scale += fabs(ai * c)
-    n_free[0] = nw
+    if x != NULL:
+        n_free[0] = nw
     sums[0] = g
     sums[1] = s
     sums[2] = scale
-    return g
 
 
 cdef double _output(Knapsack K, const double* v, double lam, double* x, int* free_idx, int* n_free,
                     double* slope, double* mag) noexcept nogil:
-    """x = x(lam) and its free set; returns g(lam), with the slope of g there and the scale
+    """x = x(lam) and its free set (not written when x is NULL); returns g(lam), with the slope of
+    g there (sum of a_i^2 over coordinates strictly between their bounds) and the scale
     |d| + sum |a_i x_i| of the rounding in g. With threads, each takes a block of the
     coordinates and lists its free ones in its block of free_idx; the lists are then moved
     together and the sums added in block order (deterministic for a thread count)."""
@@ -234,54 +236,31 @@ cdef double _output(Knapsack K, const double* v, double lam, double* x, int* fre
     cdef double sums[3 * MAX_THREADS]
     cdef double g = -K.d, s = 0.0, scale = fabs(K.d)
     if n == 1:
-        _output_span(K, v, lam, x, free_idx, 0, K.m, counts, sums)
+        _pass_span(K, v, lam, x, free_idx, 0, K.m, counts, sums)
     else:
         for th in prange(n, num_threads=n, schedule="static"):
             lo = th * block
-            _output_span(K, v, lam, x, free_idx + lo, lo, min(lo + block, K.m), counts + th, sums + 3 * th)
+            _pass_span(K, v, lam, x, NULL if x == NULL else free_idx + lo, lo, min(lo + block, K.m), counts + th,
+                       sums + 3 * th)
     for th in range(n):
-        if th > 0:
-            memmove(free_idx + nw, free_idx + th * block, counts[th] * sizeof(int))
-        nw += counts[th]
+        if x != NULL:
+            if th > 0:
+                memmove(free_idx + nw, free_idx + th * block, counts[th] * sizeof(int))
+            nw += counts[th]
         g += sums[3 * th]
         s += sums[3 * th + 1]
         scale += sums[3 * th + 2]
-    n_free[0] = nw
+    if x != NULL:
+        n_free[0] = nw
     slope[0] = s
     mag[0] = scale
     return g
 
 
-cdef void _g_and_slope_span(Knapsack K, const double* v, double lam, int lo, int hi, double* sums) noexcept nogil:
-    cdef int i
-    cdef double g = 0.0, s = 0.0, ai, t, c
-    for i in range(lo, hi):
-        ai = K.a[i]
-        t = v[i] - lam * ai
-        c = _clip(t, K.lower[i], K.upper[i])
-        s += (ai * ai) * ((t > K.lower[i]) & (t < K.upper[i]))
-        g += ai * c
-    sums[0] = g
-    sums[1] = s
-
-
-cdef double _g_and_slope(Knapsack K, const double* v, double lam, double* slope) noexcept nogil:
-    """g(lam) and the magnitude of its slope there (sum of a_i^2 over coordinates strictly
-    between their bounds); threaded as _output."""
-    cdef int n = _blocks(K), th, lo, block = (K.m + n - 1) // n
-    cdef double sums[2 * MAX_THREADS]
-    cdef double g = -K.d, s = 0.0
-    if n == 1:
-        _g_and_slope_span(K, v, lam, 0, K.m, sums)
-    else:
-        for th in prange(n, num_threads=n, schedule="static"):
-            lo = th * block
-            _g_and_slope_span(K, v, lam, lo, min(lo + block, K.m), sums + 2 * th)
-    for th in range(n):
-        g += sums[2 * th]
-        s += sums[2 * th + 1]
-    slope[0] = s
-    return g
+cdef inline double _g_and_slope(Knapsack K, const double* v, double lam, double* slope) noexcept nogil:
+    """g(lam) and the magnitude of its slope there: _output without writing x."""
+    cdef double mag
+    return _output(K, v, lam, NULL, NULL, NULL, slope, &mag)
 
 
 cdef inline int _blocks(Knapsack K) noexcept nogil:
