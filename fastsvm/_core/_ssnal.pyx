@@ -364,7 +364,7 @@ cdef class NewtonCG:
     cdef double[::1] sgn
     cdef double[::1] vectors     # 7 vectors over the columns, then k + 2 n_threads
     cdef double[::1] acc         # n_threads vectors over the columns
-    cdef int last_iters
+    cdef readonly int last_iters   # CG iterations of the last system
 
     def __init__(self, StackedRows Z):
         self.Z = Z
@@ -395,12 +395,9 @@ cdef class NewtonCG:
         if p == 0:
             return 0, "converged"
         cdef bint copy = self.last_iters >= COMPACT_ITERS if compact is None else compact
-        cdef Py_ssize_t nnz = 0
-        if copy:
-            for j in range(k):
-                nnz += Z.X.indptr[Z.source[rows[j]] + 1] - Z.X.indptr[Z.source[rows[j]]]
-            if nnz >= 2 ** 31 - 1:   # int32 indices
-                copy = False
+        cdef Py_ssize_t nnz = int(Z.rows_nnz(rows)[0]) if copy else 0
+        if nnz >= 2 ** 31 - 1:   # int32 indices
+            copy = False
         self._reserve(nnz if copy else 0, k, p)
         cdef double* v = &self.vectors[0]
         cdef double* rc = v

@@ -317,7 +317,6 @@ class _Newton:
         self.qp = qp
         self.counters = counters
         self.choice = choice
-        self.cg_iters = CG_ITER_GUESS
         self.gram = None          # (J, Z_J^T Z_J, Z_J^T a_J) of the last dense system
         self.dense_system = None  # (Z_J^T Z_J, Z_J^T a_J) when this step's system was that one
         self.H = None             # its Newton matrix, factored in place
@@ -334,7 +333,8 @@ class _Newton:
             fits = {"dense": p <= DENSE_P_MAX, "smw": k <= SMW_J_MAX, "cg": True}[self.choice]
             return self.choice if fits else "cg"
         nnz_j = self.nnz_J[0]
-        costs = {"cg": self.cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k) + CG_INEXACT_PASSES * self.qp.nnz}
+        cg_iters = CG_ITER_GUESS if self.cg is None else max(10, self.cg.last_iters)   # as the last system
+        costs = {"cg": cg_iters * (2.0 * nnz_j + 6.0 * p + 2.0 * k) + CG_INEXACT_PASSES * self.qp.nnz}
         if p <= DENSE_P_MAX:
             gram = self._fresh_gram_cost(J)
             if self.gram is not None:  # the kept Gram matrix updated over the rows that changed
@@ -446,7 +446,6 @@ class _Newton:
         iters, status = self.cg.solve(J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, CG_MAX_ITER)
         if status == "interrupted":
             raise KeyboardInterrupt
-        self.cg_iters = max(10, iters)
         self.counters.cg += iters
         self.counters.passes += (2 * iters + 1) * self.nnz_J[0] / self.counters.nnz
         return d
