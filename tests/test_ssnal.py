@@ -307,8 +307,9 @@ def test_newton_cg_solves_the_newton_system(operator):
 
 
 def _numpy_pcg(H, b, iterations):
-    """Jacobi-preconditioned CG from 0 on the whole system, a fixed number of iterations."""
-    D = np.diag(H).copy()
+    """CG from 0 on the whole system, a fixed number of iterations, preconditioned with the
+    diagonal to the power 7/8 (as NewtonCG)."""
+    D = np.diag(H) ** 0.875
     x, r = np.zeros_like(b), b.copy()
     z = r / D
     d, rz = z.copy(), r @ z
@@ -886,15 +887,16 @@ def synthetic(kind, rows):
     return to_csr(sp.vstack([X for X, _ in blocks], format="csr")), np.concatenate([y for _, y in blocks]).astype(float)
 
 
-@pytest.mark.parametrize("rows, rules", [(10000, ("EARLY_STEP_PASSES", "EARLY_EVERY_STEP_PASSES")),
-                                         (20000, ("EARLY_EVERY_STEP_PASSES",))])
+@pytest.mark.parametrize("rows, rules", [(30000, ("EARLY_STEP_PASSES", "EARLY_EVERY_STEP_PASSES")),
+                                         (10000, ("EARLY_EVERY_STEP_PASSES",))])
 def test_costly_newton_steps_test_eta_early(rows, rules, monkeypatch):
     """With CG directions a Newton step costs many passes and the exact eta test one: the solve
     makes the test as soon as the inner solve is near its tolerance instead of waiting for the
     estimated bound (EARLY_STEP_PASSES), and again after every step, not only after |grad psi|
-    fell tenfold since the last test (EARLY_EVERY_STEP_PASSES: text-like 20k rows at C = 1 reach
-    tol two steps before that next test). Without the rules it stops steps later; both stop at
-    an eta <= tol the NumPy twin confirms."""
+    fell tenfold since the last test (EARLY_EVERY_STEP_PASSES: text-like 10k rows at C = 1 reach
+    tol a step before that next test). Without the rules it stops steps later (on these two sets;
+    on others the rules change nothing, or cost the few passes of their tests); both
+    stop at an eta <= tol the NumPy twin confirms."""
     X, y = synthetic("text", rows)
     C, tol = 1.0, 1e-3
     early = solve(subproblem(X, y, C=C, tol=tol))

@@ -343,9 +343,16 @@ def sorted_changes(const int[::1] new, const int[::1] old):
 
 
 cdef class NewtonCG:
-    """Solves (I + sigma Z_J^T P_J Z_J) d = rhs by CG preconditioned with the diagonal, from d = 0,
-    for the free sets J of one StackedRows Z, its scratch kept from system to system (tens of MB
-    allocated afresh at each Newton step cost their page faults). Not thread-safe.
+    """Solves (I + sigma Z_J^T P_J Z_J) d = rhs by CG from d = 0, for the free sets J of one
+    StackedRows Z, its scratch kept from system to system (tens of MB allocated afresh at each
+    Newton step cost their page faults). Not thread-safe.
+
+    The preconditioner is the diagonal to the power 7/8. Jacobi's full power scales the columns
+    of large norm down as far on the null space of Z_J, where the matrix is the identity, as on
+    its range (text-like 100k rows, sigma = 281: preconditioned spectrum [0.004, 24]); 7/8 took
+    fewer iterations than 1 on each of 8 systems recorded from text-like solves (155 -> 117 to a
+    relative residual 1e-2 on the hardest; 0.75 was better there but worse at C = 32), and 20%
+    fewer over 7 text-like solves.
 
     The system is the identity on the columns J's rows do not store. When the last system took
     COMPACT_ITERS CG iterations or more, CG runs on a copy of J's rows renumbered onto the columns
@@ -444,6 +451,7 @@ cdef class NewtonCG:
                 diag[j] = 1.0 + sigma * (diag[j] - (s_a[j] * s_a[j] / aa if aa > 0.0 else 0.0))
                 if diag[j] < 1.0:                      # rounding; the exact diagonal is >= 1
                     diag[j] = 1.0
+                diag[j] /= sqrt(sqrt(sqrt(diag[j])))   # diag^(7/8): see the class's comment
             status = _pcg(C, src, sgn, k, &self.acc[0], n_threads, &Z._stop[0], &a_rows[0] if k else NULL, aa,
                           sigma, rc if copy else &rhs[0], xc, rhs_off, &x_off, rtol, max_iter, rc, z, d, hd, diag,
                           s_a, t, part, &it)
