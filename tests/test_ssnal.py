@@ -730,6 +730,7 @@ def test_cg_systems_keep_the_few_rows_that_left_the_last_free_set():
     dense.cg_J = J1
     np.testing.assert_allclose(dense.direction(few, g, sigma, 1e-13, kinks=True), newton_direction(few),
                                rtol=1e-9, atol=1e-11)
+    assert dense.cg_J is None                                  # a later CG system compares with no stale J
 
 
 def test_off_system_moves_against_numpy():

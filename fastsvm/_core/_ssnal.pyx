@@ -638,9 +638,9 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, double* acc, int 
     norm rhs_off: there every CG vector is a multiple of that right-hand side, so the block is
     carried by scalars, its solution x_off times it. Stops once |residual| <= rtol |rhs| (both
     blocks). r may be rhs (overwritten). part: 2 n_threads doubles for the threads' partial
-    sums. The O(p) steps are split over the threads when
-    p >= PARALLEL_COLUMNS: done by one they were half of a CG iteration on 20k rows of the
-    text-like set with 2 threads (1.9 -> 1.3 ms an iteration)."""
+    sums. The O(p) steps are split over the threads when p >= PARALLEL_COLUMNS: done by one they
+    were half of a CG iteration on 20k rows of the text-like set with 2 threads (1.9 -> 1.3 ms an
+    iteration)."""
     cdef int it, th
     cdef int col_threads = 1 if X.n_cols < PARALLEL_COLUMNS else n_threads
     cdef double rz, rz_new, alpha, beta, dhd, rnorm, bnorm = rhs_off

@@ -325,7 +325,7 @@ class _Newton:
         self.block = None         # rows copied dense for BLAS (_dense_gram)
         self.changes = None
         self.cg = None            # NewtonCG, made at the first CG system
-        self.cg_J = None          # the free set of the last CG system
+        self.cg_J = None          # the free set of the last system, when it was a CG one
         if choice not in ("auto", "dense", "smw", "cg"):
             raise ParameterError(f"ssnal: newton_system must be auto, dense, smw or cg, not {choice!r}")
 
@@ -359,15 +359,14 @@ class _Newton:
         self.nnz_J = self.qp.Z.rows_nnz(J)   # (sum, sum of squares) of the rows' stored values
         self.changes = None       # _gram_changes(J) once made for this step
         method = self.method(J)
-        if method == "cg":
-            if kinks and self.cg_J is not None:
-                J = self._with_kinks(J, rows)
-            self.cg_J = J
+        if method == "cg" and kinks and self.cg_J is not None:
+            J = self._with_kinks(J, rows)
+        self.cg_J = J if method == "cg" else None
         self.counters.systems[method] += 1
         return getattr(self, "_" + method)(J, np.ascontiguousarray(self.qp.K.a[J]), g, sigma, rtol)
 
     def _with_kinks(self, J, rows):
-        """J with the rows of the last CG system's J that are not in it, when at most KINK_ROWS.
+        """J with the rows of the last system's J (a CG one) that are not in it, when at most KINK_ROWS.
 
         Late in a solve a step often ends a few rows at their bounds, and the next direction,
         without them, moves them back into the box, its step cut short where they re-enter (text
