@@ -18,6 +18,11 @@ from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project, select_kth
 
 from ..errors import FastSVMError
 
+cdef extern from "_vectorized.h":
+    # diag[j] = max(1, 1 + sigma (sq[j] - s[j]^2 inv_aa))^(7/8), vectorized
+    void damped_diagonal "fastsvm_damped_diagonal"(double* diag, const double* sq, const double* s, int n,
+                                                   double sigma, double inv_aa) noexcept nogil
+
 cdef enum:
     CG_CONVERGED = 0
     CG_MAX_ITER = 1
@@ -27,7 +32,7 @@ cdef enum:
 cdef int PARALLEL_ROWS = 2048      # fewer rows than this: one thread
 cdef int STOP_POLL_ROWS = 4096     # rows between two looks at the stop flag in long loops
 cdef int PARALLEL_COLUMNS = 16384  # shorter vectors of the CG: one thread
-cdef int COMPACT_ITERS = 20        # NewtonCG copies J's rows after a system that took this many iterations
+cdef double COPY_CHANGE = 0.25     # NewtonCG updates its copy of J's rows while the changes hold this share of J's values
 
 
 cdef class StackedRows:
@@ -354,46 +359,68 @@ cdef class NewtonCG:
     relative residual 1e-2 on the hardest; 0.75 was better there but worse at C = 32), and 20%
     fewer over 7 text-like solves.
 
-    The system is the identity on the columns J's rows do not store. When the last system took
-    COMPACT_ITERS CG iterations or more, CG runs on a copy of J's rows renumbered onto the columns
-    they store, made in one pass with the diagonal (_copy_rows), the other columns carried by
-    scalars (_pcg): the iterates are those of CG on the whole system, but the rows stream and the
-    vectors are shorter (text-like 100k rows, |J| = 16k storing 57% of the columns: 1.55 -> 0.9 ms
-    an iteration). The copy costs one or two iterations, so systems solved in a few (the early
-    Newton steps) are not copied."""
+    The system is the identity on the columns J's rows do not store. CG runs on a copy of J's
+    rows renumbered onto the columns they store, the other columns carried by scalars (_pcg):
+    the iterates are those of CG on the whole system, but the rows stream and the vectors are
+    shorter (text-like 100k rows, |J| = 16k storing 57% of the columns: 1.07 -> 0.69 ms an
+    iteration). The copy is kept from system to system with the sums the diagonal is made of:
+    rows that leave J stay in it, marked dead, and rows that join are appended, while those
+    rows hold at most COPY_CHANGE of J's stored values (J changes by a few rows from one Newton
+    step to the next: text-like 100k rows, C = 1, 63 of 65 systems; making the copy and the
+    diagonal anew took 2.4 ms a system, 3.5 iterations)."""
     cdef StackedRows Z
-    cdef double[::1] data        # the copy of J's rows
+    cdef double[::1] data        # the copy of the rows, over the copy's columns
     cdef int[::1] indices
     cdef int[::1] indptr
-    cdef int[::1] colmap         # p entries: a column's number in the copy, -1 between solves
+    cdef int[::1] copy_rows      # the row of Z in each row of the copy
+    cdef unsigned char[::1] live   # 1 for the copy's rows in J
+    cdef unsigned char[::1] seen   # marks over the copy's rows (zero between calls)
+    cdef double[::1] a_copy      # a of the live rows, 0 for the dead ones
+    cdef int[::1] rowpos         # m entries: a row's place in the copy, -1 if none
+    cdef int[::1] colmap         # p entries: a column's number in the copy, -1 if none
     cdef int[::1] columns        # the copy's columns, in the order first met
+    cdef double[::1] col_sq      # over the copy's columns: sum of z_jc^2 over the live rows
+    cdef double[::1] col_a       # and sum of a_j z_jc
+    cdef int k_copy, p_copy      # rows and columns of the copy
+    cdef Py_ssize_t nnz_copy     # its stored values, dead rows included
     cdef int[::1] src            # uncopied: J's rows of X and their signs
     cdef double[::1] sgn
-    cdef double[::1] vectors     # 7 vectors over the columns, then k + 2 n_threads
+    cdef double[::1] vectors     # 7 vectors over the columns, then 3 n_threads
     cdef double[::1] acc         # n_threads vectors over the columns
     cdef readonly int last_iters   # CG iterations of the last system
+    cdef readonly int copies_made, copies_updated   # how the copy was brought to each J
 
     def __init__(self, StackedRows Z):
         self.Z = Z
         self.colmap = np.full(max(Z.p, 1), -1, dtype=np.int32)
         self.columns = np.empty(max(Z.p, 1), dtype=np.int32)
-        self.data = np.empty(0)
-        self.indices = np.empty(0, dtype=np.int32)
-        self.indptr = np.empty(1, dtype=np.int32)
+        self.rowpos = np.full(max(Z.m, 1), -1, dtype=np.int32)
+        self.col_sq = np.empty(0)
+        self.col_a = np.empty(0)
+        self.data = np.empty(1)
+        self.indices = np.empty(1, dtype=np.int32)
+        self.indptr = np.zeros(2, dtype=np.int32)
+        self.copy_rows = np.empty(1, dtype=np.int32)
+        self.live = np.empty(1, dtype=np.uint8)
+        self.seen = np.zeros(1, dtype=np.uint8)
+        self.a_copy = np.empty(1)
+        self.k_copy = self.p_copy = 0
+        self.nnz_copy = 0
         self.src = np.empty(1, dtype=np.int32)
         self.sgn = np.empty(1)
         self.vectors = np.empty(0)
         self.acc = np.empty(0)
         self.last_iters = 0
+        self.copies_made = self.copies_updated = 0
 
     def solve(self, const int[::1] rows, const double[::1] a_rows, double sigma, const double[::1] rhs,
-              double[::1] out, double rtol, int max_iter, compact=None):
-        """d into ``out``, for J = rows and P_J t = t - a_J (a_J^T t) / (a_J^T a_J). Returns
-        (iterations, status) with status 'converged' (residual <= rtol |rhs|), 'max_iter',
-        'interrupted' (stop flag) or 'breakdown'. compact: copy J's rows (None: as the last
-        system's iterations say)."""
+              double[::1] out, double rtol, int max_iter, bint compact=True):
+        """d into ``out``, for J = rows (distinct) and P_J t = t - a_J (a_J^T t) / (a_J^T a_J).
+        Returns (iterations, status) with status 'converged' (residual <= rtol |rhs|),
+        'max_iter', 'interrupted' (stop flag) or 'breakdown'. compact: on the kept copy of the
+        rows (else on Z's rows where they lie)."""
         cdef StackedRows Z = self.Z
-        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = CG_CONVERGED, j, pc = p
+        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = CG_CONVERGED, j, pc = p, n_rows = k
         cdef int n_threads = Z.n_threads
         Z._check(rhs.shape[0], p)
         Z._check(out.shape[0], p)
@@ -401,11 +428,11 @@ cdef class NewtonCG:
         Z._check_rows(rows)
         if p == 0:
             return 0, "converged"
-        cdef bint copy = self.last_iters >= COMPACT_ITERS if compact is None else compact
+        cdef bint copy = compact
         cdef Py_ssize_t nnz = int(Z.rows_nnz(rows)[0]) if copy else 0
-        if nnz >= 2 ** 31 - 1:   # int32 indices
+        if 2 * nnz >= 2 ** 31 - 1:   # int32 indices, dead rows included
             copy = False
-        self._reserve(nnz if copy else 0, k, p)
+        self._reserve_vectors(k, p)
         cdef double* v = &self.vectors[0]
         cdef double* rc = v
         cdef double* z = v + p
@@ -415,105 +442,177 @@ cdef class NewtonCG:
         cdef double* s_a = v + 5 * p
         cdef double* xc = v + 6 * p       # the solution over the copy's columns (else out)
         cdef double* t = v + 7 * p
-        cdef double* part = t + max(k, 1)
+        cdef double* part = t + n_threads
+        cdef double* sq = z               # the sums the diagonal is made of (the copy's own when copied)
         cdef double rhs_off = 0.0, x_off = 0.0, aa = 0.0
-        cdef int* colmap = &self.colmap[0]
+        cdef const int* colmap = &self.colmap[0]
         cdef const int* columns = &self.columns[0]
         cdef int* src = &self.src[0]
         cdef double* sgn = &self.sgn[0]
+        cdef const double* a_ptr = &a_rows[0] if k else NULL
+        cdef const unsigned char* live = NULL
         cdef CSR C = Z.X
+        if copy and not (self.k_copy and self._update(rows, a_rows, nnz)):
+            self._make_copy(rows, a_rows, nnz)
         with nogil:
             for j in range(k):
                 aa += a_rows[j] * a_rows[j]
             if copy:
-                pc = self._copy_rows(&rows[0] if k else NULL, k, &a_rows[0] if k else NULL, diag, s_a)
                 C.data = &self.data[0]
                 C.indices = &self.indices[0]
                 C.indptr = &self.indptr[0]
-                C.n_rows = k
-                C.n_cols = pc
+                C.n_rows = n_rows = self.k_copy
+                C.n_cols = pc = self.p_copy
                 src = NULL
                 sgn = NULL
-                out[:] = rhs                  # rhs off the copy's columns, then the solution
-                for j in range(pc):
+                a_ptr = &self.a_copy[0]
+                live = &self.live[0]
+                sq = &self.col_sq[0]
+                s_a = &self.col_a[0]
+                for j in range(pc):             # rhs over the copy's columns, and the rest's norm
                     rc[j] = rhs[columns[j]]
-                    out[columns[j]] = 0.0
-                    colmap[columns[j]] = -1
                 for j in range(p):
-                    rhs_off += out[j] * out[j]
+                    rhs_off += rhs[j] * rhs[j] * (colmap[j] < 0)     # branch-free: the columns interleave
             else:
                 for j in range(k):
                     src[j] = Z.source[rows[j]]
                     sgn[j] = Z.sign[rows[j]]
-                _diagonal(C, src, sgn, k, &a_rows[0] if k else NULL, diag, s_a)
+                _diagonal(C, src, sgn, k, a_ptr, sq, s_a)
                 xc = &out[0]
-            for j in range(pc):
-                diag[j] = 1.0 + sigma * (diag[j] - (s_a[j] * s_a[j] / aa if aa > 0.0 else 0.0))
-                if diag[j] < 1.0:                      # rounding; the exact diagonal is >= 1
-                    diag[j] = 1.0
-                diag[j] /= sqrt(sqrt(sqrt(diag[j])))   # diag^(7/8): see the class's comment
-            status = _pcg(C, src, sgn, k, &self.acc[0], n_threads, &Z._stop[0], &a_rows[0] if k else NULL, aa,
-                          sigma, rc if copy else &rhs[0], xc, rhs_off, &x_off, rtol, max_iter, rc, z, d, hd, diag,
+            # the exact diagonal is >= 1; to the power 7/8: see the class's comment
+            damped_diagonal(diag, sq, s_a, pc, sigma, 1.0 / aa if aa > 0.0 else 0.0)
+            status = _pcg(C, src, sgn, n_rows, live, &self.acc[0], n_threads, &Z._stop[0], a_ptr, aa, sigma,
+                          rc if copy else &rhs[0], xc, rhs_off, &x_off, rtol, max_iter, rc, z, d, hd, diag,
                           s_a, t, part, &it)
             if copy:
                 for j in range(p):
-                    out[j] *= x_off
+                    out[j] = x_off * rhs[j]
                 for j in range(pc):
                     out[columns[j]] = xc[j]
         self.last_iters = it
         return it, ("converged", "max_iter", "interrupted", "breakdown")[status]
 
-    cdef void _reserve(self, Py_ssize_t nnz, int k, int p):
-        # room for a copy of nnz stored values, grown by a quarter when short, and for p columns
-        if self.data.shape[0] < nnz:
-            self.data = np.empty(nnz + nnz // 4)
-            self.indices = np.empty(nnz + nnz // 4, dtype=np.int32)
-        if self.indptr.shape[0] < k + 1:
-            self.indptr = np.empty(k + 1 + k // 4, dtype=np.int32)
-            self.src = np.empty(k + 1 + k // 4, dtype=np.int32)
-            self.sgn = np.empty(k + 1 + k // 4)
-        if self.vectors.shape[0] < 7 * p + max(k, 1) + 2 * self.Z.n_threads:
-            self.vectors = np.empty(7 * p + max(k + k // 4, 1) + 2 * self.Z.n_threads)
+    cdef void _reserve_vectors(self, int k, int p):
+        if self.src.shape[0] < k:
+            self.src = np.empty(k + k // 4, dtype=np.int32)
+            self.sgn = np.empty(k + k // 4)
+        if self.vectors.shape[0] < 7 * p + 3 * self.Z.n_threads:
+            self.vectors = np.empty(7 * p + 3 * self.Z.n_threads)
         if self.acc.shape[0] < self.Z.n_threads * p:
             self.acc = np.zeros(self.Z.n_threads * p)
 
-    cdef int _copy_rows(self, const int* rows, int k, const double* a_rows, double* diag,
-                        double* s_a) noexcept nogil:
-        """Row j of the copy = z_{rows[j]}, its columns numbered as first met (colmap, columns),
-        with diag = sum_j z_jc^2 and s_a = sum_j a_j z_j over them. Returns the number of columns."""
-        if k == 0:
-            return 0
+    cdef bint _update(self, const int[::1] rows, const double[::1] a_rows, Py_ssize_t nnz):
+        """Brings the copy to J = rows (nnz stored values) when the rows that join or leave it
+        hold at most COPY_CHANGE of nnz and the dead rows would too, within the buffers; else
+        False, nothing changed."""
+        cdef int k = <int>rows.shape[0], i, j, r, pos, n_join = 0
+        cdef Py_ssize_t moved = 0, joined = 0
         cdef CSR X = self.Z.X
         cdef const int* source = &self.Z.source[0]
-        cdef const double* sign = &self.Z.sign[0]
-        cdef int j, kk, c, i, n_cols = 0, pos = 0
-        cdef double sg, val
-        cdef int* colmap = &self.colmap[0]
-        cdef int* columns = &self.columns[0]
-        cdef int* indices = &self.indices[0]
-        cdef int* indptr = &self.indptr[0]
-        cdef double* data = &self.data[0]
-        indptr[0] = 0
-        for j in range(k):
-            i = source[rows[j]]
-            sg = sign[rows[j]]
-            for kk in range(X.indptr[i], X.indptr[i + 1]):
-                c = X.indices[kk]
-                if colmap[c] < 0:
-                    colmap[c] = n_cols
-                    columns[n_cols] = c
-                    diag[n_cols] = 0.0
-                    s_a[n_cols] = 0.0
-                    n_cols += 1
-                c = colmap[c]
-                val = sg * X.data[kk]
-                indices[pos] = c
-                data[pos] = val
-                diag[c] += val * val
-                s_a[c] += a_rows[j] * val
-                pos += 1
-            indptr[j + 1] = pos
-        return n_cols
+        cdef int* rowpos = &self.rowpos[0]
+        cdef unsigned char* seen = &self.seen[0]
+        cdef unsigned char* live = &self.live[0]
+        cdef const int* indptr = &self.indptr[0]
+        cdef bint fits
+        with nogil:
+            for i in range(k):
+                r = rows[i]
+                pos = rowpos[r]
+                if pos < 0:
+                    n_join += 1
+                    joined += X.indptr[source[r] + 1] - X.indptr[source[r]]
+                else:
+                    seen[pos] = 1
+                    if not live[pos]:
+                        moved += indptr[pos + 1] - indptr[pos]
+            for j in range(self.k_copy):
+                if live[j] and not seen[j]:
+                    moved += indptr[j + 1] - indptr[j]
+            fits = (moved + joined <= COPY_CHANGE * nnz and self.nnz_copy + joined - nnz <= COPY_CHANGE * nnz
+                    and self.k_copy + n_join <= self.copy_rows.shape[0]
+                    and self.nnz_copy + joined <= self.data.shape[0])
+            for j in range(self.k_copy):
+                if fits and live[j] and not seen[j]:      # left J
+                    self._add_row(j, -1.0)
+                    live[j] = 0
+                    self.a_copy[j] = 0.0
+                seen[j] = 0
+            if fits:
+                for i in range(k):
+                    pos = rowpos[rows[i]]
+                    if pos < 0:
+                        self._append(rows[i], a_rows[i])
+                    elif not live[pos]:                       # back in J
+                        live[pos] = 1
+                        self.a_copy[pos] = a_rows[i]
+                        self._add_row(pos, 1.0)
+        if fits:
+            self.copies_updated += 1
+        return fits
+
+    cdef void _make_copy(self, const int[::1] rows, const double[::1] a_rows, Py_ssize_t nnz):
+        """The copy of J = rows (nnz stored values) made anew, in buffers with room to grow."""
+        cdef int k = <int>rows.shape[0], i, j
+        with nogil:
+            for j in range(self.p_copy):
+                self.colmap[self.columns[j]] = -1
+            for j in range(self.k_copy):
+                self.rowpos[self.copy_rows[j]] = -1
+        self.k_copy = self.p_copy = 0
+        self.nnz_copy = 0
+        if self.data.shape[0] < nnz:
+            self.data = np.empty(nnz + nnz // 4 + 1)
+            self.indices = np.empty(nnz + nnz // 4 + 1, dtype=np.int32)
+        if self.copy_rows.shape[0] < k:
+            self.copy_rows = np.empty(k + k // 4 + 1, dtype=np.int32)
+            self.indptr = np.zeros(k + k // 4 + 2, dtype=np.int32)
+            self.live = np.empty(k + k // 4 + 1, dtype=np.uint8)
+            self.seen = np.zeros(k + k // 4 + 1, dtype=np.uint8)
+            self.a_copy = np.empty(k + k // 4 + 1)
+        if self.col_sq.shape[0] < self.Z.p:
+            self.col_sq = np.empty(self.Z.p)
+            self.col_a = np.empty(self.Z.p)
+        with nogil:
+            for i in range(k):
+                if self.rowpos[rows[i]] < 0:
+                    self._append(rows[i], a_rows[i])
+        self.copies_made += 1
+
+    cdef void _append(self, int r, double a) noexcept nogil:
+        """Row r of Z appended to the copy, live, its new columns numbered as first met."""
+        cdef CSR X = self.Z.X
+        cdef int i = self.Z.source[r], kk, c, n = self.k_copy
+        cdef double sg = self.Z.sign[r]
+        cdef Py_ssize_t pos = self.nnz_copy
+        for kk in range(X.indptr[i], X.indptr[i + 1]):
+            c = X.indices[kk]
+            if self.colmap[c] < 0:
+                self.colmap[c] = self.p_copy
+                self.columns[self.p_copy] = c
+                self.col_sq[self.p_copy] = 0.0
+                self.col_a[self.p_copy] = 0.0
+                self.p_copy += 1
+            self.indices[pos] = self.colmap[c]
+            self.data[pos] = sg * X.data[kk]
+            pos += 1
+        self.indptr[n + 1] = <int>pos
+        self.nnz_copy = pos
+        self.copy_rows[n] = r
+        self.rowpos[r] = n
+        self.live[n] = 1
+        self.a_copy[n] = a
+        self.k_copy = n + 1
+        self._add_row(n, 1.0)
+
+    cdef void _add_row(self, int j, double weight) noexcept nogil:
+        """col_sq += weight z_j^2 and col_a += weight a_j z_j for row j of the copy."""
+        cdef int kk, c
+        cdef double val, a = weight * self.a_copy[j]
+        for kk in range(self.indptr[j], self.indptr[j + 1]):
+            c = self.indices[kk]
+            val = self.data[kk]
+            self.col_sq[c] += weight * val * val
+            self.col_a[c] += a * val
 
 
 cdef void _diagonal(CSR X, const int* src, const double* sgn, int k, const double* a_rows, double* diag,
@@ -529,13 +628,16 @@ cdef void _diagonal(CSR X, const int* src, const double* sgn, int k, const doubl
             s_a[c] += a_rows[j] * sgn[j] * X.data[kk]
 
 
-cdef double _rows_hessian(CSR X, const int* src, const double* sgn, int lo, int hi, const double* a_rows,
-                          double sigma, const double* u, double* acc) noexcept nogil:
+cdef double _rows_hessian(CSR X, const int* src, const double* sgn, const unsigned char* live, int lo, int hi,
+                          const double* a_rows, double sigma, const double* u, double* acc) noexcept nogil:
     """acc += sigma sum_j t_j z_j over j in [lo, hi), z_j = sgn[j] x_{src[j]} (x_j when src is
-    NULL), t_j = z_j . u, each row read once for its dot and its update; returns sum_j a_j t_j."""
+    NULL), t_j = z_j . u, each row read once for its dot and its update; returns sum_j a_j t_j.
+    live: when not NULL, the rows j with live[j] = 0 are left out."""
     cdef int j, i
     cdef double part = 0.0, tj, sg = 1.0
     for j in range(lo, hi):
+        if live != NULL and not live[j]:
+            continue
         i = j
         if src != NULL:
             i = src[j]
@@ -578,30 +680,30 @@ cdef double _combine(double* acc, int n_acc, Py_ssize_t p, const double* u, doub
     return uo
 
 
-cdef double _apply_hessian(CSR X, const int* src, const double* sgn, int k, double* acc, int n_threads,
-                           const double* a_rows, double aa, double sigma, const double* s_a, const double* u,
-                           double* t, double* out, int col_threads, double* part) noexcept nogil:
+cdef double _apply_hessian(CSR X, const int* src, const double* sgn, const unsigned char* live, int k, double* acc,
+                           int n_threads, const double* a_rows, double aa, double sigma, const double* s_a,
+                           const double* u, double* t, double* out, int col_threads, double* part) noexcept nogil:
     """out = u + sigma Z^T P Z u = u + sigma (Z^T t - (a^T t / aa) s_a), t = Z u and s_a = Z^T a,
-    for the k rows z_j of _rows_hessian; returns u.out. acc (n_threads vectors of X.n_cols) must
-    be zero and is left zero.
+    for the k rows z_j of _rows_hessian (the live ones); returns u.out. acc (n_threads vectors of
+    X.n_cols) must be zero and is left zero.
 
     Each row is read once (_rows_hessian: a threaded pass for X u and another for X^T t read
     the rows twice, and 2 threads were hardly faster than one). With threads, each takes a block
     of the rows and sums its updates into its slice of acc and its part of a^T t into t[thread]
-    (t has k >= n_threads entries). The slices are combined by col_threads threads, each over a
+    (t has n_threads entries). The slices are combined by col_threads threads, each over a
     block of the columns, its part of u.out in part[thread] (_combine). All sums are added in
     thread order: deterministic for a thread count."""
     cdef int th, lo, block, n_acc = 1
     cdef Py_ssize_t p = X.n_cols, clo, cblock
     cdef double at = 0.0, uo = 0.0
     if n_threads <= 1 or k < PARALLEL_ROWS or k < n_threads:
-        at = _rows_hessian(X, src, sgn, 0, k, a_rows, sigma, u, acc)
+        at = _rows_hessian(X, src, sgn, live, 0, k, a_rows, sigma, u, acc)
     else:
         n_acc = n_threads
         block = (k + n_threads - 1) // n_threads
         for th in prange(n_threads, num_threads=n_threads, schedule="static"):
             lo = th * block
-            t[th] = _rows_hessian(X, src, sgn, lo, min(lo + block, k), a_rows, sigma, u, acc + <Py_ssize_t>th * p)
+            t[th] = _rows_hessian(X, src, sgn, live, lo, min(lo + block, k), a_rows, sigma, u, acc + <Py_ssize_t>th * p)
         for th in range(n_threads):
             at += t[th]
     at = at * sigma / aa if aa > 0.0 else 0.0
@@ -629,12 +731,12 @@ cdef void _cg_update(double alpha, const double* d, const double* hd, const doub
     rz[0] = b
 
 
-cdef int _pcg(CSR X, const int* src, const double* sgn, int k, double* acc, int n_threads, const int* stop,
-              const double* a_rows, double aa, double sigma, const double* rhs, double* x, double rhs_off,
+cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned char* live, double* acc, int n_threads,
+              const int* stop, const double* a_rows, double aa, double sigma, const double* rhs, double* x, double rhs_off,
               double* x_off, double rtol, int max_iter, double* r, double* z, double* d, double* hd,
               const double* diag, const double* s_a, double* t, double* part, int* n_iter) noexcept nogil:
-    """CG on (I + sigma Z^T P Z) x = rhs (Z: the k rows of _rows_hessian, over X.n_cols columns)
-    preconditioned with diag, and on an identity block beside it with right-hand side of squared
+    """CG on (I + sigma Z^T P Z) x = rhs (Z: the k rows of _rows_hessian, the live ones, over
+    X.n_cols columns) preconditioned with diag, and on an identity block beside it with right-hand side of squared
     norm rhs_off: there every CG vector is a multiple of that right-hand side, so the block is
     carried by scalars, its solution x_off times it. Stops once |residual| <= rtol |rhs| (both
     blocks). r may be rhs (overwritten). part: 2 n_threads doubles for the threads' partial
@@ -663,7 +765,7 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, double* acc, int 
     for it in range(max_iter):
         if stop[0]:
             return CG_INTERRUPTED
-        dhd = (_apply_hessian(X, src, sgn, k, acc, n_threads, a_rows, aa, sigma, s_a, d, t, hd, col_threads, part)
+        dhd = (_apply_hessian(X, src, sgn, live, k, acc, n_threads, a_rows, aa, sigma, s_a, d, t, hd, col_threads, part)
                + d_off * d_off * rhs_off)
         if not dhd > 0.0:
             return CG_BREAKDOWN

@@ -2,12 +2,13 @@
  * _kernel.pxd: the RBF kernel's exponentials (or, for binary rows, a table of them) and the
  * random features' cos / sin over a block of values (libm's are one call per value and do not
  * vectorize), dense dot products (those over float32 and byte columns in intrinsics, chosen at
- * run time), axpy, float32 stores and gathers. */
+ * run time), axpy, float32 stores and gathers, and the CG preconditioner of linear SSsNAL. */
 #ifndef FASTSVM_VECTORIZED_H
 #define FASTSVM_VECTORIZED_H
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#include <math.h>
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #include <immintrin.h>          /* the intrinsics of the versions chosen at run time */
 #endif
@@ -477,6 +478,25 @@ static inline void fastsvm_dot_cols(const double *restrict x, const double *rest
         const double *restrict c = cols + f * stride;
         for (int t = 0; t < count; t++)
             out[t] += a * c[t];
+    }
+}
+
+/* diag[j] = h^(7/8), h = max(1, 1 + sigma (sq[j] - s[j]^2 inv_aa)): the damped diagonal
+   preconditioner of NewtonCG (_ssnal.pyx), whose CG systems each need it anew. The clamp is a
+   branch, and the loop scalar (~8 ns a column), unless NaN and FP traps may be ignored here;
+   sqrt is correctly rounded in every clone (the AVX-512 one may contract h to an FMA). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros"),
+               target_clones("avx512f", "avx2", "default")))
+#elif defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros")))
+#endif
+static inline void fastsvm_damped_diagonal(double *restrict diag, const double *restrict sq, const double *restrict s,
+                                           int n, double sigma, double inv_aa) {
+    for (int j = 0; j < n; j++) {
+        double h = 1.0 + sigma * (sq[j] - s[j] * s[j] * inv_aa);
+        h = h > 1.0 ? h : 1.0;
+        diag[j] = h / sqrt(sqrt(sqrt(h)));
     }
 }
 
