@@ -355,6 +355,10 @@ def test_newton_cg_iterates_are_those_of_cg_on_the_whole_system(n_threads, compa
             d = np.full(300, np.nan)
             cg.solve(rows, a, sigma, rhs, d, 0.0, iterations, compact)
             np.testing.assert_allclose(d, _numpy_pcg(H, rhs, iterations), rtol=1e-10, atol=1e-12)
+            products = np.ones(300)       # += 2 Z_J^T P Z_J d - 3 Z_J^T a, from CG's residual
+            cg.add_products(products, 2.0, -3.0)
+            expected = 1.0 + 2.0 * (H @ d - d) / sigma - 3.0 * Zd[rows].T @ a
+            np.testing.assert_allclose(products, expected, rtol=1e-9, atol=1e-10)
         d = np.full(300, np.nan)
         iters, status = cg.solve(rows, a, sigma, rhs, d, 1e-12, 500, compact)
         assert status == "converged"
@@ -803,10 +807,11 @@ def test_off_system_moves_against_numpy():
     assert np.unique(rows[:n]).size == n and not mark.any()
 
 
-def test_dense_system_steps_keep_z_transpose_x(monkeypatch):
-    """Z^T Pi_K(y) kept from the dense Newton systems' Gram matrices (_Inner.accept given the
-    system) moves by Z^T (x_new - x_old) recomputed, at every step of a solve, restricted steps
-    included (their held rows' part stays)."""
+@pytest.mark.parametrize("newton_system", ["dense", "cg"])
+def test_newton_system_steps_keep_z_transpose_x(monkeypatch, newton_system):
+    """Z^T Pi_K(y) kept from the Newton systems (_Inner.accept given the system: the dense ones'
+    Gram matrices, the CG ones' residuals) moves by Z^T (x_new - x_old) recomputed, at every step
+    of a solve, restricted steps included (their held rows' part stays)."""
     rng = np.random.default_rng(33)
     X = to_csr(sp.random(3000, 25, density=0.3, random_state=34, format="csr"))
     y = np.where(X @ rng.normal(size=25) + 0.3 * rng.normal(size=3000) > 0, 1.0, -1.0)
@@ -824,8 +829,9 @@ def test_dense_system_steps_keep_z_transpose_x(monkeypatch):
         seen["checked"] += 1
 
     monkeypatch.setattr(ssnal_module._Inner, "accept", checked_accept)
-    sol = solve(subproblem(X, y, C=4.0, tol=1e-6))
+    sol = solve(subproblem(X, y, C=4.0, tol=1e-6, newton_system=newton_system))
     assert sol.status == "converged" and seen["system"] >= 5 and seen["checked"] >= 5
+    assert sol.info["systems"][newton_system] >= 5
 
 
 # ---------------------------------------------------------------- rows held at their bounds

@@ -389,6 +389,10 @@ cdef class NewtonCG:
     cdef double[::1] acc         # n_threads vectors over the columns
     cdef readonly int last_iters   # CG iterations of the last system
     cdef readonly int copies_made, copies_updated   # how the copy was brought to each J
+    cdef double[::1] q_products  # the last system's Z_J^T P_J Z_J d and Z_J^T a_J, over the copy's
+    cdef double[::1] s_products  # columns (product_columns) or all of them
+    cdef readonly int n_products   # their length
+    cdef bint product_columns
 
     def __init__(self, StackedRows Z):
         self.Z = Z
@@ -412,20 +416,25 @@ cdef class NewtonCG:
         self.acc = np.empty(0)
         self.last_iters = 0
         self.copies_made = self.copies_updated = 0
+        self.q_products = np.empty(1)
+        self.s_products = np.empty(1)
+        self.n_products = 0
+        self.product_columns = False
 
     def solve(self, const int[::1] rows, const double[::1] a_rows, double sigma, const double[::1] rhs,
               double[::1] out, double rtol, int max_iter, bint compact=True):
         """d into ``out``, for J = rows (distinct) and P_J t = t - a_J (a_J^T t) / (a_J^T a_J).
         Returns (iterations, status) with status 'converged' (residual <= rtol |rhs|),
         'max_iter', 'interrupted' (stop flag) or 'breakdown'. compact: on the kept copy of the
-        rows (else on Z's rows where they lie)."""
+        rows (else on Z's rows where they lie). Keeps what add_products needs."""
         cdef StackedRows Z = self.Z
-        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = CG_CONVERGED, j, pc = p, n_rows = k
+        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = CG_CONVERGED, j, c, pc = p, n_rows = k
         cdef int n_threads = Z.n_threads
         Z._check(rhs.shape[0], p)
         Z._check(out.shape[0], p)
         Z._check(a_rows.shape[0], k)
         Z._check_rows(rows)
+        self.n_products = 0
         if p == 0:
             return 0, "converged"
         cdef bint copy = compact
@@ -451,6 +460,8 @@ cdef class NewtonCG:
         cdef double* sgn = &self.sgn[0]
         cdef const double* a_ptr = &a_rows[0] if k else NULL
         cdef const unsigned char* live = NULL
+        cdef double* q_prod = &self.q_products[0]
+        cdef double* s_prod = &self.s_products[0]
         cdef CSR C = Z.X
         if copy and not (self.k_copy and self._update(rows, a_rows, nnz)):
             self._make_copy(rows, a_rows, nnz)
@@ -489,10 +500,32 @@ cdef class NewtonCG:
                     out[j] = x_off * rhs[j]
                 for j in range(pc):
                     out[columns[j]] = xc[j]
+            # Z_J^T P_J Z_J d = (H d - d) / sigma, H d = rhs - r as CG's residual r says
+            for j in range(pc):
+                c = columns[j] if copy else j
+                q_prod[j] = (rhs[c] - rc[j] - out[c]) / sigma
+                s_prod[j] = s_a[j]
+        self.n_products = pc
+        self.product_columns = copy
         self.last_iters = it
         return it, ("converged", "max_iter", "interrupted", "breakdown")[status]
 
+    def add_products(self, double[::1] out, double coef_q, double coef_s):
+        """out += coef_q Z_J^T P_J Z_J d + coef_s Z_J^T a_J for the last system's J and solution
+        d (the first from CG's residual: no pass over the rows), over the columns J's rows store."""
+        self.Z._check(out.shape[0], self.Z.p)
+        cdef int j, n = self.n_products
+        cdef const int* columns = &self.columns[0] if self.product_columns else NULL
+        cdef const double* q = &self.q_products[0]
+        cdef const double* s = &self.s_products[0]
+        with nogil:
+            for j in range(n):
+                out[columns[j] if columns != NULL else j] += coef_q * q[j] + coef_s * s[j]
+
     cdef void _reserve_vectors(self, int k, int p):
+        if self.q_products.shape[0] < p:
+            self.q_products = np.empty(p)
+            self.s_products = np.empty(p)
         if self.src.shape[0] < k:
             self.src = np.empty(k + k // 4, dtype=np.int32)
             self.sgn = np.empty(k + k // 4)

@@ -311,6 +311,18 @@ def _lost_definiteness():
     return FastSVMError("ssnal: the Newton matrix lost positive definiteness (non-finite data?)")
 
 
+@dataclass
+class _System:
+    """What a step's Newton system over J tells of Z^T x's change (_Inner.accept):
+    subtract(out, zd, J_zd, step, dlam) does out -= step Z_J^T Z_J d + dlam Z_J^T a_J, given
+    zd = Z d and J's place in zd, for a price of `cost` stored values (a dense system's G d; a CG
+    one's from its residual, over the columns J's rows store)."""
+
+    J: np.ndarray         # in Z's rows
+    subtract: object
+    cost: float
+
+
 class _Newton:
     """Newton directions for I + sigma Z_J^T P_J Z_J by the cheapest of a dense p x p Cholesky,
     Sherman-Morrison-Woodbury with the |J| x |J| system, or preconditioned CG (estimated flops)."""
@@ -320,7 +332,7 @@ class _Newton:
         self.counters = counters
         self.choice = choice
         self.gram = None          # (J, Z_J^T Z_J, Z_J^T a_J) of the last dense system
-        self.dense_system = None  # (Z_J^T Z_J, Z_J^T a_J) when this step's system was that one
+        self.system = None        # _System of this step's dense or CG system
         self.H = None             # its Newton matrix, factored in place
         self.block = None         # rows copied dense for BLAS (_dense_gram)
         self.changes = None
@@ -352,7 +364,7 @@ class _Newton:
         """d with (I + sigma Z_J^T P_J Z_J) d = -g (by CG to the relative residual rtol); with
         `kinks`, a CG system's J gains the rows of the last one that left it (_with_kinks; rows:
         the solve's rows, when it is restricted to some)."""
-        self.dense_system = None
+        self.system = None
         if J.shape[0] == 0:
             self.counters.systems["none"] += 1
             return -g
@@ -439,7 +451,10 @@ class _Newton:
         d = np.empty(Z.p)
         if not dense_newton(G, s, _dot(a_J, a_J), sigma, g, self.H, d):
             raise _lost_definiteness()
-        self.dense_system = (G, s)
+
+        def subtract(out, zd, J_zd, step, dlam):
+            out -= step * (G @ d) + dlam * s
+        self.system = _System(J, subtract, Z.p * Z.p / BLAS_SPEEDUP)
         return d
 
     def _smw(self, J, a_J, g, sigma, rtol):
@@ -475,6 +490,11 @@ class _Newton:
             raise KeyboardInterrupt
         self.counters.cg += iters
         self.counters.passes += (2 * iters + 1) * self.nnz_J[0] / self.counters.nnz
+        aa = _dot(a_J, a_J)
+
+        def subtract(out, zd, J_zd, step, dlam):   # Z_J^T Z_J d = Z_J^T P_J Z_J d + s (a_J^T Z_J d) / aa
+            self.cg.add_products(out, -step, -(step * _dot(a_J, zd[J_zd]) / aa + dlam))
+        self.system = _System(J, subtract, self.cg.n_products + J.shape[0])
         return d
 
     def _fresh_gram_cost(self, J):
@@ -600,18 +620,18 @@ class _Inner:
             Z.rmatvec(x_new, out=self.ztx)
             self.counters.passes += 1
 
-    def _update_from_system(self, res, changed, changed_work, J, G, s, d, step, zd):
-        """ztx += Z^T (x_new - x_old) as -step G d - dlam s plus the rows off_system_moves lists,
-        when they cost less than the changed rows (changed_work stored values); False (nothing
-        done) otherwise."""
+    def _update_from_system(self, res, changed, changed_work, J, system, step, zd):
+        """ztx += Z^T (x_new - x_old) as -step Z_J^T Z_J d - dlam s (the system's) plus the rows
+        off_system_moves lists, when they cost less than the changed rows (changed_work stored
+        values); False (nothing done) otherwise."""
         Z, dlam = self.qp.Z, res[0] - self.lam
         n = off_system_moves(changed, J, self.J, self.free_new[: res[1]], self.x_new, self.xp, zd, self.qp.K.a,
                              step, dlam, self.mark, self.off_rows, self.off_coef)
         rows = self.off_rows[:n]
         work = Z.rows_nnz(rows)[0]
-        if work + Z.p * Z.p / BLAS_SPEEDUP >= changed_work:
+        if work + system.cost >= changed_work:
             return False
-        self.ztx -= step * (G @ d) + dlam * s
+        system.subtract(self.ztx, zd, J, step, dlam)
         Z.rows_rmatvec(rows, self.off_coef[:n], self.ztx, accumulate=True)
         self.counters.passes += work / self.qp.nnz
         return True
@@ -625,10 +645,10 @@ class _Inner:
 
     def accept(self, res, system=None):
         """Make the trial point current; Z^T Pi_K(y) updated over the rows whose x changed, or,
-        given the step's dense Newton system (J in this solve's rows, Z_J^T Z_J, Z_J^T a_J, d,
-        alpha sigma, Z d), from it and the rows whose move it does not predict, when those hold
-        fewer stored values (most changed rows are free before and after: ijcnn1 C = 1 to
-        1e-3, 3.6 -> 1.9 passes of updates)."""
+        given the step's Newton system (its J in this solve's rows, _System, alpha sigma, Z d),
+        from it and the rows whose move it does not predict, when those hold fewer stored values
+        (most changed rows are free before and after: ijcnn1 C = 1 to 1e-3, 3.6 -> 1.9 passes of
+        updates)."""
         changed = self.changed[: res[4]]
         work = self.qp.Z.rows_nnz(changed)[0]
         if system is None or not self._update_from_system(res, changed, work, *system):
@@ -966,8 +986,10 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
                     lam_start = inner.lam
                 # the gradient step's minimum lies near 1e-3..1e-5: searched from its model's
                 alpha, res = cur.search(d, zd, g, model_start=gradient_step)
-                system = newton.dense_system
-                cur.accept(res, None if system is None else (J_rows, *system, d, alpha * sigma, zd))
+                system = newton.system
+                if system is not None and system.J is not J:   # a CG system's J with kink rows
+                    J_rows = system.J if rows is None else np.searchsorted(rows, system.J).astype(np.int32)
+                cur.accept(res, None if system is None else (J_rows, system, alpha * sigma, zd))
                 step_passes = counters.passes - passes_before
                 v += alpha * d
                 if rows is None:
