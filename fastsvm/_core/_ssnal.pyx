@@ -389,9 +389,8 @@ cdef class NewtonCG:
     cdef double[::1] acc         # n_threads vectors over the columns
     cdef readonly int last_iters   # CG iterations of the last system
     cdef readonly int copies_made, copies_updated   # how the copy was brought to each J
-    cdef double[::1] q_products  # the last system's Z_J^T P_J Z_J d and Z_J^T a_J, over the copy's
-    cdef double[::1] s_products  # columns (product_columns) or all of them
-    cdef readonly int n_products   # their length
+    cdef double[::1] q_products  # the last system's Z_J^T P_J Z_J d, over the copy's columns
+    cdef readonly int n_products   # (product_columns) or all of them; its length
     cdef bint product_columns
 
     def __init__(self, StackedRows Z):
@@ -417,7 +416,6 @@ cdef class NewtonCG:
         self.last_iters = 0
         self.copies_made = self.copies_updated = 0
         self.q_products = np.empty(1)
-        self.s_products = np.empty(1)
         self.n_products = 0
         self.product_columns = False
 
@@ -461,7 +459,6 @@ cdef class NewtonCG:
         cdef const double* a_ptr = &a_rows[0] if k else NULL
         cdef const unsigned char* live = NULL
         cdef double* q_prod = &self.q_products[0]
-        cdef double* s_prod = &self.s_products[0]
         cdef CSR C = Z.X
         if copy and not (self.k_copy and self._update(rows, a_rows, nnz)):
             self._make_copy(rows, a_rows, nnz)
@@ -504,7 +501,6 @@ cdef class NewtonCG:
             for j in range(pc):
                 c = columns[j] if copy else j
                 q_prod[j] = (rhs[c] - rc[j] - out[c]) / sigma
-                s_prod[j] = s_a[j]
         self.n_products = pc
         self.product_columns = copy
         self.last_iters = it
@@ -515,9 +511,12 @@ cdef class NewtonCG:
         d (the first from CG's residual: no pass over the rows), over the columns J's rows store."""
         self.Z._check(out.shape[0], self.Z.p)
         cdef int j, n = self.n_products
+        if n == 0:
+            return
         cdef const int* columns = &self.columns[0] if self.product_columns else NULL
         cdef const double* q = &self.q_products[0]
-        cdef const double* s = &self.s_products[0]
+        # Z_J^T a_J: the copy's own sums, or the last solve's over all columns (kept in vectors)
+        cdef const double* s = &self.col_a[0] if self.product_columns else &self.vectors[5 * self.Z.p]
         with nogil:
             for j in range(n):
                 out[columns[j] if columns != NULL else j] += coef_q * q[j] + coef_s * s[j]
@@ -525,7 +524,6 @@ cdef class NewtonCG:
     cdef void _reserve_vectors(self, int k, int p):
         if self.q_products.shape[0] < p:
             self.q_products = np.empty(p)
-            self.s_products = np.empty(p)
         if self.src.shape[0] < k:
             self.src = np.empty(k + k // 4, dtype=np.int32)
             self.sgn = np.empty(k + k // 4)
