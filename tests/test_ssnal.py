@@ -327,6 +327,14 @@ def _numpy_pcg(H, b, iterations):
     return x
 
 
+def _stacked_rows(rng, density, seed, n_threads):
+    """Z over a random 400 x 300 X with stacked rows (each source twice, signs mixed), and Z dense."""
+    X = to_csr(sp.random(400, 300, density=density, random_state=seed, format="csr"))
+    source = np.concatenate([np.arange(400), np.arange(400)]).astype(np.int32)
+    sign = np.where(rng.random(800) < 0.5, 1.0, -1.0)
+    return StackedRows(X, source, sign, n_threads=n_threads), (sp.diags(sign) @ X[source]).toarray()
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("compact", [True, False])
 def test_newton_cg_iterates_are_those_of_cg_on_the_whole_system(n_threads, compact):
@@ -336,11 +344,7 @@ def test_newton_cg_iterates_are_those_of_cg_on_the_whole_system(n_threads, compa
     mixed), free sets that store few or all columns, an empty one, and one scratch reused across
     them all."""
     rng = np.random.default_rng(21)
-    X = to_csr(sp.random(400, 300, density=0.01, random_state=22, format="csr"))
-    source = np.concatenate([np.arange(400), np.arange(400)]).astype(np.int32)
-    sign = np.where(rng.random(800) < 0.5, 1.0, -1.0)
-    Z = StackedRows(X, source, sign, n_threads=n_threads)
-    Zd = (sp.diags(sign) @ X[source]).toarray()
+    Z, Zd = _stacked_rows(rng, 0.01, 22, n_threads)
     cg = NewtonCG(Z)
     for n_rows in (30, 600, 5, 0, 120):
         rows = np.sort(rng.choice(800, n_rows, replace=False)).astype(np.int32)
@@ -370,12 +374,8 @@ def test_newton_cg_updates_its_copy_while_the_free_set_changes_little():
     appending those that joined (a row may leave and come back), and made anew when J changes
     much: every system's iterates are still NumPy's CG iterates on the whole system."""
     rng = np.random.default_rng(8)
-    X = to_csr(sp.random(400, 300, density=0.02, random_state=9, format="csr"))
-    source = np.concatenate([np.arange(400), np.arange(400)]).astype(np.int32)
-    sign = np.where(rng.random(800) < 0.5, 1.0, -1.0)
+    Z, Zd = _stacked_rows(rng, 0.02, 9, 2)
     a_all = np.where(rng.random(800) < 0.5, 1.0, -1.0)
-    Z = StackedRows(X, source, sign, n_threads=2)
-    Zd = (sp.diags(sign) @ X[source]).toarray()
     J0 = rng.choice(800, 120, replace=False)
     gone, new = J0[:3], np.setdiff1d(np.arange(800), J0)[:2]
     J1 = np.union1d(np.setdiff1d(J0, gone), new)

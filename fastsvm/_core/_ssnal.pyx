@@ -32,7 +32,8 @@ cdef enum:
 cdef int PARALLEL_ROWS = 2048      # fewer rows than this: one thread
 cdef int STOP_POLL_ROWS = 4096     # rows between two looks at the stop flag in long loops
 cdef int PARALLEL_COLUMNS = 16384  # shorter vectors of the CG: one thread
-cdef double COPY_CHANGE = 0.25     # NewtonCG updates its copy of J's rows while the changes hold this share of J's values
+cdef double COPY_CHANGE = 0.25     # NewtonCG updates its copy of J's rows while the changes hold this share
+                                  # of J's values
 
 
 cdef class StackedRows:
@@ -763,8 +764,8 @@ cdef void _cg_update(double alpha, const double* d, const double* hd, const doub
 
 
 cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned char* live, double* acc, int n_threads,
-              const int* stop, const double* a_rows, double aa, double sigma, const double* rhs, double* x, double rhs_off,
-              double* x_off, double rtol, int max_iter, double* r, double* z, double* d, double* hd,
+              const int* stop, const double* a_rows, double aa, double sigma, const double* rhs, double* x,
+              double rhs_off, double* x_off, double rtol, int max_iter, double* r, double* z, double* d, double* hd,
               const double* diag, const double* s_a, double* t, double* part, int* n_iter) noexcept nogil:
     """CG on (I + sigma Z^T P Z) x = rhs (Z: the k rows of _rows_hessian, the live ones, over
     X.n_cols columns) preconditioned with diag, and on an identity block beside it with right-hand side of squared
