@@ -257,6 +257,7 @@ def operator():
     source = np.concatenate([np.arange(300), np.arange(300)]).astype(np.int32)
     sign = np.concatenate([np.ones(300), -np.ones(300)])
     sign[rng.random(600) < 0.3] *= -1
+    sign *= np.sqrt(rng.integers(1, 5, size=600))    # merged equal samples scale their row by sqrt(copies)
     Zd = sp.diags(sign) @ X[source]
     return X, source, sign, Zd.toarray(), rng
 

@@ -106,7 +106,7 @@ cdef class StackedRows:
         cdef int r
         with nogil:
             for r in range(self.m):
-                out_[r] = sqrt(row_sqnorm(self.X, self.source[r]))
+                out_[r] = fabs(self.sign[r]) * sqrt(row_sqnorm(self.X, self.source[r]))
         return out
 
     # -- products with the rows of a subset (the free set) ------------------------------------
