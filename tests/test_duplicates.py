@@ -37,10 +37,12 @@ def test_groups_against_numpy_twin(seed):
     rng = np.random.default_rng(seed)
     X, keys = planted(rng, m=300, p=int(rng.integers(1, 40)), density=float(rng.uniform(0.0, 0.5)),
                       n_distinct=int(rng.integers(1, 120)))
-    group, first = equal_row_groups(X, keys)
+    sq_norms = np.full(X.shape[0], np.nan)
+    group, first = equal_row_groups(X, keys, sq_norms)
     want_group, want_first = np_groups(X, keys)
     np.testing.assert_array_equal(group, want_group)
     np.testing.assert_array_equal(first, want_first)
+    np.testing.assert_allclose(sq_norms, np.sum(X.toarray() ** 2, axis=1), rtol=1e-14)
 
 
 def test_rows_that_differ_in_one_place_stay_apart():
@@ -82,3 +84,5 @@ def test_empty_matrix_and_key_mismatch():
     assert group.shape == (0,) and first.shape == (0,)
     with pytest.raises(FastSVMError, match="one row of keys"):
         equal_row_groups(to_csr(sp.eye(3, format="csr")), np.zeros((2, 1)))
+    with pytest.raises(FastSVMError, match="one squared norm"):
+        equal_row_groups(to_csr(sp.eye(3, format="csr")), np.zeros((3, 1)), np.zeros(2))

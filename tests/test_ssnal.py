@@ -1095,6 +1095,22 @@ def test_merging_keeps_samples_with_other_bounds_apart_and_saves_work(formulatio
     assert merged.info["passes"] < whole.info["passes"]
 
 
+@pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
+@pytest.mark.parametrize("copies", [False, True])
+def test_presolve_row_norms_are_those_of_the_rows_of_z(formulation, copies):
+    """The row norms the merging pass gives (the held rows' certainty test) are |z_r| of the
+    rows of Z as solved, merged rows scaled by sqrt(copies) included; none without that pass."""
+    X, labels = load("heart_scale" if formulation == "c_svc" else "housing_scale")
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    if copies:
+        X, y = with_copies(X, y)
+    qp = linear_dual(subproblem(X, y, formulation), merge=True)
+    assert (qp.merged is not None) == copies
+    Zd = qp.Z.rows_dense(np.arange(qp.m, dtype=np.int32))
+    np.testing.assert_allclose(qp.row_norms, np.linalg.norm(Zd, axis=1), rtol=1e-13)
+    assert linear_dual(subproblem(X, y, formulation), merge=False).row_norms is None
+
+
 def coordinate_epochs(X, y, C, seed=0):
     """The number of DCD epochs _coordinate_start runs, recounted: epochs while each gains at most
     COORDINATE_RATE of the one before in DCD's dual objective (a DualCD of the same seed)."""

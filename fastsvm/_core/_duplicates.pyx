@@ -57,16 +57,21 @@ cdef extern from *:
 cdef int PREFETCH_AHEAD = 16   # rows: the table is larger than the caches on large sets
 
 
-def equal_row_groups(X, const double[:, ::1] keys):
+def equal_row_groups(X, const double[:, ::1] keys, double[::1] sq_norms=None):
     """(group, first): group[i] numbers the class of rows equal to row i (same stored columns
     and values, same keys[i, :]) by first appearance, and first[g] is the first row of group g
-    (increasing). X: canonical CSR (sorted indices); keys: one row per row of X."""
+    (increasing). X: canonical CSR (sorted indices); keys: one row per row of X. Given
+    `sq_norms` (one per row), |x_i|^2 goes there from the same pass over the values."""
     cdef const double[::1] data = X.data
     cdef const int[::1] indices = X.indices
     cdef const int[::1] indptr = X.indptr
     cdef int m = X.shape[0], n_keys = keys.shape[1]
     if keys.shape[0] != m:
         raise FastSVMError("equal_row_groups: one row of keys per row of X")
+    if sq_norms is not None and sq_norms.shape[0] != m:
+        raise FastSVMError("equal_row_groups: one squared norm per row of X")
+    cdef double* sq_ptr = &sq_norms[0] if sq_norms is not None and m > 0 else NULL
+    cdef double sq
     group_arr = np.empty(m, dtype=np.int32)
     cdef int[::1] group = group_arr
     first_arr = np.empty(m, dtype=np.int32)
@@ -89,8 +94,12 @@ def equal_row_groups(X, const double[:, ::1] keys):
             # a sum over the stored (column, value) pairs, each hashed alone (no chain of
             # dependent multiplies along the row), the keys and the row mixed in after
             h = <uint64_t>(indptr[i + 1] - indptr[i])
+            sq = 0.0
             for k in range(indptr[i], indptr[i + 1]):
                 h += _pair(indices[k], data[k])
+                sq += data[k] * data[k]
+            if sq_ptr != NULL:
+                sq_ptr[i] = sq
             for k in range(n_keys):
                 h = _mix(h) + _bits(keys[i, k])
             hashes[i] = _mix(h)

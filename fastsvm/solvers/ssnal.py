@@ -163,6 +163,7 @@ class DualQP:
     samples: tuple | None = None  # C-SVC: the subproblem's (X, labels, bounds) before merging
     pass_cost: float = 1.0        # a pass over Z in passes over the subproblem's X
     presolve_passes: float = 0.0  # the work of finding and merging them, in those passes
+    row_norms: np.ndarray | None = None  # |z_r|, when the presolve's pass gave them
 
     def passes_over_X(self, passes):
         """Work counted in passes over Z, in passes over the subproblem's X (presolve included)."""
@@ -233,14 +234,15 @@ def linear_dual(sub: Subproblem, merge=False) -> DualQP:
     else:
         raise ParameterError(f"ssnal solves c_svc and epsilon_svr, not {sub.formulation}")
     samples = (X, y, upper) if sub.formulation == "c_svc" else None
-    merged, presolve, scale = None, 0.0, np.ones(n)
+    merged, presolve, scale, sq_norms = None, 0.0, np.ones(n), None
     if merge:
-        group, first = equal_row_groups(X, np.ascontiguousarray(np.column_stack([y, upper])))
+        sq_norms = np.empty(n)
+        group, first = equal_row_groups(X, np.ascontiguousarray(np.column_stack([y, upper])), sq_norms)
         presolve = 1.0
         row_nnz = np.diff(X.indptr)
         kept = int(np.sum(row_nnz[first]))
         if first.shape[0] < n and kept <= (1.0 - MERGE_MIN_SHARE) * X.nnz:
-            X, y, upper = X[first], y[first], upper[first]
+            X, y, upper, sq_norms = X[first], y[first], upper[first], sq_norms[first]
             scale = np.sqrt(np.bincount(group, minlength=first.shape[0]).astype(np.float64))
             merged = EqualSamples(group=group, scale=scale)
             presolve += kept / nnz
@@ -256,8 +258,9 @@ def linear_dual(sub: Subproblem, merge=False) -> DualQP:
     Z = StackedRows(X, source, sign, n_threads=sub.n_threads, stop=sub.stop)
     K = KnapsackSet(sign, 0.0, np.zeros_like(bound), bound, n_threads=sub.n_threads)
     pass_nnz = max(X.nnz, 1)     # of the merged rows, when merged
+    row_norms = None if sq_norms is None else np.abs(sign) * np.sqrt(sq_norms)[source]
     return DualQP(Z=Z, c=np.ascontiguousarray(c), K=K, nnz=pass_nnz, merged=merged, samples=samples,
-                  pass_cost=pass_nnz / nnz, presolve_passes=presolve)
+                  pass_cost=pass_nnz / nnz, presolve_passes=presolve, row_norms=row_norms)
 
 
 def primal_objective(qp, Zw, w, b):
@@ -917,7 +920,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
     inner_scale = 1.0
     J_last = None
     screen_factor = SCREEN_FACTOR
-    row_norms = None
+    row_norms = qp.row_norms     # else made at the first held-row check
     # the first y = -sigma c: for C-SVC every row ties and the projection frees a whole class (the
     # larger), a free set that says nothing about the solution's; a first step along -grad psi
     # breaks the tie (w8a C = 32: 47 -> 38 passes; the first Newton step's alpha was 0.03)
