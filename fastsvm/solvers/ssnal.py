@@ -45,6 +45,9 @@ synthetic sets of tools/make_synthetic.py; see tools/bench_ssnal.py):
   its iterate already has eta <= tol: then it is the last);
 - near the end of an outer iteration its inner iterates are tested for eta <= tol (one pass, or a
   bound from an estimate), after every step when the steps cost several passes (CG systems);
+- far from the end an outer iteration's eta comes from Z v + c, known without the pass for
+  grad f(x), when the error bound is small against it (ESTIMATED_ETA_ERROR); the solve stops
+  only on an exact eta;
 - an outer step whose inner solve stopped short (max_newton) at a larger f is rejected: x stays
   and sigma is lowered (an exact proximal step never raises f);
 - equal samples are merged into one row scaled by sqrt(copies) before the solve (EqualSamples):
