@@ -1025,10 +1025,10 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
             estimated = False
             if not early and held is None and steps > 0 and eta > EARLY_ETA_PREV * tol:
                 grad_est = Zv + qp.c
-                eta_est = kkt_residual(inner.xp, grad_est, qp.K, inner.lam / sigma)[0]
+                kkt_est = kkt_residual(inner.xp, grad_est, qp.K, inner.lam / sigma)
                 den = 1.0 + _norm(inner.xp) + _norm(grad_est)
-                estimated = (eta_est > ESTIMATED_ETA_MIN * tol
-                             and gain * gnorm <= ESTIMATED_ETA_ERROR * eta_est * den)
+                estimated = (kkt_est[0] > ESTIMATED_ETA_MIN * tol
+                             and gain * gnorm <= ESTIMATED_ETA_ERROR * kkt_est[0] * den)
             if estimated:
                 Zw[:] = Zv
             elif not early:       # else Zw is that of the tested iterate
@@ -1093,7 +1093,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
             b = inner.lam / sigma
             dual = f_new
         grad = Zw + qp.c
-        eta, b_kkt = kkt_residual(x, grad, qp.K, hint=b)
+        eta, b_kkt = kkt_est if estimated and not rejected else kkt_residual(x, grad, qp.K, hint=b)
         # the AL's primal residual |Q w + c - z| = |x^{k+1} - x^k| / sigma, scaled as eta
         r_primal = step_norm / sigma / (1.0 + _norm(x) + _norm(grad))
         primal = primal_objective(qp, Zw, w, b)
@@ -1105,8 +1105,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
         if log is not None:
             log(f"ssnal: iter {outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.n_free}  "
                 f"eta {'~' if estimated else ''}{eta:.3e}  rp {r_primal:.3e}  "
-                f"primal {primal:.10g}  dual {-dual:.10g}  passes {entry['passes']:.1f}  held {n_held} ({misses} moved)  "
-                f"time {entry['time']:.2f}s"
+                f"primal {primal:.10g}  dual {-dual:.10g}  passes {entry['passes']:.1f}  "
+                f"held {n_held} ({misses} moved)  time {entry['time']:.2f}s"
                 + ("  (inner solve failed: step rejected)" if rejected else ""))
         # an inner solve stopped far from its tolerance (max_newton, no decrease) can leave x with
         # a huge grad f and so a small eta at a poor point: such an x does not end the solve
