@@ -106,7 +106,7 @@ EARLY_ETA_PREV = 10.0      # when the last outer iteration's eta was <= this x t
 ESTIMATED_ETA_MIN = 2.0    # an outer iteration's eta is estimated from Z v (no pass) while the last one's
 ESTIMATED_ETA_ERROR = 0.25  # was above EARLY_ETA_PREV x tol, the estimate above ESTIMATED_ETA_MIN x tol and
                            # its error bound gain |grad psi| below ESTIMATED_ETA_ERROR x it: 24 bench solves
-                           # 611 -> 587 passes on the same paths, the estimates within 7% of eta (bounds
+                           # 611 -> 587 passes, 23 on the same paths; the estimates within 7% of eta (bounds
                            # <= 0.21); heart_scale's and mushrooms' bounds are 1.4-2.5, their errors 30-50%
 SCREEN_FACTOR = 1.0        # rows are held at their bound for an inner solve beyond this many first
 SCREEN_QUANTILE = 0.99     # moves (that quantile over the rows): see _screen
