@@ -877,6 +877,15 @@ def _coordinate_start(qp, seed, stop, log):
     return np.ascontiguousarray(x, dtype=np.float64), float(dcd.epoch)
 
 
+def _estimated_eta(qp, xp, Zv, hint, error):
+    """(eta, b, bound on eta's error) at x = xp with grad f(x) = Z w + c estimated by Z v + c: they
+    differ by Z grad psi, of norm about `error` (gain |grad psi|), and the projection in eta is
+    non-expansive; the bound is that norm over eta's denominator."""
+    grad = Zv + qp.c
+    eta, b = kkt_residual(xp, grad, qp.K, hint)
+    return eta, b, error / (1.0 + _norm(xp) + _norm(grad))
+
+
 def _screen(inner, pt_start, lam_start, factor):
     """(rows, held) after the first Newton step of an inner solve: the rows it continues on and
     the rows held at their bound for its remaining steps (see hold_rows), or (None, None).
@@ -968,10 +977,8 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
                         xp[rows] = cur.xp
                     sure = step_passes >= EARLY_STEP_PASSES
                     if not sure:
-                        grad_est = Zv + qp.c
-                        den = 1.0 + _norm(xp) + _norm(grad_est)
-                        num = kkt_residual(xp, grad_est, qp.K, hint)[0] * den
-                        sure = num + gain * gnorm <= tol * (den - gain * gnorm)
+                        eta_est, _, error = _estimated_eta(qp, xp, Zv, hint, gain * gnorm)
+                        sure = eta_est + error <= tol * (1.0 - error)
                     if sure:
                         tested = gnorm
                         qp.Z.matvec(cur.ztx, out=Zw)
@@ -1018,17 +1025,13 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
                         cur, rows = restricted, restricted.qp.Z.rows
             if rows is not None:
                 inner.absorb(cur, rows)
-            # grad f(x) = Z w + c takes a pass. Z v + c is known and differs by Z grad psi, of
-            # norm about gain |grad psi| (the early test's bound): far from the end, where eta
-            # only steers sigma, it serves when that bound is small against eta, and the next
+            # grad f(x) = Z w + c takes a pass; far from the end, where eta only steers sigma,
+            # the estimate from Z v serves when its error bound is small against it, and the next
             # outer iteration starts from v (a restricted solve's held rows need the pass anyway)
             estimated = False
             if not early and held is None and steps > 0 and eta > EARLY_ETA_PREV * tol:
-                grad_est = Zv + qp.c
-                kkt_est = kkt_residual(inner.xp, grad_est, qp.K, inner.lam / sigma)
-                den = 1.0 + _norm(inner.xp) + _norm(grad_est)
-                estimated = (kkt_est[0] > ESTIMATED_ETA_MIN * tol
-                             and gain * gnorm <= ESTIMATED_ETA_ERROR * kkt_est[0] * den)
+                *kkt_est, error = _estimated_eta(qp, inner.xp, Zv, inner.lam / sigma, gain * gnorm)
+                estimated = kkt_est[0] > ESTIMATED_ETA_MIN * tol and error <= ESTIMATED_ETA_ERROR * kkt_est[0]
             if estimated:
                 Zw[:] = Zv
             elif not early:       # else Zw is that of the tested iterate
