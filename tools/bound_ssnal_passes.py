@@ -20,7 +20,14 @@ target on passes, without the work of finding J. It holds where the free rows ar
 many minimisers, CG may stop at one outside the bounds, and a level can be "not reached" although
 SSsNAL reaches it.
 
+A preconditioner can beat that floor. With --nystroem K the same CG is also run preconditioned by
+a randomized rank-K Nyström approximation U diag(lam) U^T of Q_JJ (the top of its spectrum mapped
+onto lam_K, the rest left alone), its sketch Q_JJ Omega costing K products, reported as
+"CG + sketch" passes: a low-rank preconditioner pays off only when the top of the spectrum stands
+well apart from the rest.
+
     python tools/bound_ssnal_passes.py --synthetic-text 100000 --C 1,32,256
+    python tools/bound_ssnal_passes.py --synthetic-text 100000 --C 32 --nystroem 100,400
     python tools/bound_ssnal_passes.py --datasets w8a --C 32
 """
 import argparse
@@ -28,6 +35,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import scipy.linalg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_ssnal as bench  # noqa: E402  (this script's folder: its loaders and problem set-up)
@@ -47,9 +55,24 @@ def free_split(x, upper):
     return at_upper, ~(at_upper | (x <= margin))
 
 
-def cg_passes(qp, x_star, x0, levels, max_iter):
-    """{level: passes over X (CG iterations' products)} for projected CG on the free set of x_star
-    from x0, the bounded rows fixed at x_star; levels not reached within max_iter are missing."""
+def nystroem(product, n, rank, rng):
+    """(U, lam): a randomized rank-`rank` Nyström approximation U diag(lam) U^T of the n x n
+    positive semidefinite matrix whose products `product` gives, from a Gaussian sketch with a
+    small shift that keeps its Cholesky factor defined."""
+    omega = np.linalg.qr(rng.standard_normal((n, rank)))[0]
+    Y = np.column_stack([product(np.ascontiguousarray(omega[:, i])) for i in range(rank)])
+    shift = np.sqrt(n) * np.finfo(float).eps * np.linalg.norm(Y)
+    Y += shift * omega
+    R = scipy.linalg.cholesky(omega.T @ Y)                      # omega^T Y = R^T R
+    U, s, _ = scipy.linalg.svd(scipy.linalg.solve_triangular(R, Y.T, trans="T").T, full_matrices=False)
+    return U, np.maximum(s * s - shift, shift)
+
+
+def cg_passes(qp, x_star, x0, levels, max_iter, rank=0, seed=0):
+    """(reached, sketch, |J|, J's share of X) for projected CG on the free set of x_star from x0,
+    the bounded rows fixed at x_star, preconditioned by a rank-`rank` Nyström approximation of
+    Q_JJ when rank > 0: reached = {level: passes over X}, the sketch's `sketch` passes included;
+    levels not reached within max_iter are missing."""
     Z, K = qp.Z, qp.K
     at_upper, free = free_split(x_star, K.upper)
     J = np.flatnonzero(free).astype(np.int32)
@@ -70,23 +93,38 @@ def cg_passes(qp, x_star, x0, levels, max_iter):
         x = K.project(x)[0]
         return qp.kkt(x)[0]
 
-    r = -project(Z.rows_matvec(J, Z.rows_rmatvec(J, xJ)) + g)
-    d, rr = r.copy(), float(r @ r)
+    def product(v):
+        return Z.rows_matvec(J, Z.rows_rmatvec(J, v))
+
+    sketch = 0.0
+    precondition = project
+    if rank > 0:
+        U, lam = nystroem(product, J.shape[0], min(rank, J.shape[0]), np.random.default_rng(seed))
+        sketch = 2.0 * U.shape[1] * share
+
+        def precondition(r):   # lam_K U diag(lam)^-1 U^T r on U's span, r elsewhere
+            c = U.T @ r
+            return project(r + U @ ((lam[-1] / lam - 1.0) * c))
+
+    r = -project(product(xJ) + g)
+    z = precondition(r)
+    d, rz = z.copy(), float(r @ z)
     reached, pending = {}, sorted(levels, reverse=True)
     for it in range(1, max_iter + 1):
-        qd = Z.rows_matvec(J, Z.rows_rmatvec(J, d))
-        alpha = rr / float(d @ qd)
+        qd = product(d)
+        alpha = rz / float(d @ qd)
         xJ += alpha * d
         r -= alpha * project(qd)
-        rr, rr_old = float(r @ r), rr
-        d = r + (rr / rr_old) * d
+        z = precondition(r)
+        rz, rz_old = float(r @ z), rz
+        d = z + (rz / rz_old) * d
         if it % CHECK_EVERY == 0:
             e = eta(xJ)
             while pending and e <= pending[0]:
-                reached[pending.pop(0)] = 2.0 * it * share
+                reached[pending.pop(0)] = sketch + 2.0 * it * share
             if not pending:
                 break
-    return reached, J.shape[0], share
+    return reached, sketch, J.shape[0], share
 
 
 def main(argv=None):
@@ -97,13 +135,17 @@ def main(argv=None):
     ap.add_argument("--C", default="1,32,256", help="comma-separated costs")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-iter", type=int, default=5000, help="CG iterations at most")
+    ap.add_argument("--nystroem", default="", metavar="RANKS",
+                    help="comma-separated ranks of Nyström preconditioners to run CG with as well")
     args = ap.parse_args(argv)
+    ranks = [int(k) for k in args.nystroem.split(",") if k]
     loaders = [lambda n=n: bench.load_named(args.data_dir, n) for n in args.datasets.split(",") if n]
     if args.synthetic_text:
         loaders.append(lambda: bench.load_synthetic("text", args.synthetic_text))
-    print("| dataset | C | \\|J\\| (share of X) | start (passes) | passes to eta <= 1e-3 / 1e-6: CG on the known free set "
-          "| SSsNAL's passes 1e-3 / 1e-6 |")
-    print("|---|---|---|---|---|---|")
+    nystroem_columns = "".join(f"| CG + rank-{k} Nyström sketch (its passes) " for k in ranks)
+    print("| dataset | C | \\|J\\| (share of X) | start (passes) "
+          "| passes to eta <= 1e-3 / 1e-6: CG on the known free set " + nystroem_columns + "| SSsNAL's passes 1e-3 / 1e-6 |")
+    print("|---|---|---|---|---" + "|---" * len(ranks) + "|---|")
     for load in loaders:
         name, X, labels, *_ = load()
         y = bench.as_pm(labels)
@@ -117,11 +159,15 @@ def main(argv=None):
                 if qp.Z.p > ssnal.COORDINATE_START_P:   # SSsNAL's start on such sets
                     x0, epochs = ssnal._coordinate_start(qp, sub.seed, sub.stop, None)
                 start = f"coordinate descent ({epochs:g})" if epochs else "x = 0 (0)"
-                reached, size, share = cg_passes(qp, ref.info["dual"], x0, LEVELS, args.max_iter)
-            cells = " / ".join(f"{epochs + reached[tol]:.1f}" if tol in reached
-                               else f"> {epochs + 2 * args.max_iter * share:.0f}" for tol in LEVELS)
+                floors = [cg_passes(qp, ref.info["dual"], x0, LEVELS, args.max_iter, rank, sub.seed)
+                          for rank in [0] + ranks]
+            cells = []
+            for reached, sketch, size, share in floors:
+                cell = " / ".join(f"{epochs + reached[tol]:.1f}" if tol in reached
+                                  else f"> {epochs + sketch + 2 * args.max_iter * share:.0f}" for tol in LEVELS)
+                cells.append(cell + (f" ({sketch:.1f})" if sketch else ""))
             ours = " / ".join(f"{runs[tol].info['passes']:.1f}" for tol in LEVELS)
-            print(f"| {name} | {C:g} | {size} ({share:.2f}) | {start} | {cells} | {ours} |", flush=True)
+            print(f"| {name} | {C:g} | {size} ({share:.2f}) | {start} | {' | '.join(cells)} | {ours} |", flush=True)
     return 0
 
 
