@@ -143,8 +143,8 @@ def main(argv=None):
     if args.synthetic_text:
         loaders.append(lambda: bench.load_synthetic("text", args.synthetic_text))
     nystroem_columns = "".join(f"| CG + rank-{k} Nyström sketch (its passes) " for k in ranks)
-    print("| dataset | C | \\|J\\| (share of X) | start (passes) "
-          "| passes to eta <= 1e-3 / 1e-6: CG on the known free set " + nystroem_columns + "| SSsNAL's passes 1e-3 / 1e-6 |")
+    print("| dataset | C | \\|J\\| (share of X) | start (passes) | passes to eta <= 1e-3 / 1e-6: "
+          "CG on the known free set " + nystroem_columns + "| SSsNAL's passes 1e-3 / 1e-6 |")
     print("|---|---|---|---|---" + "|---" * len(ranks) + "|---|")
     for load in loaders:
         name, X, labels, *_ = load()
