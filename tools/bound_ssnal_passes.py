@@ -96,15 +96,15 @@ def cg_passes(qp, x_star, x0, levels, max_iter, rank=0, seed=0):
     def product(v):
         return Z.rows_matvec(J, Z.rows_rmatvec(J, v))
 
-    sketch = 0.0
-    precondition = project
+    U, lam, sketch = None, None, 0.0
     if rank > 0:
         U, lam = nystroem(product, J.shape[0], min(rank, J.shape[0]), np.random.default_rng(seed))
         sketch = 2.0 * U.shape[1] * share
 
-        def precondition(r):   # lam_K U diag(lam)^-1 U^T r on U's span, r elsewhere
-            c = U.T @ r
-            return project(r + U @ ((lam[-1] / lam - 1.0) * c))
+    def precondition(r):   # lam_K U diag(lam)^-1 U^T r on U's span, r (in a_J's complement) elsewhere
+        if U is None:
+            return r
+        return project(r + U @ ((lam[-1] / lam - 1.0) * (U.T @ r)))
 
     r = -project(product(xJ) + g)
     z = precondition(r)
@@ -138,7 +138,10 @@ def main(argv=None):
     ap.add_argument("--nystroem", default="", metavar="RANKS",
                     help="comma-separated ranks of Nyström preconditioners to run CG with as well")
     args = ap.parse_args(argv)
-    ranks = [int(k) for k in args.nystroem.split(",") if k]
+    ranks = [k for k in args.nystroem.split(",") if k]
+    if not all(k.isdigit() and int(k) > 0 for k in ranks):
+        ap.error(f"--nystroem takes positive ranks separated by commas, not {args.nystroem!r}")
+    ranks = [int(k) for k in ranks]
     loaders = [lambda n=n: bench.load_named(args.data_dir, n) for n in args.datasets.split(",") if n]
     if args.synthetic_text:
         loaders.append(lambda: bench.load_synthetic("text", args.synthetic_text))
