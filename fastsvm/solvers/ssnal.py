@@ -1085,9 +1085,10 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
         # crawled back: 518 passes instead of 35)
         f_new = qp.objective(inner.xp, inner.ztx)
         rejected = not (converged or early) and f_new > dual
-        if rejected:
+        if rejected:      # back to the center, whose eta is exact (Zw_center)
             step_norm = 0.0
             Zw[:] = Zw_center
+            estimated = False
         else:
             step_norm = _norm(inner.xp - x)
             J_last = inner.J.copy()
@@ -1096,7 +1097,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
             b = inner.lam / sigma
             dual = f_new
         grad = Zw + qp.c
-        eta, b_kkt = kkt_est if estimated and not rejected else kkt_residual(x, grad, qp.K, hint=b)
+        eta, b_kkt = kkt_est if estimated else kkt_residual(x, grad, qp.K, hint=b)
         # the AL's primal residual |Q w + c - z| = |x^{k+1} - x^k| / sigma, scaled as eta
         r_primal = step_norm / sigma / (1.0 + _norm(x) + _norm(grad))
         primal = primal_objective(qp, Zw, w, b)
