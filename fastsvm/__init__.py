@@ -3,32 +3,40 @@
 The flow: data file -> CSR (load_svmlight_file) -> Params + fit_model (a solver by name) ->
 Model -> model file (save_model / load_model) -> predict. The estimators wrap the same flow in
 scikit-learn's API.
+
+Every public name is loaded on first use (PEP 562): ``import fastsvm`` costs almost nothing, so
+the command-line programs, which a grid search starts once per cell, pay only for what they run.
 """
+import importlib
+
 __version__ = "0.1.0"
 
-from .datafile import dump_svmlight_file, load_svmlight_file, load_svmlight_files
-from .errors import FastSVMError, FileFormatError, ParameterError
-from .model import Model
-from .modelfile import load_model, save_model
-from .params import Params
-from .predict import decision_values, predict, predict_probability
-from .train import fit_model
-
-_ESTIMATORS = ("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "RandomFourierFeatures",
-               "Nystroem")
+# public name -> the module (below fastsvm) that defines it
+_PUBLIC = {
+    "load_svmlight_file": "datafile", "load_svmlight_files": "datafile", "dump_svmlight_file": "datafile",
+    "FastSVMError": "errors", "FileFormatError": "errors", "ParameterError": "errors",
+    "Model": "model",
+    "load_model": "modelfile", "save_model": "modelfile",
+    "Params": "params",
+    "predict": "prediction", "decision_values": "prediction", "predict_probability": "prediction",
+    "fit_model": "train",
+    # the estimators pull in scikit-learn (most of a second)
+    **dict.fromkeys(("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM",
+                     "RandomFourierFeatures", "Nystroem"), "estimators"),
+}
 
 
 def __getattr__(name):
-    # the estimators pull in scikit-learn (most of a second); the command-line programs never need it
-    if name in _ESTIMATORS:
-        from . import estimators
-        return getattr(estimators, name)
-    raise AttributeError(f"module 'fastsvm' has no attribute {name!r}")
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fastsvm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
 
-__all__ = [
-    "load_svmlight_file", "load_svmlight_files", "dump_svmlight_file",
-    "Model", "load_model", "save_model",
-    "Params", "fit_model", "predict", "decision_values", "predict_probability",
-    *_ESTIMATORS,
-    "FastSVMError", "FileFormatError", "ParameterError",
-]
+
+def __dir__():
+    return sorted([*globals(), *_PUBLIC])
+
+
+__all__ = list(_PUBLIC)

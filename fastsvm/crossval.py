@@ -5,8 +5,9 @@ import dataclasses
 import numpy as np
 
 from .csr import to_csr
+from .metrics import squared_correlation
 from .parallel import effective_n_jobs, run_tasks
-from .predict import predict, predict_probability
+from .prediction import predict, predict_probability
 from .train import fit_model, group_classes
 
 
@@ -70,11 +71,3 @@ def report(y, target, svm_type):
         return [f"Cross Validation Mean squared error = {np.mean((target - y) ** 2):g}",
                 f"Cross Validation Squared correlation coefficient = {squared_correlation(target, y):g}"]
     return [f"Cross Validation Accuracy = {100.0 * np.count_nonzero(target == y) / len(y):g}%"]
-
-
-def squared_correlation(v, y):
-    """LIBSVM's squared correlation coefficient (nan when a side is constant, as LIBSVM's 0/0)."""
-    n = len(y)
-    sv, sy, svv, syy, svy = v.sum(), y.sum(), v @ v, y @ y, v @ y
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(((n * svy - sv * sy) ** 2) / ((n * svv - sv * sv) * (n * syy - sy * sy)))

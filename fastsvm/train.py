@@ -17,7 +17,7 @@ from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .heap import release_free_memory
 from .model import Model
 from .parallel import effective_n_jobs, one_blas_thread, run_tasks
-from .predict import decision_values
+from .prediction import decision_values
 from .probability import (density_marks, platt_parameters, probability_generator,
                           svr_probability)
 from .solvers import Kernel, Subproblem, get_solver

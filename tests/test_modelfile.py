@@ -12,7 +12,7 @@ from fastsvm.errors import FileFormatError
 from fastsvm.model import Model
 from fastsvm import modelfile
 from fastsvm.modelfile import load_model, save_model
-from fastsvm.predict import decision_values, predict
+from fastsvm.prediction import decision_values, predict
 # the LIBSVM oracle and its trained models are shared with the prediction tests
 from test_predict import (LIBSVM_CASES, assert_close, libsvm_cases,  # noqa: F401
                           libsvm_predict, read_data)

@@ -18,7 +18,7 @@ from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError
 from fastsvm.model import Model
 from fastsvm.modelfile import load_model
-from fastsvm.predict import decision_values, predict, predict_probability
+from fastsvm.prediction import decision_values, predict, predict_probability
 from fastsvm.probability import couple, svr_laplace_scale
 
 svmutil = pytest.importorskip("libsvm.svmutil")

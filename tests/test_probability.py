@@ -27,7 +27,7 @@ from conftest import libsvm_one_thread, shared_file
 from fastsvm import ParameterError, Params, fit_model, load_model, save_model
 from fastsvm.crossval import cross_validation, fold_permutation
 from fastsvm.csr import to_csr
-from fastsvm.predict import predict, predict_probability
+from fastsvm.prediction import predict, predict_probability
 from fastsvm.probability import (binary_cv_decision_values, cross_validated_values,
                                  density_marks, laplace_scale, sigmoid_train)
 

@@ -27,7 +27,7 @@ from fastsvm._core._ssnal_kernel import (KernelProducts, cache_axpy, cache_block
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
-from fastsvm.predict import decision_values
+from fastsvm.prediction import decision_values
 from fastsvm.solvers import get_solver
 from fastsvm.solvers import ssnal_kernel
 from fastsvm.solvers.base import Kernel, Subproblem

@@ -208,7 +208,7 @@ def _three_class_data():
 def test_support_vectors_are_training_rows_named_not_copied(tmp_path, svm_type):
     from fastsvm.csr import RowSelection, to_csr
     from fastsvm.modelfile import save_model
-    from fastsvm.predict import decision_values
+    from fastsvm.prediction import decision_values
     X, y = _three_class_data()
     X = to_csr(X)
     model = fit_model(X, y, Params(svm_type=svm_type, kernel_type="rbf", gamma=0.2))

@@ -57,13 +57,14 @@ def number(option, text, kind=float, minimum=None, choices=None):
 
 
 def run(main, prog, usage, argv=None):
-    """Run ``main(argv)`` and turn every expected failure into one stderr line and an exit code."""
+    """Run ``main(argv)`` and turn every expected failure into one stderr line and an exit code.
+    ``usage`` is the usage text, or a function that builds it when it is shown."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         main(argv)
     except UsageError as e:
         print(f"{prog}: {e}", file=sys.stderr)
-        print(usage, file=sys.stderr, end="")
+        print(usage() if callable(usage) else usage, file=sys.stderr, end="")
         return 1
     except FastSVMError as e:
         print(f"{prog}: {e}", file=sys.stderr)

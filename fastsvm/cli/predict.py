@@ -3,11 +3,11 @@ import sys
 
 import numpy as np
 
-from ..crossval import squared_correlation
 from ..datafile import load_svmlight_file
 from ..errors import FastSVMError
+from ..metrics import squared_correlation
 from ..modelfile import load_model
-from ..predict import predict, predict_probability
+from ..prediction import predict, predict_probability
 from .common import UsageError, number, run, scan_options
 
 PROG = "fastsvm-predict"

@@ -2,21 +2,17 @@
 import os
 import sys
 
-from ..crossval import cross_validation, report
-from ..datafile import load_svmlight_file
 from ..errors import ParameterError
-from ..modelfile import save_model
 from ..params import Params
 from ..solvers import SOLVERS, get_solver
-from ..train import fit_model
 from .common import UsageError, number, run, scan_options
 
 PROG = "fastsvm-train"
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 
-USAGE = f"""\
-Usage: {PROG} [options] training_set_file [model_file]
+USAGE = """\
+Usage: fastsvm-train [options] training_set_file [model_file]
 options:
 -s svm_type : set type of SVM (default 0)
 	0 -- C-SVC		(multi-class classification)
@@ -25,7 +21,7 @@ options:
 	3 -- epsilon-SVR	(regression)
 	4 -- nu-SVR		(regression)
 -s solver : solve with a named solver (default smo); give -s twice to choose the type too
-	{chr(10).join(f"{name} -- {spec.description}" for name, spec in sorted(SOLVERS.items())).replace(chr(10), chr(10) + chr(9))}
+{solvers}
 -t kernel_type : set type of kernel function (default 2, or the solver's own default)
 	0 -- linear: u'*v
 	1 -- polynomial: (gamma*u'*v + coef0)^degree
@@ -53,6 +49,13 @@ fastsvm options:
 -R seed : seed of every random choice (default 0)
 -o name=value : a solver-specific option (repeatable)
 """
+
+
+def usage():
+    """The usage text; listing the solvers imports each of them, so it is built only when shown."""
+    solvers = "".join(f"\t{name} -- {spec.description}\n" for name, spec in sorted(SOLVERS.items()))
+    return USAGE.format(solvers=solvers.rstrip("\n"))
+
 
 _VALUE_OPTIONS = ("s", "t", "d", "g", "r", "c", "n", "p", "m", "e", "h", "b", "v",
                   "B", "L", "M", "j", "R", "o")
@@ -136,11 +139,18 @@ def parse_args(argv):
 
 
 def main(argv):
+    # imported here, after the command line is read: a usage error costs no solver imports
+    from ..datafile import load_svmlight_file
+    from ..modelfile import save_model
+    from ..train import fit_model
+
     params, train_file, model_file, folds = parse_args(argv)
     kernel = params.kernel_type or get_solver(params.solver).default_kernel
     # LIBSVM feature indices start at 1; a precomputed kernel's column 0 is the serial number
     X, y = load_svmlight_file(train_file, zero_based=(kernel == "precomputed"), n_jobs=params.n_jobs)
     if folds is not None:
+        from ..crossval import cross_validation, report
+
         target = cross_validation(X, y, params, folds)
         for line in report(y, target, params.svm_type):
             print(line)
@@ -150,4 +160,4 @@ def main(argv):
 
 
 def entry():
-    sys.exit(run(main, PROG, USAGE))
+    sys.exit(run(main, PROG, usage))

@@ -27,7 +27,7 @@ from sklearn.utils.validation import (_check_sample_weight, _num_samples, check_
 
 from ..csr import to_csr
 from ..params import Params
-from ..predict import decision_values, predict, predict_probability
+from ..prediction import decision_values, predict, predict_probability
 from ..solvers import get_solver
 from ..train import fit_model
 from ._common import class_weights_by_code, seed_from

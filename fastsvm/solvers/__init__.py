@@ -1,9 +1,41 @@
-"""Solver registry: each solver module exposes SPEC (a SolverSpec); -s NAME / solver=NAME look here."""
+"""Solver registry: -s NAME / solver=NAME look here. Each solver module exposes SPEC (a
+SolverSpec) and is imported on first look-up, so naming solvers costs no solver's imports."""
+import importlib
+from collections.abc import MutableMapping
+
 from ..errors import ParameterError
-from . import dcd, nystroem, smo, ssnal
 from .base import Kernel, Solution, SolverSpec, Subproblem
 
-SOLVERS = {spec.name: spec for spec in (dcd.SPEC, smo.SPEC, ssnal.SPEC, nystroem.SPEC)}
+
+class SolverRegistry(MutableMapping):
+    """name -> SolverSpec; a name maps to its module until its SPEC is first asked for."""
+
+    def __init__(self, modules):
+        self._modules = dict(modules)
+        self._specs = {}
+
+    def __getitem__(self, name):
+        if name not in self._specs:
+            module = self._modules[name]  # KeyError: not a solver
+            self._specs[name] = importlib.import_module(f"{__name__}.{module}").SPEC
+        return self._specs[name]
+
+    def __setitem__(self, name, spec):
+        self._modules.setdefault(name, None)
+        self._specs[name] = spec
+
+    def __delitem__(self, name):
+        del self._modules[name]
+        self._specs.pop(name, None)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+
+SOLVERS = SolverRegistry({"dcd": "dcd", "smo": "smo", "ssnal": "ssnal", "nystroem": "nystroem"})
 
 
 def get_solver(name):
