@@ -49,7 +49,7 @@ def cross_validation(X, y, params, n_folds, sample_weight=None):
     n_jobs = effective_n_jobs(params.n_jobs)
     inner = dataclasses.replace(params, n_jobs=max(1, n_jobs // n_folds), verbose=False)
     stop = np.zeros(1, dtype=np.int32)
-    weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
     target = np.empty(len(y))
 
     def training_rows(f):

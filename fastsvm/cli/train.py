@@ -50,7 +50,8 @@ fastsvm options:
 -L loss : linear C-SVC solvers: hinge (L1-loss, default) or squared_hinge (L2-loss)
 -M max_iter : iteration limit of the solver (default: the solver's own)
 -j n : number of threads (default: all cores)
--R seed : seed of every random choice, the -v and -b 1 folds too (default 0; without -R the folds are svm-train's)
+-R seed : seed of every random choice (default 0); given, it also draws the -v and -b 1 folds
+	(otherwise drawn as svm-train draws them)
 -o name=value : a solver-specific option (repeatable)
 """
 
