@@ -1,24 +1,27 @@
-"""n-fold cross-validation as svm-train -v does it: LIBSVM's stratified folds (drawn from a seed,
-not the C library's rand()), each fold trained in its own thread."""
+"""n-fold cross-validation as svm-train -v does it: LIBSVM's stratified folds, drawn from LIBSVM's
+stream (the C library's rand(), in svm-train's order) or from a seed, each fold trained in its own
+thread."""
 import dataclasses
 
 import numpy as np
 
+from ._core._crand import CRand
 from .csr import to_csr
 from .metrics import squared_correlation
 from .parallel import effective_n_jobs, run_tasks
 from .prediction import predict, predict_probability
+from .probability import probability_draws
 from .train import fit_model, group_classes
 
 
-def fold_permutation(y, svm_type, n_folds, seed):
+def fold_permutation(y, svm_type, n_folds, rng):
     """LIBSVM's fold layout: (perm, fold_start); fold f holds rows perm[fold_start[f]:fold_start[f+1]].
 
     Classification folds are stratified: each class is shuffled and dealt to the folds in equal
-    shares; otherwise the rows are shuffled and cut into equal pieces.
+    shares; otherwise the rows are shuffled and cut into equal pieces. ``rng.permutation(rows)``
+    shuffles: a CRand draws LIBSVM's folds, a numpy Generator fastsvm's seeded ones.
     """
     n = len(y)
-    rng = np.random.default_rng(seed)
     if svm_type in ("c_svc", "nu_svc") and n_folds < n:
         classes = group_classes(y)
         counts = np.array([r.size for r in classes.rows])
@@ -41,18 +44,33 @@ def cross_validation(X, y, params, n_folds, sample_weight=None):
     X = to_csr(X)
     y = np.asarray(y, dtype=np.float64)
     n_folds = min(int(n_folds), len(y))  # more folds than rows: leave-one-out, as LIBSVM
-    perm, fold_start = fold_permutation(y, params.svm_type, n_folds, params.seed)
+    stream = CRand() if params.libsvm_folds else None  # a fresh svm-train process's
+    rng = stream if stream is not None else np.random.default_rng(params.seed)
+    perm, fold_start = fold_permutation(y, params.svm_type, n_folds, rng)
     n_jobs = effective_n_jobs(params.n_jobs)
     inner = dataclasses.replace(params, n_jobs=max(1, n_jobs // n_folds), verbose=False)
     stop = np.zeros(1, dtype=np.int32)
-    weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
     target = np.empty(len(y))
 
+    def training_rows(f):
+        # in perm's order, as LIBSVM hands them to training (SMO's path and the labels' order)
+        return np.concatenate([perm[:fold_start[f]], perm[fold_start[f + 1]:]])
+
+    # LIBSVM trains the folds one after another, each -b 1 fit drawing from the stream where the
+    # previous fold's ended: each fold is handed a copy of the stream at its start
+    fold_streams = [None] * n_folds
+    if stream is not None and params.probability:
+        for f in range(n_folds):
+            train = training_rows(f)
+            fold_streams[f] = stream.copy()
+            stream.skip(probability_draws(params.svm_type, len(group_classes(y[train]).labels),
+                                          np.count_nonzero(weights[train] > 0)))
+
     def fold(f):
-        test = perm[fold_start[f]:fold_start[f + 1]]
-        train = np.concatenate([perm[:fold_start[f]], perm[fold_start[f + 1]:]])
-        model = fit_model(X[train], y[train], inner,
-                          sample_weight=None if weights is None else weights[train], stop=stop)
+        test, train = perm[fold_start[f]:fold_start[f + 1]], training_rows(f)
+        model = fit_model(X[train], y[train], inner, sample_weight=weights[train], stop=stop,
+                          stream=fold_streams[f])
         if inner.probability and inner.svm_type in ("c_svc", "nu_svc"):
             # LIBSVM labels by the largest probability here, not by the votes
             return test, predict_probability(model, X[test], n_jobs=inner.n_jobs)[0]

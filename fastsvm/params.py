@@ -14,7 +14,10 @@ class Params:
     ``kernel_type``, ``gamma`` and ``tol`` may stay None: the solver's default kernel, 1/n_features
     and the solver's default tolerance are then used (LIBSVM's 1e-3 for SMO, LIBLINEAR's 0.1 for
     DCD). ``bias`` is LIBLINEAR's -B (< 0: no bias feature); ``loss`` picks the dual of the hinge
-    (L1) or squared hinge (L2) loss for the linear C-SVC solvers.
+    (L1) or squared hinge (L2) loss for the linear C-SVC solvers. ``libsvm_folds`` draws the
+    cross-validation folds and -b 1's internal folds from LIBSVM's stream (the C library's rand()
+    from its default seed, in svm-train's order) instead of from ``seed``, which still seeds
+    everything else.
     """
 
     svm_type: str = "c_svc"
@@ -35,6 +38,7 @@ class Params:
     bias: float = -1.0
     max_iter: int | None = None
     seed: int = 0
+    libsvm_folds: bool = False
     n_jobs: int | None = None
     verbose: bool = False
     options: dict = field(default_factory=dict)  # solver-specific knobs, e.g. random-feature count

@@ -141,8 +141,8 @@ def has_probability_model(model):
 
 # ----------------------------------------------------------------------------------------------
 # Fitting side (Platt's sigmoid on cross-validation decision values, density marks, Laplace
-# scale). fastsvm.train supplies the training of each fold; the folds come from a seeded
-# generator instead of the C library's rand().
+# scale). fastsvm.train supplies the training of each fold and the row order the folds are cut
+# from: LIBSVM's rand() stream or a seeded generator (fold_orders).
 # ----------------------------------------------------------------------------------------------
 
 N_PROBABILITY_FOLDS = 5  # LIBSVM's internal cross-validation for probability models
@@ -156,6 +156,24 @@ def probability_generator(seed, index):
     """The random stream of one probability fit: from the training seed and the subproblem's
     position (one-vs-one pair index, 0 otherwise), so threads cannot change it."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+
+
+def fold_orders(sizes, seed, stream=None):
+    """The shuffled row order of each subproblem's probability cross-validation (sizes: its
+    rows), drawn before any thread runs: from LIBSVM's rand() ``stream`` in subproblem order as
+    svm_train consumes it (one draw per row), else from ``seed`` and the subproblem's position."""
+    if stream is not None:
+        return [stream.permutation(n) for n in sizes]
+    return [probability_generator(seed, k).permutation(n) for k, n in enumerate(sizes)]
+
+
+def probability_draws(svm_type, n_classes, n_rows):
+    """How many rand() values LIBSVM's probability fit of one training consumes: one per row of
+    every one-vs-one pair (each row is in n_classes - 1 pairs), one per row for an SVR's
+    folds, none for one-class (its density marks need no folds)."""
+    if svm_type in ("c_svc", "nu_svc"):
+        return max(n_classes - 1, 0) * n_rows
+    return n_rows if svm_type in ("epsilon_svr", "nu_svr") else 0
 
 
 def sigmoid_train(dec, labels, log=None):
@@ -223,11 +241,12 @@ def _note(log, line):
         log(line)
 
 
-def cross_validated_values(n, fit_fold, rng, n_folds=N_PROBABILITY_FOLDS):
-    """Decision values of n rows, each from a model that did not see it: the rows are shuffled
-    and cut into n_folds consecutive pieces (LIBSVM's unstratified folds); ``fit_fold(train,
-    test)`` trains on the row indices ``train`` and returns the decision values of ``test``."""
-    perm = rng.permutation(n)
+def cross_validated_values(perm, fit_fold, n_folds=N_PROBABILITY_FOLDS):
+    """Decision values of the rows, each from a model that did not see it: the shuffled row
+    order ``perm`` is cut into n_folds consecutive pieces (LIBSVM's unstratified folds);
+    ``fit_fold(train, test)`` trains on the row indices ``train`` (in perm's order, as LIBSVM
+    hands them to training) and returns the decision values of ``test``."""
+    n = len(perm)
     out = np.empty(n)
     for f in range(n_folds):
         begin, end = f * n // n_folds, (f + 1) * n // n_folds
@@ -237,7 +256,7 @@ def cross_validated_values(n, fit_fold, rng, n_folds=N_PROBABILITY_FOLDS):
     return out
 
 
-def binary_cv_decision_values(y, fit_fold, rng):
+def binary_cv_decision_values(y, fit_fold, perm):
     """5-fold cross-validated decision values of a +1/-1 problem, as svm_binary_svc_probability
     forms them: a fold whose training part holds one class only gets the constant +1 or -1 (0
     when that part is empty) instead of a model."""
@@ -249,12 +268,13 @@ def binary_cv_decision_values(y, fit_fold, rng):
             return fit_fold(train, test)
         return np.full(test.size, 1.0 if has_pos else (-1.0 if has_neg else 0.0))
 
-    return cross_validated_values(positive.size, fold, rng)
+    return cross_validated_values(perm, fold)
 
 
-def platt_parameters(y, fit_fold, rng, log=None):
-    """LIBSVM's svm_binary_svc_probability: Platt's (A, B) on cross-validated decision values."""
-    return sigmoid_train(binary_cv_decision_values(y, fit_fold, rng), np.asarray(y) > 0, log)
+def platt_parameters(y, fit_fold, perm, log=None):
+    """LIBSVM's svm_binary_svc_probability: Platt's (A, B) on cross-validated decision values
+    (folds cut from the row order ``perm``)."""
+    return sigmoid_train(binary_cv_decision_values(y, fit_fold, perm), np.asarray(y) > 0, log)
 
 
 def laplace_scale(residuals):
@@ -266,10 +286,11 @@ def laplace_scale(residuals):
     return float(r[r <= 5.0 * std].mean())
 
 
-def svr_probability(y, fit_fold, rng, log=None):
-    """The Laplace scale of an SVR model from 5-fold cross-validated predictions."""
+def svr_probability(y, fit_fold, perm, log=None):
+    """The Laplace scale of an SVR model from 5-fold cross-validated predictions (folds cut from
+    the row order ``perm``)."""
     y = np.asarray(y, dtype=np.float64)
-    sigma = laplace_scale(y - cross_validated_values(y.size, fit_fold, rng))
+    sigma = laplace_scale(y - cross_validated_values(perm, fit_fold))
     _note(log, "Prob. model for test data: target value = predicted value + z,")
     _note(log, f"z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma= {sigma:g}")
     return sigma

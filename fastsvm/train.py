@@ -12,14 +12,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._core._cache import bytes_to_hold_all
+from ._core._crand import CRand
 from .csr import RowSelection, to_csr
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .heap import release_free_memory
 from .model import Model
 from .parallel import effective_n_jobs, one_blas_thread, run_tasks
 from .prediction import decision_values
-from .probability import (density_marks, platt_parameters, probability_generator,
-                          svr_probability)
+from .probability import density_marks, fold_orders, platt_parameters, svr_probability
 from .solvers import Kernel, Subproblem, get_solver
 
 # the largest pair's cache peak, as a fraction of its whole kernel matrix, above which the other
@@ -58,7 +58,7 @@ def resolve_kernel(params, spec, n_features):
     return Kernel(kind=kind, gamma=float(gamma), degree=int(params.degree), coef0=float(params.coef0))
 
 
-def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
+def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None):
     """Train a Model on rows X (any matrix fastsvm.csr.to_csr accepts) with labels/targets y.
 
     The model's support vectors are rows of X read in place (as LIBSVM's model points into its
@@ -66,7 +66,9 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
     ``log`` receives progress and LIBSVM's summary lines when ``params.verbose`` (default: print
     to stdout). For the precomputed kernel X holds [serial number, K(x, x_1), ...] per row,
     column 0 being LIBSVM's index 0. ``stop`` (int32[1]) lets a caller that runs this in a
-    thread of its own pass its Ctrl-C flag down to the solvers.
+    thread of its own pass its Ctrl-C flag down to the solvers. ``stream`` (a CRand) is LIBSVM's
+    rand() stream, where this training's probability folds are drawn from; with
+    ``params.libsvm_folds`` and no stream a fresh one starts, as in a fresh svm-train process.
     """
     params.check()
     spec = get_solver(params.solver)
@@ -92,8 +94,10 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None):
         _check_nu_feasible(y, weights, params.nu)
     if log is None and params.verbose:
         log = _print_line
+    if stream is None and params.libsvm_folds and params.probability:
+        stream = CRand()
     with one_blas_thread():
-        return _Trainer(spec, params, kernel, log, stop).train(X, y, weights)
+        return _Trainer(spec, params, kernel, log, stop, stream).train(X, y, weights)
 
 
 def _print_line(line):
@@ -132,12 +136,13 @@ def _check_precomputed(X):
 class _Trainer:
     """Splits the problem for one solver, runs the pieces, assembles the Model."""
 
-    def __init__(self, spec, params, kernel, log, stop):
+    def __init__(self, spec, params, kernel, log, stop, stream=None):
         self.spec = spec
         self.params = params
         self.kernel = kernel
         self.log = log
         self.stop = np.zeros(1, dtype=np.int32) if stop is None else stop
+        self.stream = stream  # LIBSVM's rand(), for the probability folds; None: seeded
 
     def train(self, X, y, weights):
         if self.params.svm_type in ("c_svc", "nu_svc"):
@@ -223,15 +228,15 @@ class _Trainer:
         return Subproblem(formulation=formulation, X=X, y=y, upper=upper,
                           kernel=self.kernel, params=self.params, rows=rows)
 
-    def _calibration(self, index, weights, box=None):
-        """The probability fit of subproblem ``index``, run in its task: Platt's (A, B) for a
-        one-vs-one pair whose bounds are box = (C+, C-), else the SVR Laplace scale."""
+    def _calibration(self, order, weights, box=None):
+        """The probability fit of a subproblem, run in its task, its folds cut from the row order
+        ``order``: Platt's (A, B) for a one-vs-one pair whose bounds are box = (C+, C-), else
+        the SVR Laplace scale."""
         def calibrate(problem):
             fit = self._fold_fitter(problem, weights, box)
-            rng = probability_generator(self.params.seed, index)
             if box is None:
-                return svr_probability(problem.y, fit, rng, problem.log)
-            return platt_parameters(problem.y, fit, rng, problem.log)
+                return svr_probability(problem.y, fit, order, problem.log)
+            return platt_parameters(problem.y, fit, order, problem.log)
 
         return calibrate
 
@@ -268,7 +273,8 @@ class _Trainer:
             target, upper = (y if rows is None else y[keep]), self.params.C * wk
         calibrations = None
         if self.params.probability and self.params.svm_type != "one_class":
-            calibrations = [self._calibration(0, wk)]
+            order, = fold_orders([keep.size], self.params.seed, self.stream)
+            calibrations = [self._calibration(order, wk)]
         (solution,), (sigma,) = self._solve_all(
             [lambda: self._subproblem(self.params.svm_type, X, target, upper, rows)],
             [self.params.svm_type], calibrations)
@@ -330,10 +336,12 @@ class _Trainer:
             return self._subproblem(self.params.svm_type, X, target, upper, rows)
 
         problems = [lambda i=i, j=j: pair_problem(i, j) for i, j in pairs]
+        sizes = [kept[i].size + kept[j].size for i, j in pairs]
         calibrations = None
         if self.params.probability:
-            calibrations = [self._calibration(p, np.concatenate([weights[kept[i]], weights[kept[j]]]),
-                                              (box[i], box[j])) for p, (i, j) in enumerate(pairs)]
+            orders = fold_orders(sizes, self.params.seed, self.stream)
+            calibrations = [self._calibration(order, weights[pair_rows(i, j)], (box[i], box[j]))
+                            for order, (i, j) in zip(orders, pairs)]
         names = [f"{classes.labels[i]} vs {classes.labels[j]}" for i, j in pairs]
 
         def support_only(p, solution):
@@ -345,7 +353,6 @@ class _Trainer:
             rows = pair_rows(i, j)[nz].astype(np.int32)
             return replace(solution, coef=(rows, coef[nz], int(np.searchsorted(nz, kept[i].size))))
 
-        sizes = [kept[i].size + kept[j].size for i, j in pairs]
         solutions, platt = (self._solve_all(problems, names, calibrations, support_only, sizes)
                             if pairs else ([], []))
         # support vectors: rows with a nonzero coefficient in any pair, grouped by class

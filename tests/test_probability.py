@@ -1,15 +1,17 @@
 """Probability training (-b 1) against LIBSVM 3.37 (libsvm-official) and independent references.
 
-LIBSVM draws its internal folds from the C library's rand() and fastsvm from a seeded numpy
-Generator, so the Platt parameters and Laplace scales are compared as estimates (the calibrated
-log-loss on held-out data, the scale within a few per cent); what involves no randomness (the
-one-class density marks, probabilities from a given model file) is compared to rounding.
-LIBSVM's rand() is seeded with srand() before each of its trainings so these tests do not depend
-on what ran before them in the process.
+LIBSVM draws its internal folds from the C library's rand() and fastsvm by default from a seeded
+numpy Generator, so the Platt parameters and Laplace scales are compared as estimates (the
+calibrated log-loss on held-out data, the scale within a few per cent); with Params.libsvm_folds
+fastsvm draws LIBSVM's folds and they are compared to rounding, as is what involves no randomness
+(the one-class density marks, probabilities from a given model file). LIBSVM's rand() is seeded
+with srand() before each of its trainings so these tests do not depend on what ran before them in
+the process.
 """
 import contextlib
 import ctypes
 import dataclasses
+import platform
 import re
 import subprocess
 import sys
@@ -176,7 +178,7 @@ def test_cross_validated_values_hold_each_row_out_once():
         seen.append(test.size)
         return test * 10.0
 
-    out = cross_validated_values(n, fit_fold, np.random.default_rng(3))
+    out = cross_validated_values(np.random.default_rng(3).permutation(n), fit_fold)
     np.testing.assert_array_equal(out, np.arange(n) * 10.0)
     assert seen == [(f + 1) * n // 5 - f * n // 5 for f in range(5)]
 
@@ -188,11 +190,11 @@ def test_one_class_training_folds_get_constant_values():
         assert np.any(y[train] > 0) and np.any(y[train] < 0)
         return np.full(test.size, 5.0)
 
-    dec = binary_cv_decision_values(y, fit_fold, np.random.default_rng(0))
+    dec = binary_cv_decision_values(y, fit_fold, np.random.default_rng(0).permutation(y.size))
     held_with_positive = dec[0]
     assert held_with_positive == -1.0
     assert np.count_nonzero(dec == -1.0) == 2 and np.count_nonzero(dec == 5.0) == 8
-    assert np.all(binary_cv_decision_values(np.ones(4), fit_fold, np.random.default_rng(0)) == 1.0)
+    assert np.all(binary_cv_decision_values(np.ones(4), fit_fold, np.arange(4)) == 1.0)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -307,7 +309,7 @@ def test_cross_validation_labels_by_probability():
     y, x = read_data("glass.scale")
     params = Params(kernel_type="rbf", probability=True, seed=3, n_jobs=1)
     target = cross_validation(x, y, params, 5)
-    perm, start = fold_permutation(y, "c_svc", 5, params.seed)
+    perm, start = fold_permutation(y, "c_svc", 5, np.random.default_rng(params.seed))
     by_probability, by_vote = np.empty(len(y)), np.empty(len(y))
     for f in range(5):
         test = perm[start[f]:start[f + 1]]
@@ -345,6 +347,30 @@ def test_svr_laplace_scale_close_to_libsvm(name, tmp_path):
     assert abs(ours - theirs) <= 0.05 * theirs
     assert model.prob_b is None
     assert f"z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma= {ours:g}" in lines
+
+
+EXACT_CASES = {name: (train, slice(n_train), options, kw) for name, (train, _, n_train, options, kw)
+               in CALIBRATION_CASES.items() if name.endswith("heart") or name.endswith("weighted")}
+EXACT_CASES |= SVR_CASES | {
+    "c_svc_glass": ("glass.scale", None, "-s 0 -t 2 -c 4", dict(kernel_type="rbf", C=4.0)),
+    "nu_svc_iris": ("iris.scale", None, "-s 1 -t 2 -n 0.2", dict(svm_type="nu_svc", nu=0.2)),
+}
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="LIBSVM's rand() here is not glibc's")
+@pytest.mark.parametrize("name", list(EXACT_CASES))
+def test_libsvm_folds_give_libsvms_probability_parameters(name, tmp_path):
+    """With LIBSVM's stream (srand(1), drawn in svm_train's order: pair by pair, weighted pairs
+    and nu-SVC alike) the sigmoids and Laplace scales are LIBSVM 3.37's own to rounding: Platt's
+    Newton steps magnify last-bit differences of the folds' decision values (glass, pair 2's
+    probB: 2.7e-12 relative), while one fold drawn otherwise moves them by 1e-3 or more."""
+    data, rows, options, kw = EXACT_CASES[name]
+    y, x = read_data(data, rows)
+    keys = libsvm_model_keys(libsvm_train(y, x, options + " -b 1"), tmp_path)
+    model = fit_model(x, y, Params(probability=True, libsvm_folds=True, **kw))
+    np.testing.assert_allclose(model.prob_a, keys["probA"], rtol=1e-11, atol=0)
+    if model.prob_b is not None or "probB" in keys:
+        np.testing.assert_allclose(model.prob_b, keys["probB"], rtol=1e-11, atol=0)
 
 
 @pytest.mark.parametrize("nu", [0.1, 0.5])

@@ -46,7 +46,8 @@ fastsvm options:
 -L loss : linear C-SVC solvers: hinge (L1-loss, default) or squared_hinge (L2-loss)
 -M max_iter : iteration limit of the solver (default: the solver's own)
 -j n : number of threads (default: all cores)
--R seed : seed of every random choice (default 0)
+-R seed : seed of every random choice (default 0); given, it also draws the -v and -b 1 folds
+	(otherwise drawn as svm-train draws them)
 -o name=value : a solver-specific option (repeatable)
 """
 
@@ -64,7 +65,7 @@ _VALUE_OPTIONS = ("s", "t", "d", "g", "r", "c", "n", "p", "m", "e", "h", "b", "v
 def parse_args(argv):
     """Command line -> (Params, training file, model file, number of CV folds or None)."""
     options, positional = scan_options(argv, _VALUE_OPTIONS, flags=("q",), prefix_options=("w",))
-    params = Params()
+    params = Params(libsvm_folds=True)  # svm-train's folds unless -R seeds them
     verbose, folds, solver_named = True, None, False
     for name, value in options:
         if name == "s":
@@ -111,7 +112,7 @@ def parse_args(argv):
         elif name == "j":
             params.n_jobs = number("j", value, int, minimum=1)
         elif name == "R":
-            params.seed = number("R", value, int, minimum=0)
+            params.seed, params.libsvm_folds = number("R", value, int, minimum=0), False
         elif name == "o":
             key, sep, text = value.partition("=")
             if not sep or not key:
