@@ -412,7 +412,7 @@ def test_misuse_gives_clear_errors(iris):
     X, y = iris
     with pytest.raises(ValueError, match="greater than one"):
         fastsvm.SVC().fit(X, np.ones(y.size))
-    with pytest.raises(ValueError, match="class 2.0 has weight 0"):
+    with pytest.raises(ValueError, match="class 2.0 has weight <= 0"):
         fastsvm.SVC().fit(X, y, sample_weight=(y != 2).astype(float))
     with pytest.raises(ValueError, match="square"):
         fastsvm.SVC(kernel="precomputed").fit(X.toarray(), y)
