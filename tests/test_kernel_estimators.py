@@ -445,6 +445,9 @@ def test_infinite_C_is_the_hard_margin_as_in_sklearn(cls, make):
     assert_same_decisions(ours, theirs, X, "decision_function" if cls is fastsvm.SVC else "predict")
     with pytest.raises(ValueError, match="C = inf .* smo only"):
         cls(C=np.inf, kernel="linear", solver="ssnal").fit(X, y)
+    if cls is fastsvm.SVR:  # scikit-learn's NuSVR(C=inf) finds non-finite coefficients
+        with pytest.raises(ValueError, match="nu-SVR needs a finite C"):
+            fastsvm.NuSVR(C=np.inf).fit(X, y)
 
 
 def test_weights_at_most_zero_leave_their_samples_out(iris):
