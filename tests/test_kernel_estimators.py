@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn.svm as sk
+from sklearn import datasets
 from sklearn.datasets import load_svmlight_file
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.estimator_checks import check_estimator
 
 import fastsvm
@@ -438,7 +439,6 @@ def test_misuse_gives_clear_errors(iris):
 @pytest.mark.parametrize("cls, make", [(fastsvm.SVC, "classification"), (fastsvm.SVR, "regression")])
 def test_infinite_C_is_the_hard_margin_as_in_sklearn(cls, make):
     """C = inf: every alpha is free, SMO never forms inf * 0; the model is LIBSVM's."""
-    from sklearn import datasets
     X, y = getattr(datasets, f"make_{make}")(n_samples=80, n_features=6, random_state=3)
     ours, theirs = fit_both(cls, X, y, C=np.inf)
     assert_same_model(ours, theirs)
@@ -512,7 +512,6 @@ def test_data_too_large_for_the_kernel_raises_as_sklearn(gamma):
 
 
 def test_predict_proba_without_platt_parameters_raises_not_fitted(heart):
-    from sklearn.exceptions import NotFittedError
     X, y = heart
     for cls in (fastsvm.SVC, sk.SVC):
         with warnings.catch_warnings():
