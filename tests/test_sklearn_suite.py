@@ -18,7 +18,8 @@ HERE = Path(__file__).resolve().parent
 @pytest.mark.skipif(importlib.util.find_spec("sklearn.svm.tests") is None,
                     reason="this scikit-learn wheel ships no tests (sklearn.svm.tests)")
 def test_sklearn_svm_suite_passes(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])))
+    path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)
     env.pop("PYTEST_ADDOPTS", None)
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "--pyargs", "sklearn.svm.tests", "-p", "sklearn_swap",
