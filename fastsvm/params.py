@@ -59,6 +59,9 @@ class Params:
             raise ParameterError("eps <= 0")
         if self.svm_type in ("c_svc", "epsilon_svr", "nu_svr") and not self.C > 0:
             raise ParameterError("C <= 0")
+        if self.svm_type == "nu_svr" and self.C == float("inf"):
+            # its dual fixes sum(alpha) = C nu l / 2: no hard-margin limit
+            raise ParameterError("nu-SVR needs a finite C")
         if self.svm_type in ("nu_svc", "one_class", "nu_svr") and not 0 < self.nu <= 1:
             raise ParameterError("nu <= 0 or nu > 1")
         if self.svm_type == "epsilon_svr" and self.epsilon < 0:

@@ -315,7 +315,7 @@ class _Trainer:
             hit = np.flatnonzero(labels == int(label))
             if hit.size == 0:
                 warnings.warn(f"class label {label} specified in weight is not found", stacklevel=4)
-            box[hit] *= float(factor)
+            box[hit] = box[hit] * float(factor) if factor != 0 else 0.0  # also for C = inf
         return box
 
     def _one_vs_one(self, X, classes, box, weights):

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn.svm as sk
+from sklearn import datasets
 from sklearn.datasets import load_svmlight_file
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.estimator_checks import check_estimator
 
 import fastsvm
@@ -195,6 +196,7 @@ def test_gamma_as_sklearn_computes_it(gamma, heart):
     for data in (X, X.toarray()):
         ours, theirs = fit_both(fastsvm.SVC, data, y, gamma=gamma)
         assert ours.model_.gamma == pytest.approx(theirs._gamma, rel=1e-12)
+        assert ours._gamma == ours.model_.gamma  # scikit-learn's name, which its tests read
 
 
 def test_iteration_limit_warns_and_sets_fit_status(iris):
@@ -203,6 +205,9 @@ def test_iteration_limit_warns_and_sets_fit_status(iris):
         clf = fastsvm.SVC(max_iter=5).fit(X, y)
     assert clf.fit_status_ == 1
     np.testing.assert_array_equal(clf.n_iter_, [5, 5, 5])
+    for cls in (fastsvm.NuSVC, fastsvm.SVR, fastsvm.NuSVR, fastsvm.OneClassSVM):
+        with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+            assert cls(max_iter=2).fit(X, y).fit_status_ == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert fastsvm.SVC(max_iter=-1).fit(X, y).fit_status_ == 0
@@ -412,7 +417,7 @@ def test_misuse_gives_clear_errors(iris):
     X, y = iris
     with pytest.raises(ValueError, match="greater than one"):
         fastsvm.SVC().fit(X, np.ones(y.size))
-    with pytest.raises(ValueError, match="class 2.0 has weight 0"):
+    with pytest.raises(ValueError, match="class 2.0 has weight <= 0"):
         fastsvm.SVC().fit(X, y, sample_weight=(y != 2).astype(float))
     with pytest.raises(ValueError, match="square"):
         fastsvm.SVC(kernel="precomputed").fit(X.toarray(), y)
@@ -427,3 +432,115 @@ def test_misuse_gives_clear_errors(iris):
     assert not hasattr(fastsvm.SVR(), "predict_proba")
     with pytest.raises(AttributeError, match="linear kernel"):
         clf.coef_
+
+
+# ---------------------------------------------------------------- scikit-learn's edge cases
+
+@pytest.mark.parametrize("cls, make", [(fastsvm.SVC, "classification"), (fastsvm.SVR, "regression")])
+def test_infinite_C_is_the_hard_margin_as_in_sklearn(cls, make):
+    """C = inf: every alpha is free, SMO never forms inf * 0; the model is LIBSVM's."""
+    X, y = getattr(datasets, f"make_{make}")(n_samples=80, n_features=6, random_state=3)
+    ours, theirs = fit_both(cls, X, y, C=np.inf)
+    assert_same_model(ours, theirs)
+    assert_same_decisions(ours, theirs, X, "decision_function" if cls is fastsvm.SVC else "predict")
+    with pytest.raises(ValueError, match="C = inf .* smo only"):
+        cls(C=np.inf, kernel="linear", solver="ssnal").fit(X, y)
+    if cls is fastsvm.SVR:  # scikit-learn's NuSVR(C=inf) finds non-finite coefficients
+        with pytest.raises(ValueError, match="nu-SVR needs a finite C"):
+            fastsvm.NuSVR(C=np.inf).fit(X, y)
+
+
+def test_weights_at_most_zero_leave_their_samples_out(iris):
+    X, y = iris
+    sw = np.random.default_rng(2).uniform(-1.0, 3.0, size=y.size)
+    ours, theirs = fit_both(fastsvm.SVC, X, y, sample_weight=sw, kernel="linear")
+    kept = np.flatnonzero(sw > 0)  # scikit-learn's support_ counts among the kept rows
+    np.testing.assert_array_equal(ours.support_, kept[theirs.support_])
+    np.testing.assert_allclose(dense(ours.dual_coef_), dense(theirs.dual_coef_), rtol=1e-4, atol=1e-8)
+    assert_same_decisions(ours, theirs, X)
+    ours, theirs = fit_both(fastsvm.NuSVR, X, y, sample_weight=sw)
+    np.testing.assert_allclose(dense(ours.dual_coef_), dense(theirs.dual_coef_), rtol=1e-3, atol=1e-8)
+    assert_same_decisions(ours, theirs, X, "predict")
+
+
+def test_weights_masking_everything_or_a_class_raise_sklearn_errors():
+    X = np.array([[-2.0, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]])
+    y = np.array([1, 1, 1, 2, 2, 2])
+    none_left = np.array([0, -0.5, 0, 0, -1, 0])
+    one_class_left = np.array([0, -0.5, 0, 1, 1, 1])
+    for cls in (fastsvm.SVC, fastsvm.SVR, fastsvm.NuSVR, fastsvm.OneClassSVM):
+        for est in (cls(kernel="linear"), SKLEARN[cls](kernel="linear")):
+            with pytest.raises(ValueError, match="all samples have zero or negative weights"):
+                est.fit(X, y, sample_weight=none_left)
+    for cls, message in ((fastsvm.SVC, "all samples with positive weights belong to the same class"),
+                         (fastsvm.NuSVC, "specified nu is infeasible")):
+        for est in (cls(kernel="linear"), SKLEARN[cls](kernel="linear")):
+            with pytest.raises(ValueError, match=message):
+                est.fit(X, y, sample_weight=one_class_left)
+
+
+def test_callable_kernel_gets_X_as_given():
+    """A kernel over strings (X never converted to float), as scikit-learn's SVC runs it."""
+    words = np.array(["A A", "A", "B", "B B", "A B", "B A B"], dtype=object)
+    y = np.array([1, 1, 2, 2, 1, 2])
+
+    def counts(A, B):
+        assert isinstance(A[0], str)
+        return np.array([[a.count("A") * b.count("A") + a.count("B") * b.count("B") for b in B] for a in A],
+                        dtype=float)
+
+    ours, theirs = fit_both(fastsvm.SVC, words, y, kernel=counts)
+    np.testing.assert_array_equal(ours.support_, theirs.support_)
+    np.testing.assert_allclose(ours.dual_coef_, theirs.dual_coef_, rtol=1e-6, atol=1e-9)
+    assert_same_decisions(ours, theirs, words[::-1])
+    assert ours.shape_fit_ == theirs.shape_fit_ == (6,)
+    with pytest.raises(ValueError, match="kernel returned a 1x1 matrix for 6 samples"):
+        fastsvm.SVR(kernel=lambda A, B: np.ones((1, 1))).fit(words, y)
+
+
+@pytest.mark.parametrize("gamma", ["scale", 1.0])
+def test_data_too_large_for_the_kernel_raises_as_sklearn(gamma):
+    """Near float64's largest value, 'scale' gamma underflows to 0 and squared norms overflow:
+    scikit-learn finds non-finite coefficients, fastsvm refuses before solving, same error."""
+    rng = np.random.default_rng(0)
+    X = np.finfo(np.float64).max * rng.uniform(size=(10, 2))
+    y = np.arange(10) % 2
+    for est in (fastsvm.SVC(gamma=gamma), sk.SVC(gamma=gamma)):
+        with pytest.raises(ValueError, match="The dual coefficients or intercepts are not finite"):
+            est.fit(X, y)
+    fastsvm.SVC(gamma=gamma).fit(X / 1e160, y)  # the same data scaled down fits
+
+
+def test_predict_proba_without_platt_parameters_raises_not_fitted(heart):
+    X, y = heart
+    for cls in (fastsvm.SVC, sk.SVC):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            clf = cls(probability=False).fit(X, y)
+        clf.probability = True
+        assert hasattr(clf, "predict_proba")
+        with pytest.raises(NotFittedError, match="fitted with probability=False"):
+            clf.predict_proba(X)
+
+
+@pytest.mark.parametrize("cls", [fastsvm.SVC, fastsvm.NuSVC])
+def test_probability_deprecation_follows_installed_sklearn(cls, heart):
+    """FutureWarnings exactly where the installed scikit-learn gives them (1.9 on: any explicit
+    probability, and probA_ / probB_), and Platt parameters of the same shape (their values:
+    test_probabilities_close_to_sklearn)."""
+    X, y = heart
+    theirs_cls = SKLEARN[cls]
+    assert cls().probability == theirs_cls().probability
+    for kw in ({}, {"probability": False}, {"probability": True, "random_state": 0}):
+        with warnings.catch_warnings(record=True) as ours_caught:
+            warnings.simplefilter("always")
+            ours = cls(**kw).fit(X, y)
+            ours_a, ours_b = ours.probA_, ours.probB_
+        with warnings.catch_warnings(record=True) as theirs_caught:
+            warnings.simplefilter("always")
+            theirs = theirs_cls(**kw).fit(X, y)
+            theirs_a, theirs_b = theirs.probA_, theirs.probB_
+        future = [[str(w.message)[:40] for w in caught if w.category is FutureWarning]
+                  for caught in (ours_caught, theirs_caught)]
+        assert len(future[0]) == len(future[1]), future
+        assert ours_a.shape == theirs_a.shape and ours_b.shape == theirs_b.shape

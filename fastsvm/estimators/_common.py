@@ -22,3 +22,21 @@ def class_weights_by_code(class_weight, classes, y_codes):
         return {}
     weights = compute_class_weight(class_weight, classes=classes, y=classes[y_codes])
     return {code: float(w) for code, w in enumerate(weights) if w != 1.0}
+
+
+# scikit-learn's wording (its LIBSVM fork's), which its users and tests match
+ALL_MASKED = "Invalid input - all samples have zero or negative weights."
+ONE_CLASS_LEFT = "Invalid input - all samples with positive weights belong to the same class."
+
+
+def positive_weights(sample_weight, n_samples):
+    """Per-sample weights (1 when None) with those <= 0 set to 0: scikit-learn's LIBSVM leaves
+    those samples out, and so does fastsvm.train for a weight of 0."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    weights = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+    if weights.shape != (n_samples,):
+        raise ValueError(f"sample_weight has {weights.size} values for {n_samples} samples")
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    return np.where(weights > 0, weights, 0.0)

@@ -16,13 +16,16 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.utils import deprecated
+from sklearn.utils._param_validation import Hidden, Interval, Options, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.fixes import parse_version
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import _ovr_decision_function, check_classification_targets
-from sklearn.utils.validation import (_check_sample_weight, _num_samples, check_is_fitted,
+from sklearn.utils.validation import (_num_samples, check_consistent_length, check_is_fitted,
                                       validate_data)
 
 from ..csr import to_csr
@@ -30,12 +33,19 @@ from ..params import Params
 from ..prediction import decision_values, predict, predict_probability
 from ..solvers import get_solver
 from ..train import fit_model
-from ._common import class_weights_by_code, seed_from
+from ._common import ALL_MASKED, ONE_CLASS_LEFT, class_weights_by_code, positive_weights, seed_from
 
 # scikit-learn's kernel names -> LIBSVM's
 KERNELS = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid",
            "precomputed": "precomputed"}
 _ITERATION_LIMIT = r"solver \S+ reached its iteration limit"
+# scikit-learn 1.9 deprecates SVC's and NuSVC's probability (removal in 1.11): the default
+# becomes the string "deprecated" and any value given warns; before 1.9 it is a plain boolean
+PROBABILITY_DEPRECATED = parse_version(sklearn.__version__).release >= (1, 9)
+PROBABILITY_DEFAULT = "deprecated" if PROBABILITY_DEPRECATED else False
+# scikit-learn's wording, which its users and tests match
+NOT_FINITE = ("The dual coefficients or intercepts are not finite: the input data may contain "
+              "large values and need to be preprocessed")
 
 
 class _KernelSVM(BaseEstimator):
@@ -64,18 +74,27 @@ class _KernelSVM(BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the SVM on X (n_samples x n_features, or the n_samples x n_samples Gram matrix
-        for kernel='precomputed') and y; sample_weight rescales C per sample."""
+        for kernel='precomputed'; anything the callable kernel reads) and y; sample_weight
+        rescales C per sample, and a sample of weight <= 0 is left out, as in scikit-learn."""
         self._check_solver()
         if self.kernel == "precomputed" and sp.issparse(X):
             raise TypeError("Sparse precomputed kernels are not supported.")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+        if callable(self.kernel):  # the kernel gets X as given
+            check_consistent_length(X, y)
+            y = np.asarray(y)
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+            if self.kernel != "precomputed":
+                _check_finite_kernel(X)
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"Precomputed matrix must be a square matrix. Input is a "
                              f"{X.shape[0]}x{X.shape[1]} matrix.")
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        self._warn_probability()
+        sample_weight = positive_weights(sample_weight, _num_samples(X))
         targets = self._encode_targets(y, sample_weight)
         if callable(self.kernel):
             self._X_fit = X
+        self._gamma = self._gamma_value(X)  # scikit-learn's name for the gamma in use
         rows = self._kernel_rows(X, serial=True)
         order = self._row_order(targets)
         if order is not None:
@@ -84,7 +103,7 @@ class _KernelSVM(BaseEstimator):
             # reported below as scikit-learn does, with fit_status_
             warnings.filterwarnings("ignore", message=_ITERATION_LIMIT, category=RuntimeWarning)
             # the estimator keeps its model, the caller keeps X and may change it: own copies
-            self.model_ = fit_model(rows, targets, self._params(X, targets),
+            self.model_ = fit_model(rows, targets, self._params(targets),
                                     sample_weight=sample_weight).detached()
         support = np.asarray(self.model_.info["support_rows"], dtype=np.int64)
         self.support_ = (support if order is None else order[support]).astype(np.int32)
@@ -98,20 +117,28 @@ class _KernelSVM(BaseEstimator):
                              f"vectors: use fastsvm.LinearSVC(solver={spec.name!r}) instead")
 
     def _encode_targets(self, y, sample_weight):
+        if not np.any(sample_weight > 0):
+            raise ValueError(ALL_MASKED)
         return np.asarray(y, dtype=np.float64)
+
+    def _warn_probability(self):
+        """SVC and NuSVC warn as scikit-learn >= 1.9 does."""
+
+    def _wants_probability(self):
+        return False
 
     def _row_order(self, targets):
         """Permutation of the training rows handed to LIBSVM, None for as they are."""
         return None
 
-    def _params(self, X, targets):
+    def _params(self, targets):
         own = {name: float(getattr(self, name)) for name in ("C", "nu", "epsilon") if hasattr(self, name)}
         return Params(
             svm_type=self._svm_type, solver=self.solver,
             kernel_type="precomputed" if callable(self.kernel) else KERNELS[self.kernel],
-            degree=int(self.degree), gamma=self._gamma_value(X), coef0=float(self.coef0),
+            degree=int(self.degree), gamma=self._gamma, coef0=float(self.coef0),
             cache_size=float(self.cache_size), tol=float(self.tol), shrinking=bool(self.shrinking),
-            probability=bool(getattr(self, "probability", False)),
+            probability=self._wants_probability(),
             class_weight=self._class_weight_by_code(targets),
             max_iter=None if self.max_iter == -1 else int(self.max_iter),
             seed=seed_from(getattr(self, "random_state", None)), n_jobs=self.n_jobs,
@@ -127,7 +154,10 @@ class _KernelSVM(BaseEstimator):
         if self.gamma == "auto":
             return 1.0 / X.shape[1]
         if self.gamma == "scale":
-            var = X.multiply(X).mean() - X.mean() ** 2 if sp.issparse(X) else X.var()
+            with np.errstate(over="ignore", invalid="ignore"):
+                var = X.multiply(X).mean() - X.mean() ** 2 if sp.issparse(X) else X.var()
+            if not np.isfinite(var):  # gamma would underflow to 0 and the kernel turn NaN
+                raise ValueError(f"{NOT_FINITE} (the variance of X overflows float64).")
             return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
         return float(self.gamma)
 
@@ -135,7 +165,7 @@ class _KernelSVM(BaseEstimator):
         """scikit-learn's fitted attributes, from the model in LIBSVM's layout."""
         model = self.model_
         info = model.info
-        self.shape_fit_ = X.shape
+        self.shape_fit_ = X.shape if hasattr(X, "shape") else (_num_samples(X),)
         if callable(self.kernel) or self.kernel == "precomputed":
             self.support_vectors_ = np.empty((0, 0))
         elif sp.issparse(X):
@@ -166,7 +196,12 @@ class _KernelSVM(BaseEstimator):
         training rows at fit time (0 at predict time, where column 0 is not read)."""
         if callable(self.kernel):
             K = self.kernel(X, self._X_fit)
-            X = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+            K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+            expected = (_num_samples(X), _num_samples(self._X_fit))
+            if K.shape != expected:
+                raise ValueError(f"the kernel returned a {'x'.join(map(str, K.shape))} matrix for "
+                                 f"{expected[0]} samples against {expected[1]} training samples")
+            X = K
         elif self.kernel != "precomputed":
             return X
         first = np.arange(1.0, X.shape[0] + 1) if serial else np.zeros(X.shape[0])
@@ -176,7 +211,8 @@ class _KernelSVM(BaseEstimator):
         check_is_fitted(self)
         if self.kernel == "precomputed" and sp.issparse(X):
             raise TypeError("Sparse precomputed kernels are not supported.")
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False)
+        if not callable(self.kernel):
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False)
         return self._kernel_rows(X)
 
     def _decision_values(self, X):
@@ -208,6 +244,14 @@ class _KernelSVM(BaseEstimator):
         return tags
 
 
+def _check_finite_kernel(X):
+    """Rows whose squared norm overflows float64 make the kernel values inf or NaN."""
+    with np.errstate(over="ignore"):
+        sq_norms = np.asarray(X.multiply(X).sum(axis=1)) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    if not np.all(np.isfinite(sq_norms)):
+        raise ValueError(f"{NOT_FINITE} (squared norms of rows of X overflow float64).")
+
+
 def _pair_weights(dual, n_support, sv):
     """w of each one-vs-one pair (i, j) from LIBSVM's coefficient layout: class i's
     coefficients for the pair are in row j - 1, class j's in row i."""
@@ -234,7 +278,7 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
 
     _parameter_constraints: dict = {
         **_KernelSVM._parameter_constraints,
-        "probability": ["boolean"],
+        "probability": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "random_state": ["random_state"],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
@@ -248,11 +292,29 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
             raise ValueError(f"The number of classes has to be greater than one; got "
                              f"{len(self.classes_)} class")
         weighted = np.bincount(codes, weights=sample_weight, minlength=len(self.classes_)) > 0
-        if not weighted.all():
-            raise ValueError(f"every sample of class {self.classes_[~weighted][0]} has weight 0: "
+        if not weighted.any():
+            raise ValueError(ALL_MASKED)
+        if np.count_nonzero(weighted) == 1:  # LIBSVM's nu-SVC finds nu infeasible first
+            raise ValueError(ONE_CLASS_LEFT if self._svm_type == "c_svc" else
+                             "specified nu is infeasible: all samples with positive weights belong "
+                             "to the same class")
+        if not weighted.all() and self._svm_type == "c_svc":
+            raise ValueError(f"every sample of class {self.classes_[~weighted][0]} has weight <= 0: "
                              "each class needs a sample of positive weight")
+        # nu-SVC: fastsvm.train finds nu infeasible for a class without weight, as LIBSVM
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         return codes.astype(np.float64)
+
+    def _warn_probability(self):
+        if PROBABILITY_DEPRECATED and not isinstance(self.probability, str):
+            name = type(self).__name__
+            warnings.warn(f"The `probability` parameter of {name} is deprecated since scikit-learn "
+                          f"1.9 and goes in 1.11: use CalibratedClassifierCV({name}(), "
+                          f"ensemble=False) instead of {name}(probability=True).",
+                          FutureWarning, stacklevel=3)
+
+    def _wants_probability(self):
+        return not isinstance(self.probability, str) and bool(self.probability)
 
     def _class_weight_by_code(self, codes):
         return class_weights_by_code(self.class_weight, self.classes_, codes.astype(np.intp))
@@ -268,8 +330,8 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
         super()._set_attributes(X)
         self.n_iter_ = np.asarray(self.model_.info["n_iter"], dtype=np.int32)  # one per pair
         model = self.model_
-        self.probA_ = model.prob_a if model.prob_a is not None else np.empty(0)
-        self.probB_ = model.prob_b if model.prob_b is not None else np.empty(0)
+        self._probA = model.prob_a if model.prob_a is not None else np.empty(0)
+        self._probB = model.prob_b if model.prob_b is not None else np.empty(0)
         labels = _integer_labels(self.classes_)
         if labels is not None:  # the model file then holds the classes themselves, not codes
             model.labels = labels
@@ -301,7 +363,7 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
         return self.classes_[np.searchsorted(self.model_.labels, labels.astype(np.int64))]
 
     def _check_proba(self):
-        if not self.probability:
+        if not self._wants_probability():
             raise AttributeError("predict_proba is not available when probability=False")
         return True
 
@@ -310,12 +372,31 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
         """Class probabilities (columns in classes_ order): LIBSVM's Platt sigmoids per pair,
         coupled pairwise. Needs probability=True at fit time."""
         rows = self._validated_rows(X)
+        if self.model_.prob_a is None:
+            raise NotFittedError("predict_proba is not available when fitted with probability=False")
         return predict_probability(self.model_, rows, n_jobs=self.n_jobs)[1]
 
     @available_if(_check_proba)
     def predict_log_proba(self, X):
         """Logarithm of predict_proba."""
         return np.log(self.predict_proba(X))
+
+    def _platt_a(self):
+        """Platt's A per pair (empty without probability=True)."""
+        return self._probA
+
+    def _platt_b(self):
+        """Platt's B per pair (empty without probability=True)."""
+        return self._probB
+
+    if PROBABILITY_DEPRECATED:  # they go with probability in scikit-learn 1.11
+        probA_ = deprecated("Attribute `probA_` was deprecated in scikit-learn 1.9 with the "
+                            "probability parameter and goes in 1.11.")(property(_platt_a))
+        probB_ = deprecated("Attribute `probB_` was deprecated in scikit-learn 1.9 with the "
+                            "probability parameter and goes in 1.11.")(property(_platt_b))
+    else:
+        probA_ = property(_platt_a)
+        probB_ = property(_platt_b)
 
 
 class SVC(_KernelClassifier):
@@ -325,7 +406,7 @@ class SVC(_KernelClassifier):
     _parameter_constraints: dict = {**_KernelClassifier._parameter_constraints, **_KernelSVM._C}
 
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
-                 probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
+                 probability=PROBABILITY_DEFAULT, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False, random_state=None,
                  solver="smo", n_jobs=None):
         self.C = C
@@ -355,7 +436,7 @@ class NuSVC(_KernelClassifier):
     _parameter_constraints: dict = {**_KernelClassifier._parameter_constraints, **_KernelSVM._NU}
 
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
-                 probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
+                 probability=PROBABILITY_DEFAULT, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False, random_state=None,
                  solver="smo", n_jobs=None):
         self.nu = nu

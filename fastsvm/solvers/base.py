@@ -65,9 +65,9 @@ def checked_arrays(sub):
     return (X if rows is None else X[rows]), y, upper
 
 
-def checked_rows(sub):
+def checked_rows(sub, infinite_bounds=False):
     """(X, rows, y, upper): checked_arrays for a solver that reads the rows in place (rows None:
-    all of X)."""
+    all of X). ``infinite_bounds``: the solver takes C_i = inf (the hard margin) as LIBSVM does."""
     X = to_csr(sub.X)
     rows = None
     if sub.rows is not None:
@@ -81,8 +81,10 @@ def checked_rows(sub):
         raise FastSVMError(f"X has {n} rows but y has {y.shape[0]} and upper {upper.shape[0]} entries")
     if not np.all(np.isfinite(y)):
         raise FastSVMError("labels or targets contain NaN or infinity")
-    if not np.all(np.isfinite(upper)) or np.any(upper < 0):
-        raise FastSVMError("per-sample bounds C_i must be finite and >= 0")
+    if np.any(np.isnan(upper)) or np.any(upper < 0):
+        raise FastSVMError("per-sample bounds C_i must be >= 0")
+    if not infinite_bounds and np.any(np.isinf(upper)):
+        raise FastSVMError("C = inf (the hard margin) is solved by solver smo only")
     return X, rows, y, upper
 
 

@@ -85,7 +85,8 @@ def _check(sub):
         raise ParameterError(f"smo does not solve {sub.formulation!r} (it solves: {', '.join(FORMULATIONS)})")
     if sub.kernel.kind not in KERNELS:
         raise ParameterError(f"smo does not support the {sub.kernel.kind!r} kernel")
-    X, rows, y, upper = checked_rows(sub)
+    # C_i = inf: alpha_i is never at its bound, no inf enters a product (LIBSVM's hard margin)
+    X, rows, y, upper = checked_rows(sub, infinite_bounds=True)
     params = sub.params
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     if not tol > 0:
