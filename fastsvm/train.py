@@ -365,8 +365,11 @@ class _Trainer:
         position = np.full(X.shape[0], -1, dtype=np.int64)
         position[order] = np.arange(order.size)
         sv_coef = np.zeros((k - 1, order.size))
+        start = np.concatenate([[0], np.cumsum([r.size for r in sv_rows])])
         for (i, j), s in zip(pairs, solutions):
-            # LIBSVM's layout: pair (i, j) keeps class i's coefficients in row j-1, class j's in row i
+            # LIBSVM's layout: pair (i, j) keeps class i's coefficients in row j-1, class j's in row i;
+            # class j's side has y = -1, so its zeros are y * 0 = -0.0, which svm-train writes "-0"
+            sv_coef[i, start[j]:start[j + 1]] = -0.0
             rows, values, n_i = s.coef
             sv_coef[j - 1, position[rows[:n_i]]] = values[:n_i]
             sv_coef[i, position[rows[n_i:]]] = values[n_i:]

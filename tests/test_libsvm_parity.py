@@ -130,3 +130,20 @@ def test_same_model_file_for_one_and_two_threads(tmp_path):
         assert result.returncode == 0, result.stderr
         files.append(path.read_bytes())
     assert files[0] == files[1]
+
+
+@pytest.mark.parametrize("name, options", [("heart_scale", []), ("iris.scale", []),
+                                           ("glass.scale", ["-c", "4"]), ("dna.scale", ["-t", "0"]),
+                                           ("iris.scale", ["-t", "1", "-d", "2", "-c", "8"])])
+def test_model_file_byte_identical_to_svm_train(name, options, tmp_path):
+    # svm-train writes a zero coefficient of a pair's second class as -0 (y * 0 with y = -1)
+    import shutil
+    svm_train = shutil.which("svm-train")
+    if svm_train is None:
+        pytest.skip("LIBSVM's svm-train is not installed (apt-get install libsvm-tools)")
+    data = shared_file(name)
+    theirs, ours = tmp_path / "libsvm.model", tmp_path / "fastsvm.model"
+    subprocess.run([svm_train, "-q", *options, str(data), str(theirs)], check=True)
+    subprocess.run([str(Path(sys.executable).parent / "fastsvm-train"), "-q", *options, str(data), str(ours)],
+                   check=True)
+    assert ours.read_bytes() == theirs.read_bytes()
