@@ -112,7 +112,7 @@ class SolverSpec:
     solve: Callable[[Subproblem], Solution]
     formulations: tuple
     kernels: tuple
-    multiclass: str  # "ovo" (LIBSVM) or "ovr" (LIBLINEAR)
+    multiclass: str  # "ovo" (LIBSVM), "ovr" (LIBLINEAR) or "joint" (one problem over all classes)
     default_kernel: str
     default_tol: float
     description: str = ""
