@@ -59,3 +59,24 @@ def subproblem(solver, X, y, upper, bias=-1.0, tol=1e-8, max_iter=100_000, seed=
 def with_bias_column(X, B):
     """X (CSR) with the bias feature appended when B > 0."""
     return sp.hstack([X, np.full((X.shape[0], 1), B)], format="csr") if B > 0 else X
+
+
+def binary_oracle(solve, solver, solver_type, name, test_name, C, bias, tol):
+    """Our binary solve and liblinear-official's (-s solver_type) on one data set, as full weight
+    vectors (the bias weight appended when B > 0): (solution, D, y, upper, ours, theirs, Dt)."""
+    X, labels, Xt, _ = load_pair(name, test_name)
+    W, w_bias, ll_labels = liblinear_weights(X, labels, solver_type, C, bias)
+    y = np.where(labels == ll_labels[0], 1.0, -1.0)
+    upper = np.full(y.size, C)
+    B = max(bias, 0.0)
+    sol = solve(subproblem(solver, X, y, upper, bias, tol=tol))
+    ours = np.append(sol.w, sol.info["bias_weight"]) if B > 0 else sol.w
+    theirs = np.append(W[0], w_bias[0]) if B > 0 else W[0]
+    return sol, with_bias_column(X, B), y, upper, ours, theirs, with_bias_column(Xt, B)
+
+
+def assert_same_signs(Dt, ours, theirs):
+    """Test predictions agree, but for points within 1e-4 of liblinear's hyperplane (<= 0.1%)."""
+    dec_ours, dec_theirs = Dt @ ours, Dt @ theirs
+    differ = np.sign(dec_ours) != np.sign(dec_theirs)
+    assert differ.mean() <= 1e-3 and np.all(np.abs(dec_theirs[differ]) < 1e-4)

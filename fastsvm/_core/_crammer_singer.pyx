@@ -50,7 +50,8 @@ cdef void solve_subproblem(int k, double A, const double* b, const double* upper
         beta = total - tail
     beta /= r
     for m in range(k):
-        alpha[m] = (fmin(beta, b[m] + A * upper[m]) - b[m]) / A
+        # at the bound exactly, not (b + A C - b) / A rounded: the KKT test tells bound from free
+        alpha[m] = upper[m] if beta >= b[m] + A * upper[m] else (beta - b[m]) / A
 
 
 cdef inline double sample_violation(int k, const double* G, const double* alpha, double upper_y,

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core._crammer_singer import CrammerSinger
 from ..errors import FastSVMError
-from .base import Solution, SolverSpec, Subproblem, checked_arrays
+from .base import Solution, SolverSpec, Subproblem, checked_arrays, linear_run_settings
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for -s 4
 DEFAULT_MAX_ITER = 1000  # epochs
@@ -32,15 +32,12 @@ def primal_objective(X, codes, upper, W, w_bias, bias):
 
 def solve(sub: Subproblem) -> Solution:
     """Solve the Crammer-Singer problem by the sequential dual method."""
-    params = sub.params
     X, y, upper = checked_arrays(sub)
     codes = y.astype(np.int64)
     if y.size and (np.any(codes != y) or codes.min() < 0):
         raise FastSVMError("crammer_singer: labels must be class positions 0..k-1")
     n_classes = int(codes.max()) + 1 if codes.size else 1
-    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    bias = float(params.bias) if params.bias >= 0 else 0.0
+    tol, max_iter, bias = linear_run_settings(sub.params, DEFAULT_TOL, DEFAULT_MAX_ITER)
     cs = CrammerSinger(X, codes, upper, n_classes, bias=bias)
     rng = np.random.default_rng(sub.seed)
 

@@ -12,7 +12,8 @@ import scipy.sparse as sp
 
 from .._core._l1_cd import L1SquaredHingeCD
 from ..errors import FastSVMError
-from .base import Solution, SolverSpec, Subproblem, checked_arrays
+from .base import (Solution, SolverSpec, Subproblem, checked_binary_squared_hinge,
+                   linear_run_settings)
 
 DEFAULT_TOL = 0.01       # LIBLINEAR's -e for -s 5
 DEFAULT_MAX_ITER = 1000  # epochs
@@ -40,15 +41,8 @@ def objective(X, y, upper, w):
 
 def solve(sub: Subproblem) -> Solution:
     """Solve one binary L1-regularized squared-hinge SVM by CDN."""
-    params = sub.params
-    X, y, upper = checked_arrays(sub)
-    if not np.all(np.abs(y) == 1.0):
-        raise FastSVMError("l1_cd solves binary problems: labels must be +1 or -1")
-    if params.loss != "squared_hinge":
-        raise FastSVMError("l1_cd solves the squared hinge loss only (-s 5's problem)")
-    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    bias = float(params.bias) if params.bias >= 0 else 0.0
+    X, y, upper = checked_binary_squared_hinge(sub, "l1_cd")
+    tol, max_iter, bias = linear_run_settings(sub.params, DEFAULT_TOL, DEFAULT_MAX_ITER)
     columns = columns_with_bias(X, bias)
     cd = L1SquaredHingeCD(columns, y, upper)
     rng = np.random.default_rng(sub.seed)

@@ -13,7 +13,8 @@ import numpy as np
 
 from .._core._primal_newton import SquaredHingePrimal
 from ..errors import FastSVMError
-from .base import Solution, SolverSpec, Subproblem, checked_arrays
+from .base import (Solution, SolverSpec, Subproblem, checked_binary_squared_hinge,
+                   linear_run_settings)
 
 DEFAULT_TOL = 0.01       # LIBLINEAR's -e for its primal solvers
 DEFAULT_MAX_ITER = 1000  # Newton iterations
@@ -46,15 +47,8 @@ def conjugate_gradient(hess_vec, grad, rtol, max_steps, stop):
 
 def solve(sub: Subproblem) -> Solution:
     """Solve one binary primal L2-loss SVM by Newton-CG."""
-    params = sub.params
-    X, y, upper = checked_arrays(sub)
-    if not np.all(np.abs(y) == 1.0):
-        raise FastSVMError("primal_newton solves binary problems: labels must be +1 or -1")
-    if params.loss != "squared_hinge":
-        raise FastSVMError("primal_newton solves the squared hinge loss only (-s 2's problem)")
-    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    bias = float(params.bias) if params.bias >= 0 else 0.0
+    X, y, upper = checked_binary_squared_hinge(sub, "primal_newton")
+    tol, max_iter, bias = linear_run_settings(sub.params, DEFAULT_TOL, DEFAULT_MAX_ITER)
     problem = SquaredHingePrimal(X, y, upper, bias=bias)
 
     w = np.zeros(problem.n_weights)
