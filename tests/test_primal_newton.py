@@ -82,6 +82,8 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
     # certificate, recomputed here: LIBLINEAR's stopping rule on |grad f|
     grad_at_zero = np.linalg.norm(twin(D, y, upper, np.zeros_like(ours))[1])
     assert np.linalg.norm(grad) <= TIGHT * grad_at_zero
+    # the implied dual (LIBLINEAR -s 1's alpha, alpha_i = 2 C_i slack_i) gives back w, to |grad f|
+    assert np.linalg.norm(D.T @ sol.coef - ours) <= 1.01 * TIGHT * grad_at_zero
     assert_same_signs(Dt, ours, theirs)
 
 

@@ -110,6 +110,12 @@ cdef class SquaredHingePrimal:
         return np.asarray(out)
 
     @property
+    def dual_coef(self):
+        """y_i alpha_i = 2 C_i y_i slack_i at the last fun_grad point: at the optimum w is
+        sum_i alpha_i y_i x_i, these alpha being the solution of LIBLINEAR -s 1's dual."""
+        return -np.asarray(self.coef)
+
+    @property
     def active(self):
         """Rows with a positive slack at the last fun_grad point."""
         return np.asarray(self.coef) != 0.0

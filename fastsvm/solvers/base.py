@@ -92,7 +92,8 @@ def checked_binary_squared_hinge(sub, solver_name):
     if not np.all(np.abs(y) == 1.0):
         raise FastSVMError(f"{solver_name} solves binary problems: labels must be +1 or -1")
     if sub.params.loss != "squared_hinge":
-        raise FastSVMError(f"{solver_name} solves the squared hinge loss only")
+        raise FastSVMError(f"{solver_name} solves the squared hinge loss only (-L squared_hinge, "
+                           "loss=\"squared_hinge\")")
     return X, y, upper
 
 

@@ -93,7 +93,7 @@ def solve(sub: Subproblem) -> Solution:
             status = "converged"
     w_bias = float(w[-1])
     return Solution(
-        coef=np.zeros(X.shape[0]),
+        coef=problem.dual_coef,
         rho=-(w_bias * bias) if bias > 0 else 0.0,
         w=np.ascontiguousarray(w[:-1]),
         objective=f,
