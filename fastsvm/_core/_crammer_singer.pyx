@@ -12,11 +12,11 @@ piecewise-linear sum_m min(beta, b_m + A C^m) = sum_m b_m. A bias B is a constan
 weights (one per class) are the last row of W. W is held feature-major: W[j, m].
 """
 from libc.math cimport fmax, fmin, INFINITY
-from libc.stdlib cimport malloc, free
 cimport numpy as cnp
 import numpy as np
 
-from ._csr cimport CSR, csr_view, row_sqnorm
+from ._csr cimport CSR, csr_view
+from ._kernel import row_sqnorms
 
 cnp.import_array()
 
@@ -179,9 +179,7 @@ cdef class CrammerSinger:
         if n_classes < 1 or (n > 0 and not (0 <= np.min(self.y) and np.max(self.y) < n_classes)):
             raise ValueError("class codes must lie in [0, n_classes)")
         self.P.X = csr_view(self.data, self.indices, self.indptr, n, p)
-        self.sqnorm = np.empty(n)
-        for i in range(n):
-            self.sqnorm[i] = row_sqnorm(self.P.X, i) + bias * bias
+        self.sqnorm = row_sqnorms(X) + bias * bias
         self.W_ = np.zeros((p + 1) * n_classes)
         self.alpha_ = np.zeros(max(n, 1) * n_classes)
         self.scratch = np.empty(4 * n_classes)
