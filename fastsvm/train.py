@@ -403,14 +403,13 @@ class _Trainer:
         position, the solution's w is one weight row per class and its rho one value per class."""
         if len(classes.labels) == 1:
             return self._weight_model(classes.labels, [], [], [])
-        keep = np.flatnonzero(weights > 0)
+        # rows of weight 0 stay (their bound C_i = 0 keeps them out of w): every class then has a
+        # row, and the solver sees all k classes
         codes = np.empty(X.shape[0])
         for c, rows in enumerate(classes.rows):
             codes[rows] = c
-        codes = codes[keep]
-        Xk = X if keep.size == X.shape[0] else X[keep]
-        upper = box[codes.astype(np.int64)] * weights[keep]
-        (solution,), _ = self._solve_all([lambda: self._subproblem("c_svc", Xk, codes, upper)],
+        upper = box[codes.astype(np.int64)] * weights
+        (solution,), _ = self._solve_all([lambda: self._subproblem("c_svc", X, codes, upper)],
                                          ["all classes"])
         W, rho = np.atleast_2d(solution.w), np.atleast_1d(solution.rho)
         if len(classes.labels) == 2:  # one decision, first class against second

@@ -30,8 +30,11 @@ SKLEARN_XFAIL = {
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_check_estimator():
-    check_estimator(fastsvm.LinearSVC(), expected_failed_checks=SKLEARN_XFAIL)
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("kw", [{}, dict(penalty="l1", dual=False), dict(multi_class="crammer_singer")],
+                         ids=["default", "l1", "crammer_singer"])
+def test_check_estimator(kw):
+    check_estimator(fastsvm.LinearSVC(**kw), expected_failed_checks=SKLEARN_XFAIL)
 
 
 def primal_objective(coef, intercept, X, y_pm, C, loss, intercept_scaling, sample_weight=None):
