@@ -105,6 +105,14 @@ def linear_run_settings(params, default_tol, default_max_iter):
     return tol, max_iter, (float(params.bias) if params.bias >= 0 else 0.0)
 
 
+def is_milestone(epoch):
+    """True at epochs 1, 2, 5, 10, 20, 50, ...: where epoch-by-epoch solvers record and log
+    progress (a dozen lines for thousands of epochs)."""
+    while epoch >= 10 and epoch % 10 == 0:
+        epoch //= 10
+    return epoch in (1, 2, 5)
+
+
 @dataclass
 class Solution:
     """coef[i] is y_i alpha_i (alpha_i - alpha_i^* for regression); the decision value is
