@@ -8,7 +8,6 @@ from scipy.optimize import minimize
 import fastsvm
 from fastsvm._core._crammer_singer import subproblem as solve_subproblem
 from fastsvm.params import Params
-from fastsvm.solvers import get_solver
 from fastsvm.solvers.crammer_singer import primal_objective, solve
 from linear_oracle import liblinear_weights, load, load_pair, subproblem, with_bias_column
 
@@ -50,10 +49,6 @@ def kkt_violation(D, codes, upper, W, alpha):
     low = np.where(free, G, np.inf).min(axis=1)
     return np.max(np.where(np.isfinite(low), G.max(axis=1) - low, 0.0))
 
-
-def test_registered_as_joint_linear_c_svc():
-    spec = get_solver("crammer_singer")
-    assert spec.formulations == ("c_svc",) and spec.kernels == ("linear",) and spec.multiclass == "joint"
 
 
 DATASETS = [("iris.scale", None, 1.0), ("dna.scale", "dna.scale.t", 0.1)]
@@ -102,14 +97,3 @@ def test_fit_model_is_argmax_of_class_scores():
     np.testing.assert_allclose(model2.support_vectors.toarray()[0], W2[0] - W2[1], atol=1e-15)
     scores2 = X[two] @ W2.T
     np.testing.assert_array_equal(fastsvm.predict(model2, X[two]), model2.labels[np.argmax(scores2, axis=1)])
-
-
-def test_iteration_limit_and_stop_flag():
-    X, labels = load("breast_cancer_scale")
-    codes = (labels > 0).astype(float)
-    sub = subproblem("crammer_singer", X, codes, np.full(codes.size, 1.0), 1.0, tol=1e-12, max_iter=2)
-    sol = solve(sub)
-    assert sol.status == "max_iter" and sol.n_iter == 2
-    sub.stop[0] = 1
-    with pytest.raises(KeyboardInterrupt):
-        solve(sub)

@@ -7,9 +7,8 @@ import scipy.sparse as sp
 
 from fastsvm._core._l1_cd import L1SquaredHingeCD
 from fastsvm.csr import to_csr
-from fastsvm.solvers import get_solver
 from fastsvm.solvers.l1_cd import columns_with_bias, solve
-from linear_oracle import assert_same_signs, binary_oracle, load_pair, subproblem
+from linear_oracle import assert_same_signs, binary_oracle
 
 TIGHT = 1e-8
 
@@ -78,10 +77,6 @@ def test_step_and_violations_equal_numpy_twins():
     assert np.count_nonzero(cd.w) > 0
 
 
-def test_registered_for_linear_c_svc():
-    spec = get_solver("l1_cd")
-    assert spec.formulations == ("c_svc",) and spec.kernels == ("linear",) and spec.multiclass == "ovr"
-
 
 # C small enough for liblinear-official to reach -e 1e-8 within its 1000 iterations
 DATASETS = [("breast_cancer_scale", "breast_cancer_scale.t", 0.03), ("a9a", "a9a.t", 0.003),
@@ -100,14 +95,3 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
     at_zero = np.abs(min_norm_subgradient(D, y, upper, np.zeros_like(ours))).sum()
     assert np.abs(min_norm_subgradient(D, y, upper, ours)).sum() <= TIGHT * at_zero
     assert_same_signs(Dt, ours, theirs)
-
-
-def test_iteration_limit_and_stop_flag():
-    X, labels, _, _ = load_pair("breast_cancer_scale", "breast_cancer_scale.t")
-    y = np.where(labels == labels[0], 1.0, -1.0)
-    sub = subproblem("l1_cd", X, y, np.full(y.size, 1.0), 1.0, tol=1e-12, max_iter=3)
-    sol = solve(sub)
-    assert sol.status == "max_iter" and sol.n_iter == 3
-    sub.stop[0] = 1
-    with pytest.raises(KeyboardInterrupt):
-        solve(sub)

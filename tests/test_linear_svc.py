@@ -12,6 +12,8 @@ from sklearn.utils.estimator_checks import check_estimator
 import fastsvm
 from conftest import SHIPPED_DATA, shared_file
 from fastsvm.csr import to_csr
+from fastsvm.solvers import get_solver
+from linear_oracle import subproblem
 
 
 def sk_load(path):
@@ -225,3 +227,18 @@ def test_sparsify_densify():
     np.testing.assert_allclose(clf.decision_function(X), dense, rtol=1e-12, atol=1e-12)
     assert clf.densify() is clf and isinstance(clf.coef_, np.ndarray)
     np.testing.assert_allclose(clf.decision_function(X), dense, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("solver,multiclass", [("primal_newton", "ovr"), ("l1_cd", "ovr"),
+                                               ("crammer_singer", "joint")])
+def test_linear_solver_registered_stops_at_its_limit_and_on_the_stop_flag(solver, multiclass):
+    spec = get_solver(solver)
+    assert (spec.formulations, spec.kernels, spec.multiclass) == (("c_svc",), ("linear",), multiclass)
+    X, labels = sk_load(str(SHIPPED_DATA / "breast_cancer_scale"))
+    y = (labels > 0).astype(float) if multiclass == "joint" else np.sign(labels)
+    sub = subproblem(solver, X, y, np.full(y.size, 10.0), 1.0, tol=1e-14, max_iter=2)
+    solution = spec.solve(sub)
+    assert solution.status == "max_iter" and solution.n_iter == 2
+    sub.stop[0] = 1
+    with pytest.raises(KeyboardInterrupt):
+        spec.solve(sub)

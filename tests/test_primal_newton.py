@@ -7,9 +7,8 @@ from scipy.optimize import approx_fprime
 
 from fastsvm._core._primal_newton import SquaredHingePrimal
 from fastsvm.csr import to_csr
-from fastsvm.solvers import get_solver
 from fastsvm.solvers.primal_newton import solve
-from linear_oracle import assert_same_signs, binary_oracle, load_pair, subproblem
+from linear_oracle import assert_same_signs, binary_oracle
 
 TIGHT = 1e-8
 
@@ -60,10 +59,6 @@ def test_kernel_equals_numpy_twin(B):
                                    rtol=1e-4, atol=1e-5)
 
 
-def test_registered_for_linear_c_svc():
-    spec = get_solver("primal_newton")
-    assert spec.formulations == ("c_svc",) and spec.kernels == ("linear",) and spec.multiclass == "ovr"
-
 
 DATASETS = [("breast_cancer_scale", "breast_cancer_scale.t", 1.0), ("a9a", "a9a.t", 1.0),
             ("w8a", "w8a.t", 1.0)]
@@ -85,15 +80,3 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
     # the implied dual (LIBLINEAR -s 1's alpha, alpha_i = 2 C_i slack_i) gives back w, to |grad f|
     assert np.linalg.norm(D.T @ sol.coef - ours) <= 1.01 * TIGHT * grad_at_zero
     assert_same_signs(Dt, ours, theirs)
-
-
-def test_iteration_limit_and_stop_flag():
-    X, labels, _, _ = load_pair("breast_cancer_scale", "breast_cancer_scale.t")
-    y = np.where(labels == labels[0], 1.0, -1.0)
-    sub = subproblem("primal_newton", X, y, np.full(y.size, 10.0), 1.0, tol=1e-12, max_iter=1)
-    sol = solve(sub)
-    assert sol.status == "max_iter" and sol.n_iter == 1
-    sub.stop[0] = 1
-    sub.params.max_iter = 50
-    with pytest.raises(KeyboardInterrupt):
-        solve(sub)

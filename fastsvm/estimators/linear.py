@@ -128,8 +128,9 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         self._set_linear_attributes()
         self.n_iter_ = int(max(self.model_.info["n_iter"]))
         # scikit-learn's rule: a run that used every iteration it had is reported, even when its
-        # last one met the tolerance
-        if "max_iter" in self.model_.info["status"] or self.n_iter_ >= self.max_iter:
+        # last one met the tolerance; so is one that stopped short of it (a failed line search)
+        if (any(status != "converged" for status in self.model_.info["status"])
+                or self.n_iter_ >= self.max_iter):
             warnings.warn(NOT_CONVERGED, ConvergenceWarning, stacklevel=2)
         return self
 
