@@ -497,7 +497,9 @@ def summary_lines(problem, solution):
         lines.append(f"C = {info['C']:f}")
     elif "epsilon" in info:
         lines.append(f"epsilon = {info['epsilon']:f}")
-    lines.append(f"obj = {solution.objective:f}, rho = {solution.rho:f}")
+    # a joint multi-class solution has one rho per class
+    rho = " ".join(f"{r:f}" for r in np.atleast_1d(solution.rho))
+    lines.append(f"obj = {solution.objective:f}, rho = {rho}")
     n_sv = info.get("nSV", int(np.count_nonzero(coef)))
     n_bsv = info.get("nBSV", int(np.count_nonzero((coef > 0) & (coef >= upper))))
     lines.append(f"nSV = {n_sv}, nBSV = {n_bsv}")

@@ -73,6 +73,7 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
     D = with_bias_column(X, B)
     W_full = np.hstack([sol.w, w_bias[:, None]]) if B > 0 else sol.w
     assert kkt_violation(D, codes, upper, W_full, sol.info["alpha"]) <= TIGHT
+    np.testing.assert_array_equal(sol.coef, sol.info["alpha"][np.arange(codes.size), codes])
     # the dual objective meets the primal one at the optimum
     assert abs(sol.info["dual_objective"] + f_ours) <= 1e-6 * f_ours
     if Xt is not None:
@@ -85,8 +86,11 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
 def test_fit_model_is_argmax_of_class_scores():
     """The joint hook: one solve over all classes, and a LIBSVM model predicting argmax_m w_m.x."""
     X, labels = load("iris.scale")
-    model = fastsvm.fit_model(X, labels, Params(solver="crammer_singer", C=1.0, bias=1.0, tol=1e-6))
+    lines = []
+    model = fastsvm.fit_model(X, labels, Params(solver="crammer_singer", C=1.0, bias=1.0, tol=1e-6,
+                                                verbose=True), log=lines.append)
     assert model.info["solver"] == "crammer_singer" and len(model.info["n_iter"]) == 1
+    assert any(line.startswith("obj = ") and line.count(".") == 4 for line in lines)  # 3 rhos
     W = model.info["primal_weights"][0]
     scores = X @ W.T - np.asarray(model.info["rho"][0])
     np.testing.assert_array_equal(fastsvm.predict(model, X), model.labels[np.argmax(scores, axis=1)])

@@ -94,4 +94,6 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
     # certificate, recomputed here: LIBLINEAR's rule on the 1-norm of the min-norm subgradient
     at_zero = np.abs(min_norm_subgradient(D, y, upper, np.zeros_like(ours))).sum()
     assert np.abs(min_norm_subgradient(D, y, upper, ours)).sum() <= TIGHT * at_zero
+    # coef holds y_i times the loss' multiplier: X^T coef is minus the loss' gradient
+    np.testing.assert_allclose(D.T @ sol.coef, -loss_derivative(D, y, upper, ours), rtol=1e-9, atol=1e-9)
     assert_same_signs(Dt, ours, theirs)

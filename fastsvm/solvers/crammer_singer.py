@@ -65,8 +65,8 @@ def solve(sub: Subproblem) -> Solution:
     alpha = cs.alpha
     dual = 0.5 * float(np.sum(W_full * W_full)) + float(alpha.sum() - alpha[np.arange(y.size), codes].sum())
     return Solution(
-        coef=np.zeros(X.shape[0]),
-        rho=-(w_bias * bias),
+        coef=alpha[np.arange(y.size), codes].copy(),   # each sample's own-class alpha, in [0, C_i]
+        rho=-(w_bias * bias) if bias > 0 else np.zeros(n_classes),
         w=W,
         objective=primal_objective(X, codes, upper, W, w_bias, bias),
         n_iter=epoch,

@@ -72,7 +72,7 @@ def solve(sub: Subproblem) -> Solution:
     w_full = cd.w.copy()
     w, w_bias = (w_full[:-1], float(w_full[-1])) if bias > 0 else (w_full, 0.0)
     return Solution(
-        coef=np.zeros(X.shape[0]),
+        coef=2.0 * upper * y * np.maximum(cd.b, 0.0),   # y_i times the loss' multiplier 2 C_i slack_i
         rho=-(w_bias * bias) if bias > 0 else 0.0,
         w=np.ascontiguousarray(w),
         objective=objective(columns, y, upper, w_full),
