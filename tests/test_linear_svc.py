@@ -150,6 +150,10 @@ def test_dual_auto_picks_as_scikit_learn(penalty, loss, tall, solver):
     assert clf.model_.info["solver"] == solver
     with pytest.raises(ValueError, match="does not solve this problem"):
         fastsvm.LinearSVC(penalty=penalty, loss=loss, solver="crammer_singer").fit(X, y)
+    # a named solver settles dual="auto": the other formulation of the l2 squared hinge
+    if (penalty, loss) == ("l2", "squared_hinge"):
+        other = {"primal_newton": "dcd", "dcd": "primal_newton"}[solver]
+        assert fastsvm.LinearSVC(solver=other).fit(X, y).model_.info["solver"] == other
 
 
 def l1_objective(coef, intercept, X, y_pm, C, intercept_scaling):

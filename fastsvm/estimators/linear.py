@@ -58,7 +58,7 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
     l1 with the squared hinge (primal, ``l1_cd``), one-vs-rest, or ``multi_class="crammer_singer"``
     (``crammer_singer``, all classes jointly). The intercept is LIBLINEAR's regularized bias feature
     of value ``intercept_scaling``. ``solver="auto"`` picks the solver of the problem those
-    arguments set; naming it is allowed only when it is that solver. The trained LIBSVM-format
+    arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained LIBSVM-format
     model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
     """
 
@@ -100,7 +100,10 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              order="C")
         check_classification_targets(y)
-        dual = pick_dual(self.dual, self.penalty, self.loss, *X.shape)
+        dual = self.dual
+        if dual == "auto" and self.solver in SOLVER_OF.values():
+            dual = self.solver == "dcd"  # a named solver settles the formulation
+        dual = pick_dual(dual, self.penalty, self.loss, *X.shape)
         solver = pick_solver(self.multi_class, self.penalty, self.loss, dual)
         if self.solver not in ("auto", solver):
             raise ValueError(f"solver={self.solver!r} does not solve this problem (penalty="
