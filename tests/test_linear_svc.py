@@ -182,7 +182,8 @@ def crammer_singer_objective(coef, intercept, X, codes, C, intercept_scaling):
     rows = np.arange(X.shape[0])
     margins = scores - scores[rows, codes][:, None] + 1.0
     margins[rows, codes] = 0.0
-    return 0.5 * (np.sum(coef**2) + np.sum((intercept / intercept_scaling) ** 2)) + C * margins.max(axis=1).sum()
+    regularizer = 0.5 * (np.sum(coef**2) + np.sum((intercept / intercept_scaling) ** 2))
+    return regularizer + C * margins.max(axis=1).sum()
 
 
 def test_crammer_singer_equals_liblinear():
@@ -195,7 +196,8 @@ def test_crammer_singer_equals_liblinear():
     f = [crammer_singer_objective(m.coef_, m.intercept_, X, codes, 1.0, 1.5) for m in (ours, theirs)]
     assert abs(f[0] - f[1]) <= 1e-6 * f[1]
     assert np.mean(ours.predict(X) == theirs.predict(X)) >= 0.99
-    np.testing.assert_array_equal(ours.predict(X), ours.classes_[np.argmax(ours.decision_function(X), axis=1)])
+    argmax = ours.classes_[np.argmax(ours.decision_function(X), axis=1)]
+    np.testing.assert_array_equal(ours.predict(X), argmax)
 
 
 def test_crammer_singer_binary_shapes_as_scikit_learn():

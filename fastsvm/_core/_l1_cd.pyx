@@ -154,7 +154,8 @@ cdef class L1SquaredHingeCD:
         cdef double v, d
         if not 0 <= j < self.cols.n_cols:
             raise ValueError("column index out of range")
-        d = cdn_step(self.cols, j, &self.y[0], &self.upper[0], &self.curvature[0], &self.b_[0], &self.w_[0], &v)
+        d = cdn_step(self.cols, j, &self.y[0], &self.upper[0], &self.curvature[0], &self.b_[0],
+                     &self.w_[0], &v)
         return d, v
 
     def violations(self):

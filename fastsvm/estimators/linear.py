@@ -58,8 +58,8 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
     l1 with the squared hinge (primal, ``l1_cd``), one-vs-rest, or ``multi_class="crammer_singer"``
     (``crammer_singer``, all classes jointly). The intercept is LIBLINEAR's regularized bias feature
     of value ``intercept_scaling``. ``solver="auto"`` picks the solver of the problem those
-    arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained LIBSVM-format
-    model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
+    arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained
+    LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
     """
 
     _parameter_constraints: dict = {
