@@ -87,9 +87,9 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     kernel = resolve_kernel(params, spec, X.shape[1])
     if kernel.kind == "precomputed":
         _check_precomputed(X)
-    if params.probability and spec.multiclass == "ovr" and params.svm_type in ("c_svc", "nu_svc"):
+    if params.probability and spec.multiclass != "ovo" and params.svm_type in ("c_svc", "nu_svc"):
         raise ParameterError(f"probability estimates (-b 1) need a one-vs-one solver such as smo "
-                             f"(solver {spec.name} splits classes one-vs-rest)")
+                             f"(solver {spec.name} does not split classes one-vs-one)")
     if params.svm_type == "nu_svc":
         _check_nu_feasible(y, weights, params.nu)
     if log is None and params.verbose:
@@ -303,6 +303,8 @@ class _Trainer:
         box = self._class_box(classes.labels)
         if self.spec.multiclass == "ovr":
             return self._one_vs_rest(X, classes, box, weights)
+        if self.spec.multiclass == "joint":
+            return self._joint(X, classes, box, weights)
         return self._one_vs_one(X, classes, box, weights)
 
     def _class_box(self, labels):
@@ -403,21 +405,46 @@ class _Trainer:
             problems.append(lambda target=target, upper=upper: self._subproblem("c_svc", Xk, target, upper))
         names = [f"{classes.labels[c]} vs rest" for c in positives]
         solutions = self._solve_all(problems, names)[0] if k > 1 else []
+        return self._weight_model(classes.labels, [s.w for s in solutions], [s.rho for s in solutions],
+                                  solutions)
+
+    def _joint(self, X, classes, box, weights):
+        """One problem over all classes (a solver with multiclass "joint"): y holds each row's class
+        position, the solution's w is one weight row per class and its rho one value per class."""
+        if len(classes.labels) == 1:
+            return self._weight_model(classes.labels, [], [], [])
+        # rows of weight 0 stay (their bound C_i = 0 keeps them out of w): every class then has a
+        # row, and the solver sees all k classes
+        codes = np.empty(X.shape[0])
+        for c, rows in enumerate(classes.rows):
+            codes[rows] = c
+        upper = box[codes.astype(np.int64)] * weights
+        (solution,), _ = self._solve_all([lambda: self._subproblem("c_svc", X, codes, upper)],
+                                         ["all classes"])
+        W, rho = np.atleast_2d(solution.w), np.atleast_1d(solution.rho)
+        if len(classes.labels) == 2:  # one decision, first class against second
+            return self._weight_model(classes.labels, [W[0] - W[1]], [rho[0] - rho[1]], [solution])
+        return self._weight_model(classes.labels, list(W), list(rho), [solution])
+
+    def _weight_model(self, labels, ws, rhos, solutions):
+        """A linear model of one weight row per class (one row for two classes), LIBLINEAR-style:
+        the rows are +-1 'support vectors' deciding each pair (i, j) by s_i - s_j."""
+        k = len(labels)
         if k == 1:
-            return self._model(_weight_rows([]), np.zeros((0, 0)), [], classes.labels,
+            return self._model(_weight_rows([]), np.zeros((0, 0)), [], labels,
                                np.zeros(1, dtype=np.int64), [], None)
         if k == 2:
-            return self._model(_weight_rows([solutions[0].w]), [[1.0]], [solutions[0].rho],
-                               classes.labels, np.array([1, 0]), solutions, None)
+            return self._model(_weight_rows(ws[:1]), [[1.0]], rhos[:1], labels, np.array([1, 0]),
+                               solutions, None)
         # pair (i, j) must decide s_i - s_j: weight i gets +1 where it is the first class, -1 second
         sv_coef = np.zeros((k - 1, k))
         for i in range(k):
             for j in range(i + 1, k):
                 sv_coef[j - 1, i] = 1.0
                 sv_coef[i, j] = -1.0
-        rho = [solutions[i].rho - solutions[j].rho for i in range(k) for j in range(i + 1, k)]
-        return self._model(_weight_rows([s.w for s in solutions]), sv_coef, rho, classes.labels,
-                           np.ones(k, dtype=np.int64), solutions, None)
+        rho = [rhos[i] - rhos[j] for i in range(k) for j in range(i + 1, k)]
+        return self._model(_weight_rows(ws), sv_coef, rho, labels, np.ones(k, dtype=np.int64),
+                           solutions, None)
 
     # -- assembling ---------------------------------------------------------------------------
     def _model(self, support_vectors, sv_coef, rho, labels, n_sv, solutions, sv_rows):
@@ -480,7 +507,9 @@ def summary_lines(problem, solution):
         lines.append(f"C = {info['C']:f}")
     elif "epsilon" in info:
         lines.append(f"epsilon = {info['epsilon']:f}")
-    lines.append(f"obj = {solution.objective:f}, rho = {solution.rho:f}")
+    # a joint multi-class solution has one rho per class
+    rho = " ".join(f"{r:f}" for r in np.atleast_1d(solution.rho))
+    lines.append(f"obj = {solution.objective:f}, rho = {rho}")
     n_sv = info.get("nSV", int(np.count_nonzero(coef)))
     n_bsv = info.get("nBSV", int(np.count_nonzero((coef > 0) & (coef >= upper))))
     lines.append(f"nSV = {n_sv}, nBSV = {n_bsv}")

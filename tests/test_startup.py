@@ -84,3 +84,8 @@ def test_no_public_name_is_also_a_submodule():
     import fastsvm
     submodules = {info.name for info in pkgutil.iter_modules(fastsvm.__path__)}
     assert not set(fastsvm.__all__) & submodules
+
+
+def test_every_registered_name_loads_its_solver():
+    from fastsvm.solvers import SOLVERS
+    assert {name: SOLVERS[name].name for name in SOLVERS} == {name: name for name in SOLVERS}

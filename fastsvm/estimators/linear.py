@@ -1,9 +1,12 @@
-"""LinearSVC: scikit-learn's LinearSVC parameters, solved by fastsvm's dual coordinate descent."""
+"""LinearSVC: scikit-learn's LinearSVC parameters, solved by fastsvm's linear solvers (LIBLINEAR's
+-s 1/-s 3 dual, -s 2 primal, -s 5 L1-regularized and -s 4 Crammer-Singer problems)."""
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model._base import LinearClassifierMixin, SparseCoefMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
@@ -12,35 +15,72 @@ from ..params import Params
 from ..train import fit_model
 from ._common import class_weights_by_code, seed_from
 
+# (penalty, loss, dual) -> the fastsvm solver of that problem (LIBLINEAR's -s 3, -s 1, -s 2, -s 5)
+SOLVER_OF = {
+    ("l2", "hinge", True): "dcd",
+    ("l2", "squared_hinge", True): "dcd",
+    ("l2", "squared_hinge", False): "primal_newton",
+    ("l1", "squared_hinge", False): "l1_cd",
+}
+JOINT_SOLVER = "crammer_singer"
+# the message scikit-learn's LinearSVC gives (its tests match it)
+NOT_CONVERGED = "Liblinear failed to converge, increase the number of iterations."
 
-class LinearSVC(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
-    """Linear support vector classification (LIBLINEAR's L2-regularized L1/L2-loss SVM, dual).
 
-    Same parameters and attributes as ``sklearn.svm.LinearSVC`` (L2 penalty, one-vs-rest; the
-    intercept is LIBLINEAR's regularized bias feature of value ``intercept_scaling``). ``solver``
-    names the fastsvm solver (``"dcd"``). The trained LIBSVM-format model is ``model_``
-    (``fastsvm.save_model(clf.model_, path)`` writes it).
+def pick_dual(dual, penalty, loss, n_samples, n_features):
+    """dual="auto": the dual when there are fewer samples than features and the dual solves this
+    (penalty, loss), else the primal when it does; otherwise the only formulation there is."""
+    if dual != "auto":
+        return bool(dual)
+    preferred = n_samples < n_features
+    return preferred if (penalty, loss, preferred) in SOLVER_OF else not preferred
+
+
+def pick_solver(multi_class, penalty, loss, dual):
+    """The solver for these LinearSVC arguments, or ValueError naming the unsupported set."""
+    if multi_class == "crammer_singer":
+        return JOINT_SOLVER  # penalty, loss and dual do not apply to it
+    if (penalty, loss, dual) in SOLVER_OF:
+        return SOLVER_OF[(penalty, loss, dual)]
+    if (penalty, loss, not dual) in SOLVER_OF:
+        why = f"penalty='{penalty}' with loss='{loss}' is not supported when dual={dual}"
+    else:
+        why = f"penalty='{penalty}' with loss='{loss}' is not supported"
+    raise ValueError(f"Unsupported set of arguments: {why}, Parameters: penalty={penalty!r}, "
+                     f"loss={loss!r}, dual={dual!r}")
+
+
+class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Linear support vector classification (LIBLINEAR's linear SVMs).
+
+    Same parameters and attributes as ``sklearn.svm.LinearSVC``: penalty l2 with the hinge loss
+    (dual, solver ``dcd``) or the squared hinge (dual ``dcd`` or primal ``primal_newton``), penalty
+    l1 with the squared hinge (primal, ``l1_cd``), one-vs-rest, or ``multi_class="crammer_singer"``
+    (``crammer_singer``, all classes jointly). The intercept is LIBLINEAR's regularized bias feature
+    of value ``intercept_scaling``. ``solver="auto"`` picks the solver of the problem those
+    arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained
+    LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
     """
 
     _parameter_constraints: dict = {
-        "penalty": [StrOptions({"l2"})],
+        "penalty": [StrOptions({"l1", "l2"})],
         "loss": [StrOptions({"hinge", "squared_hinge"})],
         "dual": ["boolean", StrOptions({"auto"})],
         "tol": [Interval(Real, 0.0, None, closed="neither")],
         "C": [Interval(Real, 0.0, None, closed="neither")],
-        "multi_class": [StrOptions({"ovr"})],
+        "multi_class": [StrOptions({"ovr", "crammer_singer"})],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "class_weight": [None, dict, StrOptions({"balanced"})],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "solver": [StrOptions({"dcd"})],
+        "solver": [StrOptions({"auto", *SOLVER_OF.values(), JOINT_SOLVER})],
     }
 
     def __init__(self, penalty="l2", loss="squared_hinge", *, dual="auto", tol=1e-4, C=1.0,
                  multi_class="ovr", fit_intercept=True, intercept_scaling=1, class_weight=None,
-                 verbose=0, random_state=None, max_iter=1000, solver="dcd"):
+                 verbose=0, random_state=None, max_iter=1000, solver="auto"):
         self.penalty = penalty
         self.loss = loss
         self.dual = dual
@@ -57,17 +97,24 @@ class LinearSVC(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()
-        if self.dual is False:
-            raise ValueError("fastsvm's LinearSVC solves the dual; dual=False is not supported")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              order="C")
         check_classification_targets(y)
+        dual = self.dual
+        if dual == "auto" and self.solver in SOLVER_OF.values():
+            dual = self.solver == "dcd"  # a named solver settles the formulation
+        dual = pick_dual(dual, self.penalty, self.loss, *X.shape)
+        solver = pick_solver(self.multi_class, self.penalty, self.loss, dual)
+        if self.solver not in ("auto", solver):
+            raise ValueError(f"solver={self.solver!r} does not solve this problem (penalty="
+                             f"{self.penalty!r}, loss={self.loss!r}, dual={dual!r}, multi_class="
+                             f"{self.multi_class!r}); its solver is {solver!r}")
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError("This solver needs samples of at least 2 classes in the data, but "
                              f"the data contains only one class: {self.classes_[0]!r}")
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        params = Params(svm_type="c_svc", solver=self.solver, kernel_type="linear", C=float(self.C),
+        params = Params(svm_type="c_svc", solver=solver, kernel_type="linear", C=float(self.C),
                         tol=float(self.tol), loss=self.loss, max_iter=int(self.max_iter),
                         bias=float(self.intercept_scaling) if self.fit_intercept else -1.0,
                         class_weight=class_weights_by_code(self.class_weight, self.classes_, codes),
@@ -76,9 +123,18 @@ class LinearSVC(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         labels = np.where(codes == 1, 1, -1) if len(self.classes_) == 2 else codes
         if len(self.classes_) == 2 and params.class_weight:
             params.class_weight = {(1 if code == 1 else -1): w for code, w in params.class_weight.items()}
-        self.model_ = fit_model(X, labels, params, sample_weight=sample_weight)
+        with warnings.catch_warnings():
+            # said once below, in scikit-learn's words and category
+            warnings.filterwarnings("ignore", message="solver .* reached its iteration limit",
+                                    category=RuntimeWarning)
+            self.model_ = fit_model(X, labels, params, sample_weight=sample_weight)
         self._set_linear_attributes()
-        self.n_iter_ = max(self.model_.info["n_iter"])
+        self.n_iter_ = int(max(self.model_.info["n_iter"]))
+        # scikit-learn's rule: a run that used every iteration it had is reported, even when its
+        # last one met the tolerance; so is one that stopped short of it (a failed line search)
+        if (any(status != "converged" for status in self.model_.info["status"])
+                or self.n_iter_ >= self.max_iter):
+            warnings.warn(NOT_CONVERGED, ConvergenceWarning, stacklevel=2)
         return self
 
     def _set_linear_attributes(self):
@@ -87,12 +143,13 @@ class LinearSVC(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         W = model.support_vectors.toarray()
         n_features = self.n_features_in_
         W = np.pad(W, ((0, 0), (0, max(0, n_features - W.shape[1]))))[:, :n_features]
-        rho = np.asarray(model.info["rho"], dtype=np.float64)  # one per one-vs-rest problem
         if len(self.classes_) == 2:
             sign = 1.0 if model.labels[0] == 1 else -1.0
             self.coef_ = sign * W[:1]
-            self.intercept_ = -sign * rho[:1]
+            self.intercept_ = -sign * model.rho[:1]
         else:
+            # one rho per class: one per one-vs-rest problem, or all of the joint problem's
+            rho = np.concatenate([np.atleast_1d(r) for r in model.info["rho"]]).astype(np.float64)
             order = np.argsort(model.labels)  # model label c is the code of class c
             self.coef_ = W[order]
             self.intercept_ = -rho[order]

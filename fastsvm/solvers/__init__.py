@@ -35,7 +35,8 @@ class SolverRegistry(MutableMapping):
         return len(self._modules)
 
 
-SOLVERS = SolverRegistry({"dcd": "dcd", "smo": "smo", "ssnal": "ssnal", "nystroem": "nystroem"})
+SOLVERS = SolverRegistry({name: name for name in ("dcd", "smo", "ssnal", "nystroem", "primal_newton", "l1_cd",
+                                                  "crammer_singer")})
 
 
 def get_solver(name):

@@ -88,6 +88,33 @@ def checked_rows(sub, infinite_bounds=False):
     return X, rows, y, upper
 
 
+def checked_binary_squared_hinge(sub, solver_name):
+    """checked_arrays for a linear solver of the binary squared-hinge problem (labels +1/-1)."""
+    X, y, upper = checked_arrays(sub)
+    if not np.all(np.abs(y) == 1.0):
+        raise FastSVMError(f"{solver_name} solves binary problems: labels must be +1 or -1")
+    if sub.params.loss != "squared_hinge":
+        raise FastSVMError(f"{solver_name} solves the squared hinge loss only (-L squared_hinge, "
+                           "loss=\"squared_hinge\")")
+    return X, y, upper
+
+
+def linear_run_settings(params, default_tol, default_max_iter):
+    """(tol, max_iter, B) of a linear solver's run: its defaults where Params leaves None, and the
+    bias feature's value from LIBLINEAR's -B (0 when there is none: the bias-free problem)."""
+    tol = default_tol if params.tol is None else float(params.tol)
+    max_iter = default_max_iter if params.max_iter is None else int(params.max_iter)
+    return tol, max_iter, (float(params.bias) if params.bias >= 0 else 0.0)
+
+
+def is_milestone(epoch):
+    """True at epochs 1, 2, 5, 10, 20, 50, ...: where epoch-by-epoch solvers record and log
+    progress (a dozen lines for thousands of epochs)."""
+    while epoch >= 10 and epoch % 10 == 0:
+        epoch //= 10
+    return epoch in (1, 2, 5)
+
+
 @dataclass
 class Solution:
     """coef[i] is y_i alpha_i (alpha_i - alpha_i^* for regression); the decision value is
@@ -114,7 +141,7 @@ class SolverSpec:
     solve: Callable[[Subproblem], Solution]
     formulations: tuple
     kernels: tuple
-    multiclass: str  # "ovo" (LIBSVM) or "ovr" (LIBLINEAR)
+    multiclass: str  # "ovo" (LIBSVM), "ovr" (LIBLINEAR) or "joint" (one problem over all classes)
     default_kernel: str
     default_tol: float
     description: str = ""
