@@ -37,20 +37,6 @@ ALLOWED = {
         "either way; tests/test_kernel_estimators.py::test_sparse_equals_dense holds it); "
         "scikit-learn's dense binding refuses them",
 
-    # ---- pending: LinearSVC solvers (other branch) -- delete this section at the merge ----
-    r"test_bounds\.py::test_l1_min_c\[[^]]*squared_hinge[^]]*\]": "pending: LinearSVC penalty='l1'",
-    r"test_sparse\.py::test_linearsvc_iris\[[^]]*\]": "pending: LinearSVC sparsify()/densify()",
-    r"test_sparse\.py::test_sparse_liblinear_intercept_handling": "pending: LinearSVC intercept handling",
-    r"test_svm\.py::test_dense_liblinear_intercept_handling": "pending: LinearSVC intercept handling",
-    r"test_svm\.py::test_linearsvc_parameters\[[^]]*-(True-l1|False)-[^]]*\]":
-        "pending: LinearSVC dual=False, penalty='l1' and their parameter validation",
-    r"test_svm\.py::test_linearsvc\[[^]]*\]": "pending: LinearSVC dual=False",
-    r"test_svm\.py::test_linearsvc_crammer_singer\[[^]]*\]": "pending: LinearSVC crammer_singer",
-    r"test_svm\.py::test_crammer_singer_binary\[[^]]*\]": "pending: LinearSVC crammer_singer",
-    r"test_svm\.py::test_linear_svm_convergence_warnings\[[^]]*\]": "pending: LinearSVC ConvergenceWarning",
-    r"test_svm\.py::test_linearsvm_liblinear_sample_weight\[[^]]*-LinearSVC-params[02]\]":
-        "pending: LinearSVC dual=False",
-    # ---- end of pending: LinearSVC solvers ----
 }
 
 
