@@ -393,6 +393,12 @@ class _Trainer:
             problems.append(lambda target=target, upper=upper: self._subproblem("c_svc", Xk, target, upper))
         names = [f"{classes.labels[c]} vs rest" for c in positives]
         solutions = self._solve_all(problems, names)[0] if k > 1 else []
+        if self.log is not None and solutions:
+            # LIBSVM's last line: the rows that are support vectors of any of the problems
+            is_sv = np.zeros(Xk.shape[0], dtype=bool)
+            for s in solutions:
+                is_sv |= np.asarray(s.coef) != 0
+            self.log(f"Total nSV = {int(np.count_nonzero(is_sv))}")
         if k == 1:
             return self._model(_weight_rows([]), np.zeros((0, 0)), [], classes.labels,
                                np.zeros(1, dtype=np.int64), [], None)
@@ -470,7 +476,8 @@ def summary_lines(problem, solution):
         lines.append(f"C = {info['C']:f}")
     elif "epsilon" in info:
         lines.append(f"epsilon = {info['epsilon']:f}")
-    lines.append(f"obj = {solution.objective:f}, rho = {solution.rho:f}")
+    # LIBSVM prints the dual objective; a solver whose objective is the primal one reports it apart
+    lines.append(f"obj = {info.get('dual_objective', solution.objective):f}, rho = {solution.rho:f}")
     n_sv = info.get("nSV", int(np.count_nonzero(coef)))
     n_bsv = info.get("nBSV", int(np.count_nonzero((coef > 0) & (coef >= upper))))
     lines.append(f"nSV = {n_sv}, nBSV = {n_bsv}")

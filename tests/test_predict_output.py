@@ -41,11 +41,13 @@ def big_label_data(tmp_path):
     return path
 
 
-# (data set, svm-train options): C-SVC, multi-class, epsilon-SVR, nu-SVR, and -b 1 models of
-# each kind (binary, multi-class, regression)
+# (data set, svm-train options): C-SVC (RBF, linear and polynomial kernels), multi-class,
+# epsilon-SVR, nu-SVR, and -b 1 models of each kind (binary, multi-class, regression)
 CASES = {
     "c_svc": ("heart_scale", ()),
     "multiclass": ("iris.scale", ()),
+    "linear_kernel": ("heart_scale", ("-t", "0")),
+    "polynomial_kernel": ("iris.scale", ("-t", "1", "-g", "0.5", "-r", "1")),
     "epsilon_svr": ("housing_scale", ("-s", "3")),
     "nu_svr": ("housing_scale", ("-s", "4", "-c", "10")),
     "c_svc_probability": ("heart_scale", ("-b", "1")),

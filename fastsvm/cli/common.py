@@ -59,6 +59,9 @@ def number(option, text, kind=float, minimum=None, choices=None):
 def run(main, prog, usage, argv=None):
     """Run ``main(argv)`` and turn every expected failure into one stderr line and an exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    if "--help" in argv:  # -h is LIBSVM's shrinking flag; --help asks for the usage
+        print(usage, end="")
+        return 0
     try:
         main(argv)
     except UsageError as e:

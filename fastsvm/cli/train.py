@@ -8,12 +8,26 @@ from ..errors import ParameterError
 from ..modelfile import save_model
 from ..params import Params
 from ..solvers import SOLVERS, get_solver
+from ..solvers.base import solver_options
 from ..train import fit_model
 from .common import UsageError, number, run, scan_options
 
 PROG = "fastsvm-train"
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
+
+
+def _solvers_usage():
+    return "\n".join(f"\t{name} -- {spec.description}" for name, spec in sorted(SOLVERS.items()))
+
+
+def _solver_options_usage():
+    lines = []
+    for name, spec in sorted(SOLVERS.items()):
+        lines.append(f"\t{name}:" + ("" if spec.options else " none"))
+        lines.extend(f"\t\t{option.usage()}" for option in spec.options)
+    return "\n".join(lines)
+
 
 USAGE = f"""\
 Usage: {PROG} [options] training_set_file [model_file]
@@ -25,7 +39,7 @@ options:
 	3 -- epsilon-SVR	(regression)
 	4 -- nu-SVR		(regression)
 -s solver : solve with a named solver (default smo); give -s twice to choose the type too
-	{chr(10).join(f"{name} -- {spec.description}" for name, spec in sorted(SOLVERS.items())).replace(chr(10), chr(10) + chr(9))}
+{_solvers_usage()}
 -t kernel_type : set type of kernel function (default 2, or the solver's own default)
 	0 -- linear: u'*v
 	1 -- polynomial: (gamma*u'*v + coef0)^degree
@@ -51,7 +65,9 @@ fastsvm options:
 -M max_iter : iteration limit of the solver (default: the solver's own)
 -j n : number of threads (default: all cores)
 -R seed : seed of every random choice (default 0)
--o name=value : a solver-specific option (repeatable)
+-o name=value : an option of the named solver (repeatable); the solvers' options:
+{_solver_options_usage()}
+--help : print this usage
 """
 
 _VALUE_OPTIONS = ("s", "t", "d", "g", "r", "c", "n", "p", "m", "e", "h", "b", "v",
@@ -130,6 +146,8 @@ def parse_args(argv):
         params.solver = "smo"
     try:
         params.check()
+        spec = get_solver(params.solver)
+        solver_options(spec, params.options, params.kernel_type or spec.default_kernel)
     except ParameterError as e:
         raise UsageError(str(e)) from None
     return params, train_file, model_file, folds
