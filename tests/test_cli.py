@@ -343,8 +343,8 @@ def test_zero_feature_index_names_the_file_line_not_a_python_argument(tmp_path):
 
 def test_data_file_given_as_model_file(model_file, tmp_path):
     result = run("fastsvm-predict", model_file, TEST_FILE, tmp_path / "out")   # test and model swapped
-    assert_clean_failure(result, "fastsvm-predict", r"breast_cancer_scale\.t is not a LIBSVM model file: "
-                                                    r"its line 1 starts with '[-+]?1'", usage=False)
+    assert_clean_failure(result, "fastsvm-predict", r"breast_cancer_scale\.t:1: this is not a LIBSVM model "
+                                                    r"file: the line starts with '[-+]?1'", usage=False)
 
 
 def test_readme_commands_leave_nothing_untracked(tmp_path):
