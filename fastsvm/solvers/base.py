@@ -120,26 +120,24 @@ class SolverOption:
     below: float | None = None
     kernels: tuple = ()
 
-    def bounds(self, var):
-        """Its range, e.g. 'x > 0 and x < 1' ('' when any value of its type will do)."""
-        parts = ([] if self.low is None else [f"{var} {'>' if self.low_open else '>='} {self.low:g}"]) + \
-                ([] if self.below is None else [f"{var} < {self.below:g}"])
-        return " and ".join(parts)
+    def limits(self):
+        """Its range as conditions, e.g. ['> 0', '< 1'] (none when any value of its type will do)."""
+        return ([] if self.low is None else [f"{'>' if self.low_open else '>='} {self.low:g}"]) + \
+               ([] if self.below is None else [f"< {self.below:g}"])
 
     def accepted(self):
         """The values it takes, in words (for an error)."""
         if self.choices:
             return "one of " + ", ".join(self.choices)
         what = {int: "an integer", float: "a number"}.get(self.kind, "a word")
-        bounds = self.bounds("").replace("  ", " ").strip()
-        return f"{what} {bounds}" if bounds else what
+        return " ".join([what, " and ".join(self.limits())]).strip()
 
     def usage(self):
         """Its line in the usage text: name=placeholder : meaning; range; default; kernels."""
         placeholder = "|".join(self.choices) or {int: "n", float: "x"}.get(self.kind, "word")
         parts = [f"{self.name}={placeholder} : {self.meaning}"]
-        if not self.choices and self.bounds(placeholder):
-            parts.append(self.bounds(placeholder))
+        if self.limits():
+            parts.append(" and ".join(f"{placeholder} {limit}" for limit in self.limits()))
         if self.default is not None:
             parts.append(f"default {self.default:g}" if self.kind is float else f"default {self.default}")
         if self.kernels:

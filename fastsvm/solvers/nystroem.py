@@ -33,7 +33,8 @@ OPTIONS = (
     SolverOption("landmarks", int, None, f"landmarks sampled, by default min(rows, {DEFAULT_LANDMARKS})", low=1),
     SolverOption("rtol", float, EIG_RTOL, "eigenvalues of K(L, L) kept: those above rtol times the largest",
                  low=0.0, below=1.0),
-) + tuple(replace(option, kernels=()) for option in ssnal.OPTIONS if "linear" in option.kernels or not option.kernels)
+) + tuple(replace(option, kernels=()) for option in ssnal.OPTIONS
+        if not option.kernels or "linear" in option.kernels)
 
 
 def dense_as_csr(A):

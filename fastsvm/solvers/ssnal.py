@@ -127,6 +127,7 @@ KERNEL_WARM_TOL = 1e-4     # eta of the explicit-feature problem: it is only an 
 KERNEL_THETA = 0.0         # margin band around a bound's switch that joins the working set
 WARM_MAPS = ("rff", "nystroem")
 NONLINEAR = ("rbf", "polynomial", "sigmoid")  # the kernels of ssnal_kernel
+REJECTED_NOTE = "  (Newton steps did not converge: step undone, sigma lowered)"  # ends a progress line
 # -o name=value, for the linear solver here and the kernel one (ssnal_kernel)
 OPTIONS = (
     SolverOption("sigma0", float, None, "first proximal parameter sigma, by default the mean C",
@@ -893,7 +894,7 @@ def progress_line(entry, tol):
             f"{entry['newton']} Newton steps on {entry['free']} free variables  "
             f"{entry['held']} rows skipped as settled ({entry['held_misses']} were not)  "
             f"{entry['passes']:.1f} passes over the data  {entry['time']:.2f}s"
-            + ("  (Newton steps did not converge: step undone, sigma lowered)" if entry["rejected"] else ""))
+            + (REJECTED_NOTE if entry["rejected"] else ""))
 
 
 def _estimated_eta(qp, xp, Zv, hint, error):

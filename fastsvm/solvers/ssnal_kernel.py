@@ -557,7 +557,7 @@ def _solve_working_set(ws, x, hx, sigma, target, tol, opts, budget_bytes, counte
             log(f"ssnal: iteration {counters.outer}  KKT residual on the {ws.L} working rows {eta_u:.3e} "
                 f"(this round stops at {target / scale:.3g})  objective {dual:.10g}  sigma {sigma:.3g}  "
                 f"{steps} Newton steps on {inner.J.shape[0]} free variables  {time.perf_counter() - t0:.2f}s"
-                + ("  (Newton steps did not converge: step undone, sigma lowered)" if rejected else ""))
+                + (ssnal.REJECTED_NOTE if rejected else ""))
         if eta_u * scale <= target:
             break
         sigma = ssnal.next_sigma(sigma, steps, inner_ok, opts["sigma_factor"],
