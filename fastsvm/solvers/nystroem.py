@@ -14,7 +14,8 @@ vectors are the landmarks (binary, regression and one-vs-one alike): fastsvm-pre
 LIBSVM's svm-predict then compute exactly the approximate model's predictions.
 
 Options (params.options, -o name=value): ``landmarks`` (m, default min(n, 500)), ``rtol`` (the
-eigenvalue cut, relative to the largest; default 1e-12), and any ssnal option, passed on.
+eigenvalue cut, relative to the largest; default 1e-12), and the linear ssnal's options, passed on
+(declared in OPTIONS below).
 """
 import time
 from dataclasses import replace
