@@ -280,7 +280,7 @@ _MESSAGES = {
     "not_a_pair": "{tok} is not an index:value pair",
     "bad_index": "bad feature index in {tok}",
     "negative_index": "negative feature index in {tok}",
-    "zero_index": "feature index 0 in {tok}, but indices are one-based (zero_based=False)",
+    "zero_index": "feature index 0 in {tok}: feature indices start at 1",
     "index_too_large": "feature index in {tok} is too large (at most %d)" % MAX_INDEX,
     "bad_value": "bad feature value in {tok}",
     "nonfinite_value": "feature value in {tok} is not finite",

@@ -210,6 +210,10 @@ class _Reader:
             if not tokens:
                 continue
             key = tokens[0]
+            if not header.values and not key.isidentifier():
+                # a model starts with a key (svm_type, solver_type); a data file with a label
+                raise self.error(lineno, f"this is not a LIBSVM model file: the line starts with {key[:20]!r}, "
+                                         "not a key such as svm_type (a data file?)")
             if key in ("SV", "w"):
                 if len(tokens) > 1:
                     raise self.error(lineno, f"unexpected text after '{key}'")

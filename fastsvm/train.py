@@ -405,6 +405,12 @@ class _Trainer:
             problems.append(lambda target=target, upper=upper: self._subproblem("c_svc", Xk, target, upper))
         names = [f"{classes.labels[c]} vs rest" for c in positives]
         solutions = self._solve_all(problems, names)[0] if k > 1 else []
+        if self.log is not None and solutions:
+            # LIBSVM's last line: the rows that are support vectors of any of the problems
+            is_sv = np.zeros(Xk.shape[0], dtype=bool)
+            for s in solutions:
+                is_sv |= np.asarray(s.coef) != 0
+            self.log(f"Total nSV = {int(np.count_nonzero(is_sv))}")
         return self._weight_model(classes.labels, [s.w for s in solutions], [s.rho for s in solutions],
                                   solutions)
 
@@ -507,9 +513,10 @@ def summary_lines(problem, solution):
         lines.append(f"C = {info['C']:f}")
     elif "epsilon" in info:
         lines.append(f"epsilon = {info['epsilon']:f}")
+    # LIBSVM prints the dual objective (a solver whose objective is the primal one reports it apart);
     # a joint multi-class solution has one rho per class
     rho = " ".join(f"{r:f}" for r in np.atleast_1d(solution.rho))
-    lines.append(f"obj = {solution.objective:f}, rho = {rho}")
+    lines.append(f"obj = {info.get('dual_objective', solution.objective):f}, rho = {rho}")
     n_sv = info.get("nSV", int(np.count_nonzero(coef)))
     n_bsv = info.get("nBSV", int(np.count_nonzero((coef > 0) & (coef >= upper))))
     lines.append(f"nSV = {n_sv}, nBSV = {n_bsv}")

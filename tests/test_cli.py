@@ -1,5 +1,6 @@
 """The command-line programs end to end, through subprocesses, as a user runs them."""
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import SHIPPED_DATA, shared_file
+from conftest import REPO, SHIPPED_DATA, shared_file
 
 BIN = Path(sys.executable).parent
 TRAIN_FILE = SHIPPED_DATA / "breast_cancer_scale"
@@ -221,3 +222,151 @@ def test_scale_misuse(tmp_path, bad_data):
     broken.write_text("x\n-1 1\n1 0 abc\n")
     assert_clean_failure(run("fastsvm-scale", "-r", broken, data), "fastsvm-scale", r"range:3: ",
                          usage=False)
+
+
+# ---------------------------------------------------------------------------- polish
+
+@pytest.mark.parametrize("program", ["fastsvm-train", "fastsvm-predict", "fastsvm-scale"])
+def test_double_dash_help_prints_usage_and_exits_0(program):
+    result = run(program, "--help")
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.startswith(f"Usage: {program} ")
+
+
+def test_dash_h_stays_the_shrinking_flag(tmp_path):
+    trained = run("fastsvm-train", "-q", "-h", "0", TRAIN_FILE, tmp_path / "m")
+    assert trained.returncode == 0, trained.stderr
+    assert (tmp_path / "m").read_text().startswith("svm_type c_svc\n")
+
+
+def test_usage_lists_every_solvers_options():
+    from fastsvm.solvers import SOLVERS
+    usage = run("fastsvm-train", "--help").stdout
+    for name, spec in SOLVERS.items():
+        if not spec.options:
+            assert f"\t{name}: none\n" in usage
+        for option in spec.options:
+            assert f"\t\t{option.name}=" in usage and option.usage() in usage, (name, option.name)
+
+
+@pytest.mark.parametrize("args, pattern", [
+    (["-s", "smo", "-o", "landmarks=3"], r"solver smo: unknown option 'landmarks' \(it takes none\)"),
+    (["-s", "dcd", "-o", "rff=3"], r"solver dcd: unknown option 'rff'"),
+    (["-s", "ssnal", "-o", "bogus=1"], r"solver ssnal: unknown option 'bogus' \(its options: sigma0, "),
+    (["-s", "ssnal", "-o", "rff=64"], r"option 'rff' applies to the rbf, polynomial, sigmoid kernels only, "
+                                      r"not linear"),
+    (["-s", "ssnal", "-t", "2", "-o", "sigma0=1"], r"option 'sigma0' applies to the linear kernel only"),
+    (["-s", "ssnal", "-o", "max_newton=many"], r"solver ssnal: option max_newton=many: expected an integer >= 1"),
+    (["-s", "ssnal", "-o", "line_search=wolfe"], r"expected one of armijo, exact"),
+    (["-s", "nystroem", "-o", "rtol=1"], r"solver nystroem: option rtol=1: expected a number >= 0 and < 1"),
+    (["-s", "nystroem", "-o", "landmarks=0"], r"expected an integer >= 1"),
+])
+def test_solver_option_errors_name_the_solver_and_its_options(tmp_path, args, pattern):
+    result = run("fastsvm-train", *args, TRAIN_FILE, tmp_path / "m")
+    assert_clean_failure(result, "fastsvm-train", pattern, usage=True)
+    assert not (tmp_path / "m").exists()
+
+
+def test_solver_options_are_used(tmp_path):
+    model = tmp_path / "m"
+    trained = run("fastsvm-train", "-q", "-s", "nystroem", "-o", "landmarks=25", "-o", "max_newton=20",
+                  TRAIN_FILE, model)
+    assert trained.returncode == 0, trained.stderr
+    total_sv = int(re.search(r"^total_sv (\d+)$", model.read_text(), re.M).group(1))
+    assert 0 < total_sv <= 25
+
+
+def test_ssnal_progress_line_says_what_a_user_can_act_on(tmp_path):
+    result = run("fastsvm-train", "-s", "ssnal", "-e", "1e-4", TRAIN_FILE, tmp_path / "m")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    progress = [line for line in lines if line.startswith("ssnal: iteration ")]
+    n_iter = int(re.search(r"optimization finished, #iter = (\d+)", result.stdout).group(1))
+    assert len(progress) == n_iter >= 1                  # one line per outer iteration
+    for k, line in enumerate(progress, start=1):
+        assert line.startswith(f"ssnal: iteration {k}  KKT residual ")
+        assert "(stops at 0.0001)" in line and "objective " in line and "duality gap " in line
+        assert "Newton steps on" in line and "passes over the data" in line
+        assert not any(jargon in line for jargon in ("|J|", " rp ", "held", "eta"))
+    last_residual = float(re.search(r"KKT residual (?:about )?(\S+)", progress[-1]).group(1))
+    assert last_residual <= 1e-4
+    quiet = run("fastsvm-train", "-q", "-s", "ssnal", TRAIN_FILE, tmp_path / "m")
+    assert quiet.returncode == 0 and quiet.stdout == ""
+
+
+SUMMARY = [r"optimization finished, #iter = \d+", r"nu = [0-9.]+", r"obj = (-?[0-9.]+), rho = (-?[0-9.]+)",
+           r"nSV = (\d+), nBSV = (\d+)", r"Total nSV = (\d+)"]
+
+
+def summary(stdout):
+    """LIBSVM's summary lines at the end of a binary training's output, parsed."""
+    lines = stdout.splitlines()[-len(SUMMARY):]
+    matches = [re.fullmatch(pattern, line) for pattern, line in zip(SUMMARY, lines)]
+    assert all(matches), lines
+    obj, rho = float(matches[2].group(1)), float(matches[2].group(2))
+    n_sv, n_bsv = int(matches[3].group(1)), int(matches[3].group(2))
+    return obj, rho, n_sv, n_bsv, int(matches[4].group(1))
+
+
+@pytest.fixture(scope="module")
+def smo_linear_objective(tmp_path_factory):
+    """obj of LIBSVM's SMO on the linear-kernel C-SVC of TRAIN_FILE."""
+    trained = run("fastsvm-train", "-s", "smo", "-t", "0", "-e", "1e-5", TRAIN_FILE,
+                  tmp_path_factory.mktemp("smo") / "m")
+    return summary(trained.stdout)[0]
+
+
+@pytest.mark.parametrize("solver", ["smo", "ssnal", "nystroem", "dcd"])
+def test_every_solver_prints_libsvms_summary_with_its_meaning(tmp_path, solver, smo_linear_objective):
+    """The same lines for every solver: obj is the dual objective (LIBSVM's sign: <= 0), which at
+    the optimum is minus the primal; nBSV <= nSV; Total nSV counts the model's support vectors."""
+    model = tmp_path / "m"
+    result = run("fastsvm-train", "-s", solver, "-t", "0", "-e", "1e-5", TRAIN_FILE, model)
+    assert result.returncode == 0, result.stderr
+    obj, rho, n_sv, n_bsv, total_sv = summary(result.stdout)
+    assert obj < 0 and 0 <= n_bsv <= n_sv
+    reference_obj = smo_linear_objective
+    if solver == "dcd":
+        # no bias by default (LIBLINEAR's problem): rho 0, and its dual optimum is minus its primal one
+        primal = float(re.search(r"primal objective (\S+),", result.stdout).group(1))
+        assert rho == 0.0 and obj == pytest.approx(-primal, rel=1e-4)
+        assert obj <= reference_obj + 1e-6 * abs(reference_obj)  # a bias can only lower the optimum
+        assert total_sv == n_sv
+    else:
+        assert obj == pytest.approx(reference_obj, rel=1e-4)
+        written = int(re.search(r"^total_sv (\d+)$", model.read_text(), re.M).group(1))
+        assert total_sv == written and (solver == "nystroem" or n_sv == total_sv)
+
+
+def test_zero_feature_index_names_the_file_line_not_a_python_argument(tmp_path):
+    data = tmp_path / "zero.libsvm"
+    data.write_text("+1 1:0.5 2:1\n-1 0:0.25 2:3\n")
+    for result, prog in ((run("fastsvm-train", "-q", data, tmp_path / "m"), "fastsvm-train"),
+                         (run("fastsvm-scale", data), "fastsvm-scale")):
+        assert_clean_failure(result, prog, r"zero\.libsvm:2: feature index 0 in '0:0\.25': feature indices "
+                                           r"start at 1", usage=False)
+        assert "zero_based" not in result.stderr
+
+
+def test_data_file_given_as_model_file(model_file, tmp_path):
+    result = run("fastsvm-predict", model_file, TEST_FILE, tmp_path / "out")   # test and model swapped
+    assert_clean_failure(result, "fastsvm-predict", r"breast_cancer_scale\.t:1: this is not a LIBSVM model "
+                                                    r"file: the line starts with '[-+]?1'", usage=False)
+
+
+def test_readme_commands_leave_nothing_untracked(tmp_path):
+    """The README's main job, run in a copy of the checkout's layout, writes only files that
+    the checkout's .gitignore covers."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    readme = (REPO / "README.md").read_text()
+    command = next(line.strip() for line in readme.splitlines() if line.strip().startswith("fastsvm-train -s ssnal"))
+    (tmp_path / "data").symlink_to(SHIPPED_DATA)
+    for step in command.split("&&"):
+        program, *args = step.split()
+        assert run(program, *args, cwd=tmp_path).returncode == 0, step
+    written = sorted(p.name for p in tmp_path.iterdir() if p.name != "data")
+    assert written
+    ignored = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", *written],
+                             capture_output=True, text=True).stdout.split()
+    assert ignored == written

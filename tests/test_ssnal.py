@@ -552,8 +552,11 @@ def test_verbose_trace_and_solution_record():
     lines = []
     sol = solve(subproblem(X, y, C=1.0, tol=1e-3, log=lines.append))
     assert len(lines) == sol.n_iter == len(sol.history) >= 1
-    for word in ("sigma", "newton", "|J|", "eta", "primal", "dual", "time"):
+    for word in ("iteration 1", "KKT residual", "(stops at 0.001)", "objective", "duality gap", "sigma",
+                 "Newton steps on", "free variables", "passes over the data"):
         assert word in lines[0]
+    # the objective shown is LIBSVM's, the solution's
+    assert float(lines[-1].split("objective ")[1].split()[0]) == pytest.approx(sol.objective, rel=1e-9)
     assert sol.kkt <= 1e-3 and sol.status == "converged"
     assert sol.history[-1]["eta"] == sol.kkt
     assert sol.info["primal_objective"] >= -sol.objective - 1e-9  # weak duality

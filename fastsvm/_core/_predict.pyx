@@ -1,18 +1,21 @@
 # Decision values of a LIBSVM model for the rows of a CSR matrix, threaded over rows.
 #
 # Each row is scattered into its thread's dense buffer, its kernel values against every support
-# vector are formed with the shared kernel arithmetic, and the weighted sums are taken in the order
-# svm_predict_values takes them (class i's coefficients, then class j's, then minus rho), so the
-# values agree with LIBSVM's to rounding. Rows are independent: any thread count gives the same
-# bits.
+# vector are formed from the dot product in index order (as LIBSVM forms them), and the weighted
+# sums are taken in the order svm_predict_values takes them (class i's coefficients, then class
+# j's, then minus rho). RBF models that are not one-vs-one (regression, whose values svm-predict
+# writes with all 17 digits, and one-class) also sum |x - z|^2 term by term as LIBSVM does: their
+# values then have the bits of LIBSVM's (built, as its Makefile does, without OpenMP or FMA
+# contraction). Classifiers keep |x|^2 + |z|^2 - 2 x.z, 2.6x faster on a1a, where only a sign
+# (and %g probabilities) is written. Rows are independent: any thread count gives the same bits.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
 cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport CSR, csr_view, row_sqnorm, span_dot, span_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, kernel_params, kernel_from_dot, scatter_row,
-                       unscatter_row)
+from ._kernel cimport (KernelParams, PRECOMPUTED, exp_neg_inline, kernel_params, kernel_from_dot,
+                       scatter_row, unscatter_row)
 from ..csr import row_spans
 
 cnp.import_array()
@@ -40,17 +43,55 @@ cdef struct Machine:
     const int* start            # one-vs-one: class c owns support vectors start[c] .. start[c+1]-1
     int nr_class
     bint one_vs_one
+    bint term_by_term           # RBF: |x - z|^2 summed as LIBSVM sums it (see the top)
 
 
-cdef void kernel_values(const Machine* m, const double* x_dense, int width, double x_sqnorm,
+cdef inline double squared_distance(const double* x_data, const int* x_indices, int x_lo, int x_hi,
+                                    const double* z_data, const int* z_indices, int z_lo,
+                                    int z_hi) noexcept nogil:
+    """|x - z|^2 term by term over the union of the two sorted index sets, in index order: the
+    arithmetic of LIBSVM's prediction-time RBF kernel, whose decision values (written with
+    %.17g by svm-predict) then come out with the same bits, where |x|^2 + |z|^2 - 2 x.z would
+    differ in the last digits (a merge: 2.6x the cost of the dot product on sparse rows)."""
+    cdef double s = 0.0, d
+    while x_lo < x_hi and z_lo < z_hi:
+        if x_indices[x_lo] == z_indices[z_lo]:
+            d = x_data[x_lo] - z_data[z_lo]
+            s += d * d
+            x_lo += 1
+            z_lo += 1
+        elif x_indices[x_lo] > z_indices[z_lo]:
+            s += z_data[z_lo] * z_data[z_lo]
+            z_lo += 1
+        else:
+            s += x_data[x_lo] * x_data[x_lo]
+            x_lo += 1
+    while x_lo < x_hi:
+        s += x_data[x_lo] * x_data[x_lo]
+        x_lo += 1
+    while z_lo < z_hi:
+        s += z_data[z_lo] * z_data[z_lo]
+        z_lo += 1
+    return s
+
+
+cdef void kernel_values(const Machine* m, CSR X, int i, const double* x_dense, int width,
                         double* kvalue) noexcept nogil:
+    """k(x_i, sv_s) for every support vector s; x_dense holds row i scattered."""
     cdef int s
     cdef cnp.int64_t c
+    cdef double x_sqnorm
     if m.kernel.kind == PRECOMPUTED:
         for s in range(m.n_sv):
             c = m.serial[s]
             kvalue[s] = x_dense[c] if 0 <= c < width else 0.0
+    elif m.term_by_term:
+        for s in range(m.n_sv):
+            kvalue[s] = exp_neg_inline(m.kernel.gamma * squared_distance(
+                X.data, X.indices, X.indptr[i], X.indptr[i + 1],
+                m.sv_data, m.sv_indices, m.sv_start[s], m.sv_stop[s]))
     else:
+        x_sqnorm = row_sqnorm(X, i)
         for s in range(m.n_sv):
             kvalue[s] = kernel_from_dot(m.kernel, span_dot(m.sv_data, m.sv_indices, m.sv_start[s],
                                                             m.sv_stop[s], x_dense),
@@ -86,7 +127,7 @@ cdef void combine(const Machine* m, const double* kvalue, double* out) noexcept 
 cdef void decision_row(const Machine* m, CSR X, int i, double* dense, int width, double* kvalue,
                        double* out) noexcept nogil:
     scatter_row(X, i, dense)
-    kernel_values(m, dense, width, row_sqnorm(X, i), kvalue)
+    kernel_values(m, X, i, dense, width, kvalue)
     unscatter_row(X, i, dense)
     combine(m, kvalue, out)
 
@@ -169,6 +210,7 @@ cdef class DecisionFunction:
         self.m.start = &start_v[0] if start_v.shape[0] > 0 else NULL
         self.m.nr_class = nr_class
         self.m.one_vs_one = one_vs_one
+        self.m.term_by_term = kind == "rbf" and not one_vs_one
         cdef int k
         self.sv_nnz = 0.0
         for k in range(self.m.n_sv):

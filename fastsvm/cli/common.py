@@ -60,11 +60,15 @@ def run(main, prog, usage, argv=None):
     """Run ``main(argv)`` and turn every expected failure into one stderr line and an exit code.
     ``usage`` is the usage text, or a function that builds it when it is shown."""
     argv = sys.argv[1:] if argv is None else argv
+    usage_text = usage if callable(usage) else (lambda: usage)
+    if "--help" in argv:  # -h is LIBSVM's shrinking flag; --help asks for the usage
+        print(usage_text(), end="")
+        return 0
     try:
         main(argv)
     except UsageError as e:
         print(f"{prog}: {e}", file=sys.stderr)
-        print(usage() if callable(usage) else usage, file=sys.stderr, end="")
+        print(usage_text(), file=sys.stderr, end="")
         return 1
     except FastSVMError as e:
         print(f"{prog}: {e}", file=sys.stderr)

@@ -1,4 +1,5 @@
 """fastsvm-predict: svm-predict's options, output file and printed lines."""
+import math
 import sys
 
 import numpy as np
@@ -8,6 +9,7 @@ from ..errors import FastSVMError
 from ..metrics import squared_correlation
 from ..modelfile import load_model
 from ..prediction import predict, predict_probability
+from ..probability import svr_laplace_scale
 from .common import UsageError, number, run, scan_options
 
 PROG = "fastsvm-predict"
@@ -17,6 +19,7 @@ options:
 -b probability_estimates : whether to predict probability estimates, 0 or 1 (default 0)
 -q : quiet mode (no outputs)
 -j n : number of threads (default: all cores)
+--help : print this usage
 """
 
 
@@ -46,31 +49,70 @@ def main(argv):
         info("Model supports probability estimates, but disabled in prediction.")
     X, y = load_svmlight_file(test_file, zero_based=(model.kernel_type == "precomputed"),
                               n_jobs=n_jobs)
-    lines = []
-    if probability and model.svm_type in ("epsilon_svr", "nu_svr"):
+    regression = model.svm_type in ("epsilon_svr", "nu_svr")
+    if probability and regression:
         info("Prob. model for test data: target value = predicted value + z,\n"
              "z: Laplace distribution e^(-|z|/sigma)/(2sigma),"
-             f"sigma={model.prob_a[0]:g}")
-    if probability and model.svm_type not in ("epsilon_svr", "nu_svr"):
-        labels, prob = predict_probability(model, X, n_jobs=n_jobs)
+             f"sigma={c_format('%g', svr_laplace_scale(model))}")
+    # svm-predict's formats: a plain prediction with %.17g (a label or value read back exactly);
+    # a -b 1 row's label and probabilities with %g, under a header of %d labels
+    if probability and not regression:
+        predicted, prob = predict_probability(model, X, n_jobs=n_jobs)
         if model.is_classification:
-            lines.append("labels " + " ".join(str(int(label)) for label in model.labels))
+            header = "labels" + "".join(f" {int(label)}" for label in model.labels)
         else:
-            lines.append("label normal outlier")  # one-class: P(normal), P(outlier)
-        lines.extend(f"{label:g} " + " ".join(f"{p:g}" for p in row) for label, row in zip(labels, prob))
-        predicted = labels
+            header = "label normal outlier"  # one-class (LIBSVM >= 3.30): P(normal), P(outlier)
+        lines = [header]
+        lines.extend(c_format("%g", label) + "".join(" " + c_format("%g", p) for p in row)
+                     for label, row in zip(predicted, prob))
     else:
         predicted = predict(model, X, n_jobs=n_jobs)
-        lines.extend(f"{label:g}" for label in predicted)
+        lines = [c_format("%.17g", value) for value in predicted]
     _write_text(output_file, lines)
-    total = len(y)
-    if model.svm_type in ("epsilon_svr", "nu_svr"):
-        info(f"Mean squared error = {np.mean((predicted - y) ** 2) if total else float('nan'):g} (regression)")
-        info(f"Squared correlation coefficient = {squared_correlation(predicted, y):g} (regression)")
-    else:
-        correct = int(np.count_nonzero(predicted == y))
-        accuracy = 100.0 * correct / total if total else float("nan")
-        info(f"Accuracy = {accuracy:g}% ({correct}/{total}) (classification)")
+    for line in (regression_lines if regression else classification_lines)(predicted, y):
+        info(line)
+
+
+def classification_lines(predicted, y):
+    """svm-predict's accuracy line."""
+    correct, total = int(np.count_nonzero(predicted == y)), len(y)
+    accuracy = _divide(float(correct), float(total)) * 100
+    return [f"Accuracy = {c_format('%g', accuracy)}% ({correct}/{total}) (classification)"]
+
+
+def regression_lines(predicted, y):
+    """svm-predict's mean squared error and squared correlation lines, from its running sums
+    (left to right, so the last digits printed are LIBSVM's)."""
+    predicted = np.asarray(predicted, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    total = float(len(y))
+
+    def running_sum(values):
+        return float(np.cumsum(values)[-1]) if values.size else 0.0
+
+    error = running_sum((predicted - y) * (predicted - y))
+    sum_p, sum_t = running_sum(predicted), running_sum(y)
+    sum_pp, sum_tt, sum_pt = running_sum(predicted * predicted), running_sum(y * y), running_sum(predicted * y)
+    covariance = total * sum_pt - sum_p * sum_t
+    correlation = _divide(covariance * covariance,
+                          (total * sum_pp - sum_p * sum_p) * (total * sum_tt - sum_t * sum_t))
+    return [f"Mean squared error = {c_format('%g', _divide(error, total))} (regression)",
+            f"Squared correlation coefficient = {c_format('%g', correlation)} (regression)"]
+
+
+def _divide(numerator, denominator):
+    """IEEE division, as C divides: x/0 is +-inf and 0/0 NaN, not a ZeroDivisionError."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.float64(numerator) / np.float64(denominator))
+
+
+def c_format(spec, value):
+    """``spec % value`` as C's printf writes it: glibc prints a NaN with its sign ('-nan', what
+    0/0 gives on x86), Python never does."""
+    value = float(value)
+    if math.isnan(value):
+        return "-nan" if math.copysign(1.0, value) < 0 else "nan"
+    return spec % value
 
 
 def _write_text(path, lines):

@@ -14,6 +14,7 @@ options:
 -y y_lower y_upper : y scaling limits (default: no y scaling)
 -s save_filename : save scaling parameters to save_filename
 -r restore_filename : restore scaling parameters from restore_filename
+--help : print this usage
 """
 
 

@@ -5,6 +5,7 @@ import sys
 from ..errors import ParameterError
 from ..params import Params
 from ..solvers import SOLVERS, get_solver
+from ..solvers.base import solver_options
 from .common import UsageError, number, run, scan_options
 
 PROG = "fastsvm-train"
@@ -48,14 +49,20 @@ fastsvm options:
 -j n : number of threads (default: all cores)
 -R seed : seed of every random choice (default 0); given, it also draws the -v and -b 1 folds
 	(otherwise drawn as svm-train draws them)
--o name=value : a solver-specific option (repeatable)
+-o name=value : an option of the named solver (repeatable); the solvers' options:
+{solver_options}
+--help : print this usage
 """
 
 
 def usage():
     """The usage text; listing the solvers imports each of them, so it is built only when shown."""
-    solvers = "".join(f"\t{name} -- {spec.description}\n" for name, spec in sorted(SOLVERS.items()))
-    return USAGE.format(solvers=solvers.rstrip("\n"))
+    solvers = [f"\t{name} -- {spec.description}" for name, spec in sorted(SOLVERS.items())]
+    options = []
+    for name, spec in sorted(SOLVERS.items()):
+        options.append(f"\t{name}:" + ("" if spec.options else " none"))
+        options.extend(f"\t\t{option.usage()}" for option in spec.options)
+    return USAGE.format(solvers="\n".join(solvers), solver_options="\n".join(options))
 
 
 _VALUE_OPTIONS = ("s", "t", "d", "g", "r", "c", "n", "p", "m", "e", "h", "b", "v",
@@ -134,6 +141,8 @@ def parse_args(argv):
         params.solver = "smo"
     try:
         params.check()
+        spec = get_solver(params.solver)
+        solver_options(spec, params.options, params.kernel_type or spec.default_kernel)
     except ParameterError as e:
         raise UsageError(str(e)) from None
     return params, train_file, model_file, folds

@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..csr import to_csr
-from ..errors import FastSVMError
+from ..errors import FastSVMError, ParameterError
 from ..params import Params
 
 
@@ -133,6 +133,79 @@ class Solution:
 
 
 @dataclass(frozen=True)
+class SolverOption:
+    """One -o name=value a solver takes (params.options in Python): its type, its default (None:
+    chosen at solve time, as ``meaning`` says), what it sets, and the values it accepts --
+    ``choices``, or a range: >= ``low`` (> when ``low_open``), < ``below``. ``kernels``: the
+    kernels it applies to (empty: every kernel)."""
+
+    name: str
+    kind: type  # int, float or str
+    default: object
+    meaning: str
+    choices: tuple = ()
+    low: float | None = None
+    low_open: bool = False
+    below: float | None = None
+    kernels: tuple = ()
+
+    def limits(self):
+        """Its range as conditions, e.g. ['> 0', '< 1'] (none when any value of its type will do)."""
+        return ([] if self.low is None else [f"{'>' if self.low_open else '>='} {self.low:g}"]) + \
+               ([] if self.below is None else [f"< {self.below:g}"])
+
+    def accepted(self):
+        """The values it takes, in words (for an error)."""
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        what = {int: "an integer", float: "a number"}.get(self.kind, "a word")
+        return " ".join([what, " and ".join(self.limits())]).strip()
+
+    def usage(self):
+        """Its line in the usage text: name=placeholder : meaning; range; default; kernels."""
+        placeholder = "|".join(self.choices) or {int: "n", float: "x"}.get(self.kind, "word")
+        parts = [f"{self.name}={placeholder} : {self.meaning}"]
+        if self.limits():
+            parts.append(" and ".join(f"{placeholder} {limit}" for limit in self.limits()))
+        if self.default is not None:
+            parts.append(f"default {self.default:g}" if self.kind is float else f"default {self.default}")
+        if self.kernels:
+            parts.append(f"{', '.join(self.kernels)} kernel{'s' * (len(self.kernels) > 1)} only")
+        return "; ".join(parts)
+
+    def parse(self, solver, value):
+        """``value`` (a string from -o, or already typed) as this option's type, checked."""
+        try:
+            typed = self.kind(value)
+        except (TypeError, ValueError):
+            typed = None
+        if typed is None or (self.kind is float and typed != typed) or \
+                (self.choices and typed not in self.choices) or \
+                (self.low is not None and (typed <= self.low if self.low_open else typed < self.low)) or \
+                (self.below is not None and not typed < self.below):
+            raise ParameterError(f"solver {solver}: option {self.name}={value}: expected {self.accepted()}")
+        return typed
+
+
+def solver_options(spec, given, kernel):
+    """The options ``spec`` takes for ``kernel``, typed and checked: every declared option that
+    applies to the kernel, given or at its default. An option the solver does not have, or
+    does not have for this kernel, is a ParameterError that names the solver and its options."""
+    declared = {option.name: option for option in spec.options}
+    for name in given or {}:
+        if name not in declared:
+            known = f"its options: {', '.join(declared)}" if declared else "it takes none"
+            raise ParameterError(f"solver {spec.name}: unknown option {name!r} ({known})")
+        kernels = declared[name].kernels
+        if kernels and kernel not in kernels:
+            raise ParameterError(f"solver {spec.name}: option {name!r} applies to the {', '.join(kernels)} "
+                                 f"kernel{'s' * (len(kernels) > 1)} only, not {kernel}")
+    return {option.name: (option.parse(spec.name, given[option.name]) if option.name in (given or {})
+                          else option.default)
+            for option in spec.options if not option.kernels or kernel in option.kernels}
+
+
+@dataclass(frozen=True)
 class SolverSpec:
     """A registered solver: its name on the command line (-s NAME) and in Python (solver=NAME),
     what it can solve, and how multi-class problems are split for it."""
@@ -145,6 +218,7 @@ class SolverSpec:
     default_kernel: str
     default_tol: float
     description: str = ""
+    options: tuple = ()  # SolverOption: what -o name=value sets
     # on the main thread, its loops stop on Ctrl-C by themselves (not only through
     # Subproblem.stop): a single problem then needs no worker thread
     stops_on_signals: bool = False

@@ -14,7 +14,8 @@ vectors are the landmarks (binary, regression and one-vs-one alike): fastsvm-pre
 LIBSVM's svm-predict then compute exactly the approximate model's predictions.
 
 Options (params.options, -o name=value): ``landmarks`` (m, default min(n, 500)), ``rtol`` (the
-eigenvalue cut, relative to the largest; default 1e-12), and any ssnal option, passed on.
+eigenvalue cut, relative to the largest; default 1e-12), and the linear ssnal's options, passed on
+(declared in OPTIONS below).
 """
 import time
 from dataclasses import replace
@@ -25,29 +26,16 @@ import scipy.sparse as sp
 from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import EIG_RTOL, nystroem_map, sample_landmarks
 from . import ssnal
-from .base import Kernel, Solution, SolverSpec, Subproblem, checked_arrays
+from .base import Kernel, Solution, SolverOption, SolverSpec, Subproblem, checked_arrays, solver_options
 
 DEFAULT_LANDMARKS = 500
-OPTIONS = ("landmarks", "rtol")
-
-
-def _options(params):
-    """(landmarks or None, rtol, the options meant for ssnal); values may be strings (-o)."""
-    opts = dict(params.options or {})
-    unknown = set(opts) - set(OPTIONS) - set(ssnal.OPTIONS)
-    if unknown:
-        raise ParameterError(f"nystroem: unknown option(s) {', '.join(sorted(unknown))} "
-                             f"(known: {', '.join(OPTIONS + ssnal.OPTIONS)})")
-    try:
-        landmarks = int(opts["landmarks"]) if "landmarks" in opts else None
-        rtol = float(opts.get("rtol", EIG_RTOL))
-    except ValueError:
-        raise ParameterError("nystroem: landmarks must be an integer and rtol a number") from None
-    if landmarks is not None and landmarks < 1:
-        raise ParameterError("nystroem: landmarks must be >= 1")
-    if not 0 <= rtol < 1:
-        raise ParameterError("nystroem: rtol must be in [0, 1)")
-    return landmarks, rtol, {k: v for k, v in opts.items() if k in ssnal.OPTIONS}
+# its own options, then the linear ssnal's, passed on to the solve on the features (any kernel)
+OPTIONS = (
+    SolverOption("landmarks", int, None, f"landmarks sampled, by default min(rows, {DEFAULT_LANDMARKS})", low=1),
+    SolverOption("rtol", float, EIG_RTOL, "eigenvalues of K(L, L) kept: those above rtol times the largest",
+                 low=0.0, below=1.0),
+) + tuple(replace(option, kernels=()) for option in ssnal.OPTIONS
+        if not option.kernels or "linear" in option.kernels)
 
 
 def dense_as_csr(A):
@@ -67,7 +55,9 @@ def solve(sub: Subproblem) -> Solution:
     params = sub.params
     if sub.formulation not in SPEC.formulations:
         raise ParameterError(f"nystroem solves {' and '.join(SPEC.formulations)}, not {sub.formulation}")
-    landmarks, rtol, ssnal_options = _options(params)
+    opts = solver_options(SPEC, params.options, sub.kernel.kind)
+    landmarks, rtol = opts.pop("landmarks"), opts.pop("rtol")
+    ssnal_options = {name: value for name, value in opts.items() if name in (params.options or {})}
     X, y, upper = checked_arrays(sub)
     n = X.shape[0]
     m = min(n, DEFAULT_LANDMARKS if landmarks is None else landmarks)
@@ -115,9 +105,10 @@ def solve(sub: Subproblem) -> Solution:
         kkt=solution.kkt,
         status=solution.status,
         history=solution.history,
-        # LIBSVM's summary: nu and nBSV are the explicit problem's, nSV the model's landmarks
-        info={"nu": float(dual.sum() / (upper.sum() or 1.0)), "nSV": int(np.count_nonzero(beta)),
-              "nBSV": int(np.count_nonzero((dual > 0) & (dual >= upper))),
+        # LIBSVM's summary: nu is the explicit problem's; nSV counts the model's support vectors
+        # (landmarks with a coefficient) and nBSV those of them whose row is at its bound there
+        info={"nu": float(dual.sum() / (upper.sum() or 1.0)), "nSV": int(np.count_nonzero(coef)),
+              "nBSV": int(np.count_nonzero((coef != 0) & (dual > 0) & (dual >= upper))),
               "landmarks": rows, "rank": fmap.n_components, "eigenvalues": fmap.eigenvalues,
               "feature_weights": solution.w, "feature_dual": solution.coef,
               "linear": solution.info},
@@ -134,4 +125,5 @@ SPEC = SolverSpec(
     default_tol=ssnal.DEFAULT_TOL,
     description="Nystroem features on sampled landmarks (-o landmarks=m), the explicit problem "
                 "solved by ssnal; the model is a kernel expansion on the landmarks",
+    options=OPTIONS,
 )

@@ -69,7 +69,7 @@ from .._core._knapsack import KnapsackSet
 from .._core._ssnal import (NewtonCG, StackedRows, bordered_solve, dense_newton, held_misses, hold_rows, line_point,
                              off_system_moves, search_scalars, sorted_changes)
 from ..errors import FastSVMError, ParameterError
-from .base import Solution, SolverSpec, Subproblem, checked_arrays
+from .base import Solution, SolverOption, SolverSpec, Subproblem, checked_arrays, solver_options
 from .dcd import CHUNK_WORK, dual_objective
 
 DEFAULT_TOL = 1e-3
@@ -122,7 +122,30 @@ COORDINATE_START_P = DENSE_P_MAX  # C-SVC with more features than this (Newton s
                                  # from dual coordinate descent epochs (_coordinate_start)
 COORDINATE_RATE = 0.6      # those epochs go on while each gains at most this share of the one before
 COORDINATE_MAX_EPOCHS = 50
-OPTIONS = ("sigma0", "sigma_factor", "line_search", "newton_system", "max_newton")
+KERNEL_FEATURES = 128      # explicit features of the kernel warm start (ssnal_kernel)
+KERNEL_WARM_TOL = 1e-4     # eta of the explicit-feature problem: it is only an approximation
+KERNEL_THETA = 0.0         # margin band around a bound's switch that joins the working set
+WARM_MAPS = ("rff", "nystroem")
+NONLINEAR = ("rbf", "polynomial", "sigmoid")  # the kernels of ssnal_kernel
+REJECTED_NOTE = "  (Newton steps did not converge: step undone, sigma lowered)"  # ends a progress line
+# -o name=value, for the linear solver here and the kernel one (ssnal_kernel)
+OPTIONS = (
+    SolverOption("sigma0", float, None, "first proximal parameter sigma, by default the mean C",
+                 low=0.0, low_open=True, kernels=("linear",)),
+    SolverOption("sigma_factor", float, SIGMA_FACTOR, "growth of sigma between outer iterations", low=1.0),
+    SolverOption("line_search", str, "exact", "Newton step length rule", choices=("armijo", "exact"),
+                 kernels=("linear",)),
+    SolverOption("newton_system", str, "auto", "how each Newton system is solved",
+                 choices=("auto", "dense", "smw", "cg"), kernels=("linear",)),
+    SolverOption("max_newton", int, MAX_NEWTON, "Newton steps per outer iteration", low=1),
+    SolverOption("rff", int, KERNEL_FEATURES, "explicit features of the warm start", low=1, kernels=NONLINEAR),
+    SolverOption("warm", str, "rff", "warm start's features: random Fourier (rbf only) or Nystroem",
+                 choices=WARM_MAPS, kernels=NONLINEAR),
+    SolverOption("warm_tol", float, KERNEL_WARM_TOL, "KKT tolerance of the warm start", low=0.0,
+                 low_open=True, kernels=NONLINEAR),
+    SolverOption("theta", float, KERNEL_THETA, "margin band whose rows join the working set", low=0.0,
+                 kernels=NONLINEAR),
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -780,23 +803,6 @@ def next_sigma(sigma, steps, converged, factor, lagging=True):
     return min(max(sigma * change, SIGMA_MIN), SIGMA_MAX)
 
 
-def _options(params):
-    opts = dict(params.options or {})
-    unknown = set(opts) - set(OPTIONS)
-    if unknown:
-        raise ParameterError(f"ssnal: unknown option(s) {', '.join(sorted(unknown))} (known: {', '.join(OPTIONS)})")
-    line_search = opts.get("line_search", "exact")
-    if line_search not in ("armijo", "exact"):
-        raise ParameterError(f"ssnal: line_search must be armijo or exact, not {line_search!r}")
-    sigma0 = opts.get("sigma0")                   # None: SIGMA0 x the mean upper bound
-    sigma0 = None if sigma0 is None else float(sigma0)
-    factor = float(opts.get("sigma_factor", SIGMA_FACTOR))
-    if not (sigma0 is None or sigma0 > 0) or not factor >= 1:
-        raise ParameterError("ssnal: sigma0 must be > 0 and sigma_factor >= 1")
-    return dict(line_search=line_search, sigma0=sigma0, sigma_factor=factor,
-                newton_system=opts.get("newton_system", "auto"), max_newton=int(opts.get("max_newton", MAX_NEWTON)))
-
-
 def solve(sub: Subproblem, merge=True) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem by SSsNAL (RBF, polynomial and sigmoid kernels:
     fastsvm.solvers.ssnal_kernel); `merge`: equal samples merged (linear_dual)."""
@@ -808,7 +814,7 @@ def solve(sub: Subproblem, merge=True) -> Solution:
         raise ParameterError(f"ssnal supports the linear, rbf, polynomial and sigmoid kernels (got {sub.kernel.kind})")
     if getattr(params, "loss", "hinge") != "hinge":
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
-    opts = _options(params)
+    opts = solver_options(SPEC, params.options, "linear")
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
     qp = linear_dual(sub, merge=merge)
@@ -875,6 +881,20 @@ def _coordinate_start(qp, seed, stop, log):
     if log is not None:
         log(f"ssnal: start from {dcd.epoch} epochs of dual coordinate descent, its dual objective {objective:.10g}")
     return np.ascontiguousarray(x, dtype=np.float64), float(dcd.epoch)
+
+
+def progress_line(entry, tol):
+    """One outer iteration for the user: how far from done (the KKT residual against -e, 'about'
+    when estimated), the objective as LIBSVM prints it and the duality gap, and where the time goes
+    (Newton steps and the free variables their systems have, rows skipped as settled at a bound
+    and those that were not, passes over the data)."""
+    return (f"ssnal: iteration {entry['iter']}  KKT residual {'about ' if entry['eta_estimated'] else ''}"
+            f"{entry['eta']:.3e} (stops at {tol:g})  objective {entry['dual']:.10g}  "
+            f"duality gap {entry['primal'] + entry['dual']:.3e}  sigma {entry['sigma']:.3g}  "
+            f"{entry['newton']} Newton steps on {entry['free']} free variables  "
+            f"{entry['held']} rows skipped as settled ({entry['held_misses']} were not)  "
+            f"{entry['passes']:.1f} passes over the data  {entry['time']:.2f}s"
+            + (REJECTED_NOTE if entry["rejected"] else ""))
 
 
 def _estimated_eta(qp, xp, Zv, hint, error):
@@ -1107,11 +1127,7 @@ def _ssnal(qp, tol, max_outer, opts, stop, log, start=None):
                  "rejected": rejected, "time": time.perf_counter() - t0}
         history.append(entry)
         if log is not None:
-            log(f"ssnal: iter {outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.n_free}  "
-                f"eta {'~' if estimated else ''}{eta:.3e}  rp {r_primal:.3e}  "
-                f"primal {primal:.10g}  dual {-dual:.10g}  passes {entry['passes']:.1f}  "
-                f"held {n_held} ({misses} moved)  time {entry['time']:.2f}s"
-                + ("  (inner solve failed: step rejected)" if rejected else ""))
+            log(progress_line(entry, tol))
         # an inner solve stopped far from its tolerance (max_newton, no decrease) can leave x with
         # a huge grad f and so a small eta at a poor point: such an x does not end the solve
         if eta <= tol and (converged or early or gnorm <= EARLY_GRAD * eps / math.sqrt(sigma)):
@@ -1154,4 +1170,5 @@ SPEC = SolverSpec(
     default_tol=DEFAULT_TOL,
     description="sparse semismooth Newton augmented Lagrangian on the SVM dual (seed 000): proximal "
                 "point outer loop, Newton inner solves on the free set, unregularized bias",
+    options=OPTIONS,
 )

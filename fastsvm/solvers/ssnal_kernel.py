@@ -69,18 +69,16 @@ from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import nystroem_map, random_fourier_map
 from . import ssnal
 from .ssnal import _dot, _norm
-from .base import Kernel, Solution, Subproblem, checked_arrays
+from .base import Kernel, Solution, Subproblem, checked_arrays, solver_options
 from .nystroem import dense_as_csr
 
-KERNELS = ("rbf", "polynomial", "sigmoid")
+KERNELS = ssnal.NONLINEAR
 # D: random Fourier features (RBF) or Nystroem landmarks. The warm start costs ~ n D^2 per Newton
 # system; with 128 instead of 256 its x^0 is rougher but the rounds on the exact kernel make up
 # for it (mushrooms 0.30 -> 0.20 s, a9a, w8a and ijcnn1 no slower)
-DEFAULT_FEATURES = 128
-WARM_TOL = 1e-4              # eta of the explicit-feature problem: it is only an approximation
-DEFAULT_THETA = 0.0          # margin band around a bound's switch that joins the working set
+DEFAULT_FEATURES = ssnal.KERNEL_FEATURES   # the options' defaults are declared with ssnal's SPEC
+WARM_TOL = ssnal.KERNEL_WARM_TOL
 DEFAULT_MAX_OUTER = 200      # AL iterations in all (params.max_iter)
-MAX_NEWTON = 50              # Newton steps per AL iteration
 MAX_ROUNDS = 50              # working-set rounds
 ARMIJO_MU = 1e-4
 MAX_BACKTRACKS = 40
@@ -108,8 +106,6 @@ SPARSE_MAX_DENSITY = 1.0 / 32  # held sparse when at most this share of K_UU is 
 SPARSE_MIN_ROWS = 2 * ALWAYS_DENSE_J  # ... and U has this many rows (smaller: dense systems anyway)
 SPARSE_SAMPLE_ROWS = 128     # rows whose kept share decides, before the whole block is built
 SPARSE_VALUE_BYTES = 12      # a kept value and its column (at most half the -m budget in all)
-OPTIONS = ("rff", "warm", "warm_tol", "theta", "sigma_factor", "max_newton")
-WARM_MAPS = ("rff", "nystroem")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,30 +159,7 @@ def kernel_dual(sub: Subproblem) -> KernelDual:
 
 
 # ---------------------------------------------------------------------------------------------
-# options and warm start
-
-def _options(params):
-    opts = dict(params.options or {})
-    unknown = set(opts) - set(OPTIONS)
-    if unknown:
-        raise ParameterError(f"ssnal (kernel): unknown option(s) {', '.join(sorted(unknown))} "
-                             f"(known: {', '.join(OPTIONS)})")
-    try:
-        out = dict(rff=int(opts.get("rff", DEFAULT_FEATURES)), warm=str(opts.get("warm", "rff")),
-                   warm_tol=float(opts.get("warm_tol", WARM_TOL)), theta=float(opts.get("theta", DEFAULT_THETA)),
-                   sigma_factor=float(opts.get("sigma_factor", ssnal.SIGMA_FACTOR)),
-                   max_newton=int(opts.get("max_newton", MAX_NEWTON)))
-    except ValueError:
-        raise ParameterError("ssnal (kernel): rff and max_newton must be integers, warm_tol, theta "
-                             "and sigma_factor numbers") from None
-    if out["rff"] < 1 or not out["warm_tol"] > 0 or not out["theta"] >= 0 or not out["sigma_factor"] >= 1 \
-            or out["max_newton"] < 1:
-        raise ParameterError("ssnal (kernel): need rff >= 1, warm_tol > 0, theta >= 0, sigma_factor >= 1, "
-                             "max_newton >= 1")
-    if out["warm"] not in WARM_MAPS:
-        raise ParameterError(f"ssnal (kernel): warm must be one of {', '.join(WARM_MAPS)}")
-    return out
-
+# warm start
 
 def warm_start(sub: Subproblem, n_features, tol, feature_map="rff"):
     """(x^0, sigma_0, Solution) from the linear SSsNAL on explicit features of sub's kernel:
@@ -581,9 +554,10 @@ def _solve_working_set(ws, x, hx, sigma, target, tol, opts, budget_bytes, counte
         r_primal = _norm(step) / sigma / scale
         if log is not None:
             dual = objective + _dot(x - x_start, grad_start + 0.5 * (hx - hx_start))
-            log(f"ssnal: iter {counters.outer}  sigma {sigma:.3g}  newton {steps}  |J| {inner.J.shape[0]}  "
-                f"eta(U) {eta_u:.3e}  rp {r_primal:.3e}  dual {-dual:.10g}  |U| {ws.L}  "
-                f"time {time.perf_counter() - t0:.2f}s" + ("  (inner solve failed: step rejected)" if rejected else ""))
+            log(f"ssnal: iteration {counters.outer}  KKT residual on the {ws.L} working rows {eta_u:.3e} "
+                f"(this round stops at {target / scale:.3g})  objective {dual:.10g}  sigma {sigma:.3g}  "
+                f"{steps} Newton steps on {inner.J.shape[0]} free variables  {time.perf_counter() - t0:.2f}s"
+                + (ssnal.REJECTED_NOTE if rejected else ""))
         if eta_u * scale <= target:
             break
         sigma = ssnal.next_sigma(sigma, steps, inner_ok, opts["sigma_factor"],
@@ -618,7 +592,7 @@ def solve(sub: Subproblem) -> Solution:
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
     if sub.kernel.kind == "polynomial" and sub.kernel.degree < 0:
         raise ParameterError("degree of polynomial kernel < 0")
-    opts = _options(params)
+    opts = solver_options(ssnal.SPEC, params.options, sub.kernel.kind)
     tol = ssnal.DEFAULT_TOL if params.tol is None else float(params.tol)
     max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
     dual = kernel_dual(sub)
@@ -632,7 +606,7 @@ def solve(sub: Subproblem) -> Solution:
     if log is not None:
         rff = sub.kernel.kind == "rbf" and opts["warm"] == "rff"      # as warm_start chooses
         log(f"ssnal: warm start ({'random Fourier features' if rff else 'Nystroem'}, "
-            f"D = {opts['rff']}): {warm.n_iter} iterations, eta {warm.kkt:.3e}  time {times['warm_start']:.2f}s")
+            f"D = {opts['rff']}): {warm.n_iter} iterations, KKT residual {warm.kkt:.3e}  {times['warm_start']:.2f}s")
 
     k = sub.kernel
     threads = max(1, int(sub.n_threads))
@@ -666,8 +640,9 @@ def solve(sub: Subproblem) -> Solution:
                  "time": time.perf_counter() - t0}
         history.append(entry)
         if log is not None:
-            log(f"ssnal: round {rounds}  eta {eta:.3e}  primal {entry['primal']:.10g}  dual {-entry['dual']:.10g}  "
-                f"|U| {entry['working_set']}  time {entry['time']:.2f}s")
+            log(f"ssnal: round {rounds} of working rows  KKT residual {eta:.3e} (stops at {tol:g})  "
+                f"objective {entry['dual']:.10g}  duality gap {entry['primal'] + entry['dual']:.3e}  "
+                f"{entry['working_set']} working rows  {entry['time']:.2f}s")
         if eta <= tol:
             status = "converged"
             break
@@ -687,7 +662,7 @@ def solve(sub: Subproblem) -> Solution:
         ws = _WorkingSet(dual, cache, products, ws_rows, x, sub.stop, k.kind == "rbf", budget // 2)
         ws_rows = ws.rows
         if log is not None and ws.sparse is not None:
-            log(f"ssnal: K_UU held sparse: {ws.sparse.nnz} values kept "
+            log(f"ssnal: kernel block of the working rows held sparse: {ws.sparse.nnz} values kept "
                 f"({100.0 * ws.sparse.nnz / max(ws.L, 1) ** 2:.2g}%)")
         x_u = x[ws.vars]
         hx = grad[ws.vars] - ws.c
