@@ -15,6 +15,7 @@ import math
 import os
 import re
 import secrets
+import stat
 
 import numpy as np
 import scipy.sparse as sp
@@ -59,9 +60,19 @@ def save_model(model, path):
 
     The file is written to a temporary file in the same directory, flushed, synced and renamed
     over ``path``: on any error the temporary file is removed and an existing file at ``path``
-    is left as it was.
+    is left as it was. A path that is a device or a pipe is written in place.
     """
     path = os.fspath(path)
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        # a device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place, as svm-train
+        # writes it: a rename would put a regular file where it was
+        with open(path, "w", encoding="ascii", newline="\n") as f:
+            _write_model(model, f)
+        return
     directory, name = os.path.split(os.path.abspath(path))
     while True:
         tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")

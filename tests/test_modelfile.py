@@ -368,3 +368,22 @@ def test_save_replaces_file_with_normal_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_save_to_a_pipe_writes_through_it(tmp_path):
+    # svm-train writes a model to /dev/null or a FIFO in place; a rename over the path would put a
+    # regular file there (run as root, over /dev/null itself)
+    import stat
+    import threading
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    save_model(small_model(), fifo)
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    expected = tmp_path / "model"
+    save_model(small_model(), expected)
+    assert received == [expected.read_bytes()]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "pipe"]
