@@ -13,8 +13,8 @@ class Params:
 
     ``kernel_type``, ``gamma`` and ``tol`` may stay None: the solver's default kernel, 1/n_features
     and the solver's default tolerance are then used (LIBSVM's 1e-3 for SMO, LIBLINEAR's 0.1 for
-    DCD). ``bias`` is LIBLINEAR's -B (< 0: no bias feature); ``loss`` picks the dual of the hinge
-    (L1) or squared hinge (L2) loss for the linear C-SVC solvers. ``libsvm_folds`` draws the
+    DCD). ``bias`` is LIBLINEAR's -B (< 0: no bias feature); ``loss`` picks the hinge (L1) or
+    squared hinge (L2) loss for the linear C-SVC solvers (None: the solver's own, hinge for dcd). ``libsvm_folds`` draws the
     cross-validation folds and -b 1's internal folds from LIBSVM's stream (the C library's rand()
     from its default seed, in svm-train's order) instead of from ``seed``, which still seeds
     everything else.
@@ -34,7 +34,7 @@ class Params:
     shrinking: bool = True
     probability: bool = False
     class_weight: dict = field(default_factory=dict)
-    loss: str = "hinge"
+    loss: str | None = None
     bias: float = -1.0
     max_iter: int | None = None
     seed: int = 0
@@ -66,7 +66,7 @@ class Params:
             raise ParameterError("nu <= 0 or nu > 1")
         if self.svm_type == "epsilon_svr" and self.epsilon < 0:
             raise ParameterError("p < 0")
-        if self.loss not in LOSSES:
+        if self.loss is not None and self.loss not in LOSSES:
             raise ParameterError(f"unknown loss {self.loss!r} (use hinge or squared_hinge)")
         if self.max_iter is not None and self.max_iter <= 0:
             raise ParameterError("max_iter <= 0")

@@ -93,7 +93,7 @@ def checked_binary_squared_hinge(sub, solver_name):
     X, y, upper = checked_arrays(sub)
     if not np.all(np.abs(y) == 1.0):
         raise FastSVMError(f"{solver_name} solves binary problems: labels must be +1 or -1")
-    if sub.params.loss != "squared_hinge":
+    if sub.params.loss not in (None, "squared_hinge"):
         raise FastSVMError(f"{solver_name} solves the squared hinge loss only (-L squared_hinge, "
                            "loss=\"squared_hinge\")")
     return X, y, upper

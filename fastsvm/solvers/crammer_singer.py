@@ -86,6 +86,5 @@ SPEC = SolverSpec(
     multiclass="joint",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
-    description="Crammer-Singer multi-class linear SVM (LIBLINEAR -s 4's problem), all classes "
-                "jointly, by the sequential dual method (Keerthi et al. 2008)",
+    description="linear multi-class SVM with all classes in one problem (LIBLINEAR -s 4)",
 )

@@ -73,7 +73,7 @@ def solve(sub: Subproblem) -> Solution:
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     bias = float(params.bias) if params.bias >= 0 else 0.0  # B = 0 is exactly the bias-free problem
-    loss = params.loss
+    loss = params.loss or "hinge"
 
     # A sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out keeps the PG
     # test meaningful (with U_i = 0 LIBLINEAR would keep seeing PG = -1 and never stop).
@@ -143,6 +143,5 @@ SPEC = SolverSpec(
     multiclass="ovr",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
-    description="dual coordinate descent for linear SVMs (Hsieh et al. 2008; LIBLINEAR -s 3 hinge, "
-                "-s 1 squared hinge), random order each epoch, shrinking",
+    description="linear SVM by dual coordinate descent, for large sparse data (LIBLINEAR -s 1, -s 3)",
 )

@@ -93,6 +93,5 @@ SPEC = SolverSpec(
     multiclass="ovr",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
-    description="coordinate descent with one-variable Newton steps (CDN) for the L1-regularized "
-                "squared-hinge linear SVM (LIBLINEAR -s 5's problem), over a CSC copy of X",
+    description="L1-regularized linear SVM, squared hinge (-L 2), sparse weights (LIBLINEAR -s 5)",
 )

@@ -123,7 +123,6 @@ SPEC = SolverSpec(
     multiclass="ovo",
     default_kernel="rbf",
     default_tol=ssnal.DEFAULT_TOL,
-    description="Nystroem features on sampled landmarks (-o landmarks=m), the explicit problem "
-                "solved by ssnal; the model is a kernel expansion on the landmarks",
+    description="kernel SVM on a low-rank kernel approximation (-o landmarks=m): fast, approximate",
     options=OPTIONS,
 )

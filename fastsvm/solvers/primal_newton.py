@@ -113,6 +113,5 @@ SPEC = SolverSpec(
     multiclass="ovr",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
-    description="primal Newton-CG for the L2-regularized squared-hinge linear SVM (LIBLINEAR -s 2's "
-                "problem), generalized Hessian on the active rows, Armijo backtracking",
+    description="linear SVM, squared hinge (-L 2), by Newton's method in the primal (LIBLINEAR -s 2)",
 )

@@ -226,6 +226,6 @@ SPEC = SolverSpec(
     multiclass="ovo",
     default_kernel="rbf",
     default_tol=DEFAULT_TOL,
-    description="LIBSVM's SMO: second-order working sets, shrinking, LRU kernel cache (-m MB)",
+    description="LIBSVM's solver and models: every SVM type and kernel (the default)",
     stops_on_signals=True,
 )

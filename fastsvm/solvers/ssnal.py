@@ -812,7 +812,7 @@ def solve(sub: Subproblem, merge=True) -> Solution:
         return ssnal_kernel.solve(sub)
     if sub.kernel.kind != "linear":
         raise ParameterError(f"ssnal supports the linear, rbf, polynomial and sigmoid kernels (got {sub.kernel.kind})")
-    if getattr(params, "loss", "hinge") != "hinge":
+    if params.loss not in (None, "hinge"):
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
     opts = solver_options(SPEC, params.options, "linear")
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
@@ -1168,7 +1168,6 @@ SPEC = SolverSpec(
     multiclass="ovo",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
-    description="sparse semismooth Newton augmented Lagrangian on the SVM dual (seed 000): proximal "
-                "point outer loop, Newton inner solves on the free set, unregularized bias",
+    description="semismooth Newton augmented Lagrangian: C-SVC and epsilon-SVR to high accuracy",
     options=OPTIONS,
 )
