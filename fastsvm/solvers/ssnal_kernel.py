@@ -588,7 +588,7 @@ def solve(sub: Subproblem) -> Solution:
     params = sub.params
     if sub.kernel.kind not in KERNELS:
         raise ParameterError(f"ssnal (kernel) supports the {', '.join(KERNELS)} kernels, not {sub.kernel.kind}")
-    if getattr(params, "loss", "hinge") != "hinge":
+    if params.loss not in (None, "hinge"):
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
     if sub.kernel.kind == "polynomial" and sub.kernel.degree < 0:
         raise ParameterError("degree of polynomial kernel < 0")
