@@ -9,8 +9,10 @@ X[:, s]. Columns beyond the model's width (or missing ones) count as zeros.
 import numpy as np
 
 from ._core._predict import DecisionFunction
-from .csr import to_csr
+from .columns import NARROW_WIDTH, compressed, first_columns, occurring_columns, worth_compressing
+from .csr import RowSelection, to_csr
 from .errors import FastSVMError
+from .memory import check_request
 from .parallel import effective_n_jobs
 from .probability import classification_probabilities, has_probability_model, one_class_probability
 
@@ -18,11 +20,35 @@ from .probability import classification_probabilities, has_probability_model, on
 def decision_values(model, X, n_jobs=None):
     """(n, n_dec) decision values: one column per classifier (0, 1), (0, 2), ..., (1, 2), ... in
     label order for classification, one column for regression and one-class."""
-    X = to_csr(X)
-    function = _decision_function(model)
+    support_vectors, X = _over_occurring_columns(model, to_csr(X))
+    function = _decision_function(model, support_vectors)
+    n_threads = effective_n_jobs(n_jobs)
+    width = max(X.shape[1], support_vectors.shape[1])
+    check_request(8 * min(n_threads, X.shape[0]) * (width + support_vectors.shape[0]),
+                  "prediction's buffers (one row of the model's width per thread)",
+                  "use fewer threads (-j)")
     out = np.empty((X.shape[0], function.n_dec))
-    function.compute(X, out, effective_n_jobs(n_jobs))
+    function.compute(X, out, n_threads)
     return out
+
+
+def _over_occurring_columns(model, X):
+    """(support vectors, X), both renumbered to the columns that occur in either when their
+    width is far beyond those (the kernel's dense row then costs what the data holds; the order
+    of the columns, and so every value's bits, is kept); a precomputed kernel's X cut to the
+    columns its serial numbers name."""
+    support_vectors = model.support_vectors
+    if model.kernel_type == "precomputed":
+        return support_vectors, first_columns(X, int(np.max(model.sv_indices, initial=0)) + 1)
+    width = max(X.shape[1], support_vectors.shape[1])
+    if width <= NARROW_WIDTH:
+        return support_vectors, X
+    if isinstance(support_vectors, RowSelection):
+        support_vectors = support_vectors.tocsr()
+    columns = occurring_columns(support_vectors, X)
+    if not worth_compressing(width, columns.size):
+        return model.support_vectors, X
+    return compressed(support_vectors, columns), compressed(X, columns)
 
 
 def predict(model, X, n_jobs=None):
@@ -68,8 +94,8 @@ def _predict_from(model, dec):
     return model.labels.astype(np.float64)[np.argmax(votes, axis=1)]
 
 
-def _decision_function(model):
-    """The model's arrays in the layout the Cython kernel walks."""
+def _decision_function(model, support_vectors):
+    """The model's arrays (with its support vectors as given) in the layout the Cython kernel walks."""
     if model.is_classification:
         if model.labels is None or model.n_sv is None:
             raise FastSVMError("a classification model needs its labels and per-class SV counts")
@@ -81,6 +107,6 @@ def _decision_function(model):
     else:
         serial = np.zeros(0)
     return DecisionFunction(
-        model.support_vectors, model.sv_coef, model.rho, start, serial,
+        support_vectors, model.sv_coef, model.rho, start, serial,
         model.kernel_type, model.gamma, model.degree, model.coef0, model.is_classification,
     )

@@ -5,45 +5,49 @@ import tempfile
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .errors import FileFormatError
 
 
 @dataclass
 class Scaling:
-    """feature_min/feature_max are indexed by LIBSVM feature index (entry 0 unused); a feature
-    whose min equals its max is dropped from the output, as svm-scale does."""
+    """Ranges of the features that occur: ``index`` holds their LIBSVM feature indices (int64,
+    ascending), feature_min/feature_max one value per index. Only those are held, so a feature
+    index of 2*10**9 costs one entry; a feature whose min equals its max is dropped from the
+    output, as svm-scale does."""
 
     lower: float
     upper: float
+    index: np.ndarray
     feature_min: np.ndarray
     feature_max: np.ndarray
     y_range: tuple | None = None  # (y_lower, y_upper, y_min, y_max)
 
-    @property
-    def max_index(self):
-        return len(self.feature_min) - 1
+    def varying(self):
+        """(index, min, max) of the features whose min differs from their max."""
+        keep = self.feature_min != self.feature_max
+        return self.index[keep], self.feature_min[keep], self.feature_max[keep]
 
 
 def fit_scaling(X, y, lower=-1.0, upper=1.0, y_limits=None):
-    """Feature ranges over all rows, a missing entry counting as 0 (svm-scale's pass 2)."""
-    X = X.tocsc()
-    n, p = X.shape
-    fmin = np.zeros(p + 1)
-    fmax = np.zeros(p + 1)
-    for j in range(p):
-        values = X.data[X.indptr[j]:X.indptr[j + 1]]
-        if values.size == 0:
-            continue
-        lo, hi = values.min(), values.max()
-        if values.size < n:  # some row lacks the feature: it is 0 there
-            lo, hi = min(lo, 0.0), max(hi, 0.0)
-        fmin[j + 1], fmax[j + 1] = lo, hi
+    """Feature ranges over all rows, a missing entry counting as 0 (svm-scale's pass 2), taken
+    over the stored values grouped by column."""
+    X = X.tocsr()
+    order = np.argsort(X.indices, kind="stable")
+    columns, values = X.indices[order], X.data[order]
+    index, first, counts = np.unique(columns, return_index=True, return_counts=True)
+    fmin, fmax = np.zeros(index.size), np.zeros(index.size)
+    if index.size:
+        fmin, fmax = np.minimum.reduceat(values, first), np.maximum.reduceat(values, first)
+        partial = counts < X.shape[0]  # some row lacks the feature: it is 0 there
+        fmin[partial] = np.minimum(fmin[partial], 0.0)
+        fmax[partial] = np.maximum(fmax[partial], 0.0)
     y_range = None
     if y_limits is not None:
         y = np.asarray(y, dtype=np.float64)
         y_range = (float(y_limits[0]), float(y_limits[1]), float(y.min()), float(y.max()))
-    return Scaling(lower, upper, fmin, fmax, y_range)
+    return Scaling(lower, upper, index.astype(np.int64) + 1, fmin, fmax, y_range)
 
 
 def scale_values(values, vmin, vmax, lower, upper):
@@ -56,25 +60,28 @@ def scale_values(values, vmin, vmax, lower, upper):
 
 def scaled_lines(X, y, scaling):
     """The text svm-scale writes, row by row: '%.17g ' target, then 'i:%g ' for every nonzero
-    scaled value of the features 1..max_index that vary."""
-    n, p = X.shape
-    width = scaling.max_index
-    keep = np.flatnonzero(scaling.feature_min[1:] != scaling.feature_max[1:])  # 0-based columns
-    fmin, fmax = scaling.feature_min[keep + 1], scaling.feature_max[keep + 1]
+    scaled value of the features that vary (in index order), worked a block of rows at a time
+    over those features only."""
+    n = X.shape[0]
+    keep, fmin, fmax = scaling.varying()
     targets = np.asarray(y, dtype=np.float64)
     if scaling.y_range is not None:
         y_lower, y_upper, y_min, y_max = scaling.y_range
         targets = scale_values(targets, y_min, y_max, y_lower, y_upper)
     X = X.tocsr()
-    if X.shape[1] < width:
-        X.resize((n, width))
+    # X's entries renumbered to their feature's position in keep; the other features' dropped
+    position = np.searchsorted(keep, X.indices.astype(np.int64) + 1)
+    hit = position < keep.size
+    hit[hit] = keep[position[hit]] == X.indices[hit] + 1
+    indptr = np.concatenate([[0], np.cumsum(hit)])[X.indptr]
+    X = sp.csr_matrix((X.data[hit], position[hit], indptr), shape=(n, keep.size))
     block = max(1, 2_000_000 // max(1, keep.size))
     for start in range(0, n, block):
-        dense = X[start:start + block][:, keep].toarray()
+        dense = X[start:start + block].toarray()
         scaled = scale_values(dense, fmin, fmax, scaling.lower, scaling.upper)
         for r in range(dense.shape[0]):
             nz = np.flatnonzero(scaled[r])
-            items = "".join(f"{i}:{v:g} " for i, v in zip(keep[nz] + 1, scaled[r, nz]))
+            items = "".join(f"{i}:{v:g} " for i, v in zip(keep[nz], scaled[r, nz]))
             yield f"{targets[start + r]:.17g} {items}"
 
 
@@ -86,9 +93,7 @@ def save_scaling(scaling, path):
         y_lower, y_upper, y_min, y_max = scaling.y_range
         lines += ["y", f"{y_lower:.17g} {y_upper:.17g}", f"{y_min:.17g} {y_max:.17g}"]
     lines += ["x", f"{scaling.lower:.17g} {scaling.upper:.17g}"]
-    for i in range(1, scaling.max_index + 1):
-        if scaling.feature_min[i] != scaling.feature_max[i]:
-            lines.append(f"{i} {scaling.feature_min[i]:.17g} {scaling.feature_max[i]:.17g}")
+    lines += [f"{i} {lo:.17g} {hi:.17g}" for i, lo, hi in zip(*scaling.varying())]
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".fastsvm-scale-")
     try:
@@ -134,22 +139,13 @@ def load_scaling(path):
         if index < 1:
             raise FileFormatError(path, k + 1, f"feature index {index} < 1")
         entries[index] = floats(k, 3)[1:]
-    max_index = max(entries, default=0)
-    fmin, fmax = np.zeros(max_index + 1), np.zeros(max_index + 1)
-    for index, (lo, hi) in entries.items():
-        fmin[index], fmax[index] = lo, hi
-    return Scaling(lower, upper, fmin, fmax, y_range)
+    index = np.array(sorted(entries), dtype=np.int64)
+    ranges = np.array([entries[i] for i in index], dtype=np.float64).reshape(-1, 2)
+    return Scaling(lower, upper, index, ranges[:, 0].copy(), ranges[:, 1].copy(), y_range)
 
 
 def restored_for(saved, fitted):
-    """Scaling from a parameter file, widened to the data's features. A feature the file does not
-    list is dropped (svm-scale warns when it varies in the data); returns (scaling, dropped)."""
-    width = max(saved.max_index, fitted.max_index)
-    fmin, fmax = np.zeros(width + 1), np.zeros(width + 1)
-    fmin[:saved.max_index + 1], fmax[:saved.max_index + 1] = saved.feature_min, saved.feature_max
-    listed = np.zeros(width + 1, dtype=bool)
-    listed[:saved.max_index + 1] = saved.feature_min != saved.feature_max
-    data_min, data_max = np.zeros(width + 1), np.zeros(width + 1)
-    data_min[:fitted.max_index + 1], data_max[:fitted.max_index + 1] = fitted.feature_min, fitted.feature_max
-    dropped = [i for i in range(1, width + 1) if not listed[i] and data_min[i] != data_max[i]]
-    return Scaling(saved.lower, saved.upper, fmin, fmax, saved.y_range), dropped
+    """Scaling from a parameter file for the data ``fitted`` describes. A feature the file does
+    not list is dropped (svm-scale warns when it varies in the data); returns (scaling, dropped)."""
+    dropped = np.setdiff1d(fitted.varying()[0], saved.varying()[0])
+    return saved, [int(i) for i in dropped]

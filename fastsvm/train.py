@@ -13,6 +13,8 @@ import scipy.sparse as sp
 
 from ._core._cache import bytes_to_hold_all
 from ._core._crand import CRand
+from .columns import (NARROW_WIDTH, compressed, first_columns, occurring_columns, scattered,
+                      worth_compressing)
 from .csr import RowSelection, to_csr
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .heap import release_free_memory
@@ -86,7 +88,8 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     weights = _sample_weights(sample_weight, X.shape[0])
     kernel = resolve_kernel(params, spec, X.shape[1])
     if kernel.kind == "precomputed":
-        _check_precomputed(X)
+        # serial, then k(x, x_1..x_n): all LIBSVM reads (the cache's dense row is this wide)
+        X = first_columns(X, max(X.shape[0], _check_precomputed(X)) + 1)
     if params.probability and spec.multiclass != "ovo" and params.svm_type in ("c_svc", "nu_svc"):
         raise ParameterError(f"probability estimates (-b 1) need a one-vs-one solver such as smo "
                              f"(solver {spec.name} does not split classes one-vs-one)")
@@ -96,8 +99,36 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
         log = _print_line
     if stream is None and params.libsvm_folds and params.probability:
         stream = CRand()
+    columns = _columns_to_keep(X) if kernel.kind != "precomputed" else None
     with one_blas_thread():
-        return _Trainer(spec, params, kernel, log, stop, stream).train(X, y, weights)
+        trainer = _Trainer(spec, params, kernel, log, stop, stream)
+        if columns is None:
+            return trainer.train(X, y, weights)
+        return _widened(trainer.train(compressed(X, columns), y, weights), X, columns)
+
+
+def _columns_to_keep(X):
+    """X's occurring columns when its width is far beyond them (the solvers then work on those
+    columns only, renumbered in order: a feature index of 2**31 - 2 costs what its value
+    costs), else None."""
+    if X.shape[1] <= NARROW_WIDTH:
+        return None
+    columns = occurring_columns(X)
+    return columns if worth_compressing(X.shape[1], columns.size) else None
+
+
+def _widened(model, X, columns):
+    """A model trained on X's renumbered columns, as trained on X: support vectors are rows of
+    X itself, weight vectors go back to their columns (stored sparse)."""
+    svs = model.support_vectors
+    if isinstance(svs, RowSelection):
+        svs = RowSelection(X, svs.rows)
+    else:
+        svs = scattered(svs, columns, X.shape[1])
+    info = dict(model.info)
+    if info["primal_weights"] is not None:
+        info["primal_weights"] = [scattered(w, columns, X.shape[1]) for w in info["primal_weights"]]
+    return replace(model, support_vectors=svs, info=info)
 
 
 def _print_line(line):
@@ -127,10 +158,12 @@ def _check_nu_feasible(y, weights, nu):
 
 
 def _check_precomputed(X):
+    """The largest serial number, once each is checked."""
     serial = X[:, 0].toarray().ravel()
     if np.any(serial < 1) or np.any(serial != np.round(serial)) or np.any(serial > X.shape[1] - 1):
         raise FastSVMError("precomputed kernel: column 0 must hold each row's serial number "
                            "1..n with the kernel values in columns 1..n")
+    return int(serial.max())
 
 
 class _Trainer:

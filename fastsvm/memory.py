@@ -1,0 +1,25 @@
+"""The memory guard: a large request checked against what this process may use before it is made,
+so that an impossible one is one line naming what was too large and the option that changes
+it, not a MemoryError (or the kernel's OOM killer) after part of the work."""
+import os
+import resource
+
+from .errors import FastSVMError
+
+MB = 1 << 20
+
+
+def usable_bytes():
+    """This machine's physical memory, or the process's address-space limit when lower."""
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    limit, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return physical if limit == resource.RLIM_INFINITY else min(physical, limit)
+
+
+def check_request(n_bytes, what, hint):
+    """Raise FastSVMError when ``what`` (n_bytes) exceeds usable_bytes(); ``hint`` names the
+    option that changes it."""
+    usable = usable_bytes()
+    if n_bytes > usable:
+        raise FastSVMError(f"{what} would need {n_bytes / MB:.0f} MB, more than the "
+                           f"{usable / MB:.0f} MB this process may use; {hint}")
