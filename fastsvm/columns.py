@@ -16,10 +16,14 @@ def worth_compressing(width, n_occurring):
     return width > NARROW_WIDTH and width > 2 * n_occurring + NARROW_WIDTH
 
 
-def occurring_columns(*matrices):
-    """The sorted column indices (int32) stored in any of the CSR matrices."""
-    found = [np.unique(M.indices) for M in matrices]
-    return (np.union1d(*found) if len(found) == 2 else found[0]).astype(np.int32)
+def columns_to_keep(*matrices):
+    """The sorted columns (int32) stored in any of the CSR matrices when their common width is
+    far beyond them (work on those, renumbered in order), else None (keep the indices)."""
+    width = max(M.shape[1] for M in matrices)
+    if width <= NARROW_WIDTH:
+        return None
+    columns = np.unique(np.concatenate([np.unique(M.indices) for M in matrices])).astype(np.int32)
+    return columns if worth_compressing(width, columns.size) else None
 
 
 def compressed(X, columns):
@@ -33,8 +37,8 @@ def compressed(X, columns):
 def scattered(W, columns, width):
     """Rows of W (dense 1-D/2-D or CSR) over the renumbered columns, back at their original
     columns ``columns`` of ``width``: a sparse CSR matrix, its zeros not stored."""
-    W = sp.csr_matrix(np.atleast_2d(W) if not sp.issparse(W) else W)
-    W.eliminate_zeros()
+    W = sp.csr_matrix(W if sp.issparse(W) else np.atleast_2d(W), copy=True)
+    W.eliminate_zeros()  # on the copy: W may share its arrays with training data
     return sp.csr_matrix((W.data, columns[W.indices], W.indptr), shape=(W.shape[0], width))
 
 

@@ -4,6 +4,7 @@ it, not a MemoryError (or the kernel's OOM killer) after part of the work."""
 import os
 import resource
 
+from ._core._cache import bytes_to_hold_all
 from .errors import FastSVMError
 
 MB = 1 << 20
@@ -23,3 +24,10 @@ def check_request(n_bytes, what, hint):
     if n_bytes > usable:
         raise FastSVMError(f"{what} would need {n_bytes / MB:.0f} MB, more than the "
                            f"{usable / MB:.0f} MB this process may use; {hint}")
+
+
+def check_kernel_cache(cache_size, n):
+    """A kernel cache of -m cache_size MB over n positions: what it may grow to, its budget or
+    all n columns, whichever is smaller."""
+    check_request(min(cache_size * MB, bytes_to_hold_all(n)), f"the kernel cache (-m {cache_size:g})",
+                  "lower -m")

@@ -9,7 +9,7 @@ X[:, s]. Columns beyond the model's width (or missing ones) count as zeros.
 import numpy as np
 
 from ._core._predict import DecisionFunction
-from .columns import NARROW_WIDTH, compressed, first_columns, occurring_columns, worth_compressing
+from .columns import NARROW_WIDTH, columns_to_keep, compressed, first_columns
 from .csr import RowSelection, to_csr
 from .errors import FastSVMError
 from .memory import check_request
@@ -40,13 +40,12 @@ def _over_occurring_columns(model, X):
     support_vectors = model.support_vectors
     if model.kernel_type == "precomputed":
         return support_vectors, first_columns(X, int(np.max(model.sv_indices, initial=0)) + 1)
-    width = max(X.shape[1], support_vectors.shape[1])
-    if width <= NARROW_WIDTH:
+    if max(X.shape[1], support_vectors.shape[1]) <= NARROW_WIDTH:
         return support_vectors, X
     if isinstance(support_vectors, RowSelection):
         support_vectors = support_vectors.tocsr()
-    columns = occurring_columns(support_vectors, X)
-    if not worth_compressing(width, columns.size):
+    columns = columns_to_keep(support_vectors, X)
+    if columns is None:
         return model.support_vectors, X
     return compressed(support_vectors, columns), compressed(X, columns)
 

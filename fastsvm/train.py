@@ -13,8 +13,7 @@ import scipy.sparse as sp
 
 from ._core._cache import bytes_to_hold_all
 from ._core._crand import CRand
-from .columns import (NARROW_WIDTH, compressed, first_columns, occurring_columns, scattered,
-                      worth_compressing)
+from .columns import columns_to_keep, compressed, first_columns, scattered
 from .csr import RowSelection, to_csr
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .heap import release_free_memory
@@ -99,22 +98,14 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
         log = _print_line
     if stream is None and params.libsvm_folds and params.probability:
         stream = CRand()
-    columns = _columns_to_keep(X) if kernel.kind != "precomputed" else None
+    # a width far beyond the occurring columns: the solvers work on those, renumbered in order
+    # (a feature index of 2**31 - 2 then costs what its value costs)
+    columns = columns_to_keep(X) if kernel.kind != "precomputed" else None
     with one_blas_thread():
         trainer = _Trainer(spec, params, kernel, log, stop, stream)
         if columns is None:
             return trainer.train(X, y, weights)
         return _widened(trainer.train(compressed(X, columns), y, weights), X, columns)
-
-
-def _columns_to_keep(X):
-    """X's occurring columns when its width is far beyond them (the solvers then work on those
-    columns only, renumbered in order: a feature index of 2**31 - 2 costs what its value
-    costs), else None."""
-    if X.shape[1] <= NARROW_WIDTH:
-        return None
-    columns = occurring_columns(X)
-    return columns if worth_compressing(X.shape[1], columns.size) else None
 
 
 def _widened(model, X, columns):

@@ -4,7 +4,6 @@ renumbering to occurring columns gives the model the plain path gives, and what 
 fit is one line naming the option that changes it."""
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -13,11 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastsvm.columns import NARROW_WIDTH, worth_compressing
+import scipy.sparse as sp
+
+from fastsvm.columns import columns_to_keep, compressed, first_columns, scattered
 from fastsvm.datafile import load_svmlight_file
 from fastsvm.modelfile import save_model
 from fastsvm.params import Params
 from fastsvm.prediction import decision_values
+from fastsvm.scaling import fit_scaling
 from fastsvm.train import fit_model
 
 BIN = Path(sys.executable).parent
@@ -39,18 +41,28 @@ SOLVERS = {
 }
 
 
+# Runs a command under an address-space limit and writes its peak RSS (KB): the command is
+# forked from this small process, as a child forked from pytest itself would count pytest's
+# own pages in its peak
+LAUNCHER = """
+import os, resource, subprocess, sys
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+child = subprocess.Popen(sys.argv[3:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[2], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+
+
 def run_measured(command, tmp_path):
     """(exit code, stdout, stderr, peak RSS in MB) of one command run under ADDRESS_LIMIT."""
-    def limit():
-        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_LIMIT, ADDRESS_LIMIT))
-
-    out, err = tmp_path / "stdout", tmp_path / "stderr"
-    with open(out, "w") as o, open(err, "w") as e:
-        child = subprocess.Popen([str(c) for c in command], stdout=o, stderr=e, preexec_fn=limit,
-                                 env={**os.environ, "OMP_NUM_THREADS": "2"})
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, out.read_text(), err.read_text(), usage.ru_maxrss / 1024
+    peak = tmp_path / "peak_kb"
+    done = subprocess.run([sys.executable, "-c", LAUNCHER, str(ADDRESS_LIMIT), str(peak),
+                           *map(str, command)], capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "2"})
+    return done.returncode, done.stdout, done.stderr, int(peak.read_text()) / 1024
 
 
 def fastsvm(program, *args):
@@ -138,6 +150,43 @@ def test_over_limit_kernel_cache_is_one_line(tmp_path):
     assert len(err.splitlines()) == 1 and "-m" in err and "kernel cache" in err
 
 
+def random_wide(seed=0, width=10**6):
+    rng = np.random.default_rng(seed)
+    X = sp.random(40, width, density=3e-5, format="csr", random_state=rng)
+    X.data = np.round(rng.standard_normal(X.nnz), 2)
+    X.sum_duplicates()
+    return X
+
+
+def test_compressed_then_scattered_is_the_matrix():
+    X = random_wide()
+    columns = columns_to_keep(X)
+    assert np.array_equal(columns, np.unique(X.indices))
+    narrow = compressed(X, columns)
+    assert narrow.shape == (X.shape[0], columns.size) and narrow.has_sorted_indices
+    assert np.array_equal(narrow.toarray(), X[:, columns].toarray())
+    assert (scattered(narrow, columns, X.shape[1]) != X).nnz == 0
+    assert (scattered(narrow.toarray(), columns, X.shape[1]) != X).nnz == 0
+
+
+def test_first_columns_is_a_column_slice():
+    X = random_wide(1)
+    for width in (0, 1, 5000, 654321, X.shape[1], 2 * X.shape[1]):
+        assert (first_columns(X, width) != X[:, :width]).nnz == 0
+
+
+def test_feature_ranges_match_a_column_by_column_reference():
+    """fit_scaling over the stored values grouped by column = min/max of every dense column that
+    holds a value (a missing entry counting as 0)."""
+    X = random_wide(2, width=3000)
+    scaling = fit_scaling(X, np.zeros(X.shape[0]))
+    dense = X.toarray()
+    held = np.flatnonzero(np.diff(X.tocsc().indptr))
+    assert np.array_equal(scaling.index, held + 1)
+    assert np.array_equal(scaling.feature_min, dense[:, held].min(axis=0))
+    assert np.array_equal(scaling.feature_max, dense[:, held].max(axis=0))
+
+
 def spread(X, factor=1000):
     """X with feature index i moved to i * factor (zero-based column c to (c + 1) * factor - 1)."""
     X = X.tocsr(copy=True)
@@ -158,7 +207,7 @@ def test_renumbered_columns_give_the_plain_model(solver, tmp_path):
     and its decision values on the spread data have the plain model's bits."""
     X, y = load_svmlight_file(SHIPPED, zero_based=False)
     wide = spread(X)
-    assert worth_compressing(wide.shape[1], X.shape[1]) and wide.shape[1] > NARROW_WIDTH
+    assert columns_to_keep(X) is None and columns_to_keep(wide).size == X.shape[1]  # the two paths
     params = Params(solver=solver, gamma=0.1, n_jobs=1, verbose=False)
     plain, renumbered = fit_model(X, y, params), fit_model(wide, y, params)
     expected = re.sub(r"(\d+):", lambda m: f"{int(m.group(1)) * 1000}:",

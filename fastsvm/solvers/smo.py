@@ -14,10 +14,10 @@ import time
 
 import numpy as np
 
-from .._core._cache import KernelCache, bytes_to_hold_all
+from .._core._cache import KernelCache
 from .._core._smo import SMO, Status
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
-from ..memory import MB, check_request
+from ..memory import check_kernel_cache
 from .base import Solution, SolverSpec, Subproblem, checked_rows
 
 FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -127,7 +127,7 @@ def solve(sub: Subproblem) -> Solution:
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
     k = sub.kernel
-    check_request(min(params.cache_size * MB, bytes_to_hold_all(n)), "the kernel cache (-m)", "lower -m")
+    check_kernel_cache(params.cache_size, n)
     cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
                         int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
                         None if regression else signs, rows)

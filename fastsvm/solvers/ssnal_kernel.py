@@ -60,14 +60,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._core._cache import KernelCache, bytes_to_hold_all
+from .._core._cache import KernelCache
 from .._core._knapsack import KnapsackSet
 from .._core._ssnal import bordered_solve, cholesky_solve, line_point
 from .._core._sparse_kernel import SparseKernel, kept_above
 from .._core._ssnal_kernel import KernelProducts, cache_axpy, cache_block, cache_store, cached, move_to_front
 from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import nystroem_map, random_fourier_map
-from ..memory import MB, check_request
+from ..memory import check_kernel_cache
 from . import ssnal
 from .ssnal import _dot, _norm
 from .base import Kernel, Solution, Subproblem, checked_arrays, solver_options
@@ -613,7 +613,7 @@ def solve(sub: Subproblem) -> Solution:
     threads = max(1, int(sub.n_threads))
     products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, threads, sub.stop)
     budget = int(params.cache_size * (1 << 20))
-    check_request(min(params.cache_size * MB, bytes_to_hold_all(dual.n)), "the kernel cache (-m)", "lower -m")
+    check_kernel_cache(params.cache_size, dual.n)
     cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, budget, threads)
     all_rows = np.arange(dual.n, dtype=np.int32)
 
