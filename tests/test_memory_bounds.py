@@ -82,20 +82,25 @@ def assert_bounded(result, what):
     assert peak <= PEAK_MB, f"{what}: peak {peak:.0f} MB"
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-def test_huge_index_trains_and_predicts_in_bounded_memory(solver, huge_file, tmp_path):
-    model, output = tmp_path / "model", tmp_path / "predicted"
-    assert_bounded(run_measured(fastsvm("train", "-q", *SOLVERS[solver], huge_file, model), tmp_path),
-                   f"fastsvm-train {solver}")
-    assert f"{HUGE}:" in model.read_text()  # the support vector or weight keeps its index
-    result = run_measured(fastsvm("predict", huge_file, model, output), tmp_path)
-    assert_bounded(result, f"fastsvm-predict {solver}")
+def predicts_as_libsvm(data, model, tmp_path, what):
+    """fastsvm-predict within the bound, its output file that of svm-predict (when installed)."""
+    output, theirs = tmp_path / "predicted", tmp_path / "libsvm_predicted"
+    result = run_measured(fastsvm("predict", data, model, output), tmp_path)
+    assert_bounded(result, what)
     assert result[1].startswith("Accuracy = ")
     if shutil.which("svm-predict") is None:
         pytest.skip("LIBSVM's svm-predict is not installed")
-    theirs = tmp_path / "libsvm_predicted"
-    subprocess.run(["svm-predict", huge_file, model, theirs], check=True, capture_output=True)
+    subprocess.run(["svm-predict", data, model, theirs], check=True, capture_output=True)
     assert output.read_text() == theirs.read_text()
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_huge_index_trains_and_predicts_in_bounded_memory(solver, huge_file, tmp_path):
+    model = tmp_path / "model"
+    assert_bounded(run_measured(fastsvm("train", "-q", *SOLVERS[solver], huge_file, model), tmp_path),
+                   f"fastsvm-train {solver}")
+    assert f"{HUGE}:" in model.read_text()  # the support vector or weight keeps its index
+    predicts_as_libsvm(huge_file, model, tmp_path, f"fastsvm-predict {solver}")
 
 
 def test_huge_support_vector_index_predicts_in_bounded_memory(huge_file, tmp_path):
@@ -103,14 +108,7 @@ def test_huge_support_vector_index_predicts_in_bounded_memory(huge_file, tmp_pat
     model = tmp_path / "model"
     model.write_text("svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 2\nrho 0\n"
                      "label 1 -1\nnr_sv 1 1\nSV\n1 1:1\n-1 2147483647:1\n")
-    output = tmp_path / "predicted"
-    result = run_measured(fastsvm("predict", huge_file, model, output), tmp_path)
-    assert_bounded(result, "fastsvm-predict")
-    if shutil.which("svm-predict") is None:
-        pytest.skip("LIBSVM's svm-predict is not installed")
-    theirs = tmp_path / "libsvm_predicted"
-    subprocess.run(["svm-predict", huge_file, model, theirs], check=True, capture_output=True)
-    assert output.read_text() == theirs.read_text()
+    predicts_as_libsvm(huge_file, model, tmp_path, "fastsvm-predict")
 
 
 def test_huge_index_scales_in_bounded_memory(huge_file, tmp_path):
