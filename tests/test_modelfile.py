@@ -273,6 +273,8 @@ MALFORMED = [
     ("liblinear huge nr_feature",
      "solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 2000000000\nbias -1\nw\n1 \n", 6,
      "file ends after 1 of 2000000000 weight lines"),
+    # found by the fuzz probe: the number pattern took minutes to reject this (backtracking)
+    ("long run of digits", edit(VALID, 10, "9" * 30000 + "s 0.5 1:0.5 "), 10, "is not a number"),
     ("duplicate labels", edit(VALID, 7, "label 1 2 1"), 7, "'label' value 1 is given twice"),
     ("liblinear duplicate labels",
      "solver_type L2R_LR\nnr_class 2\nlabel 1 1\nnr_feature 1\nbias -1\nw\n1 \n", 3,
