@@ -133,9 +133,7 @@ def fuzz(kind, bases, folder, n_cases, seed):
         faulthandler.dump_traceback_later(CASE_SECONDS, exit=True)   # a hang ends the run
         try:
             check_outcome(path, read, counts)
-        except AssertionError:
-            raise
-        except Exception as e:   # noqa: BLE001 - anything else is what this test looks for
+        except Exception as e:   # noqa: BLE001 - any other outcome is what this test looks for
             kept = folder / f"crash_{kind}_{seed}_{case}"
             path.replace(kept)
             pytest.fail(f"case {case} (seed {seed}, file {kept}): {type(e).__name__}: {e}")
