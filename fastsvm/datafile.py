@@ -26,7 +26,7 @@ from .csr import to_csr
 from .errors import FastSVMError, FileFormatError, ParameterError
 from .parallel import effective_n_jobs
 
-__all__ = ["load_svmlight_file", "load_svmlight_files", "dump_svmlight_file", "format_rows"]
+__all__ = ["load_svmlight_file", "load_svmlight_files", "dump_svmlight_file", "format_rows", "row_line"]
 
 # The read buffer starts small and doubles while it is under 1/_BUFFER_SHARE of the arrays parsed
 # so far, up to CHUNK_BYTES: text in flight (plus the other threads' scratch output) then stays
@@ -119,6 +119,23 @@ def _load_files(files, *, n_features=None, dtype=np.float64, multilabel=False, z
         if query_id:
             result.append(qid if p.has_qid else np.empty(0, dtype=np.int64))
     return result
+
+
+def row_line(f, row):
+    """The line number of data row ``row`` (0-based) of a file, counting blank and comment-only
+    lines as the parser skips them; None past the last row. A second pass over the text, for
+    messages about rows (e.g. their labels) found after reading."""
+    with _open_for_reading(f) as (stream, _):
+        if isinstance(stream, io.RawIOBase):
+            stream = io.BufferedReader(stream)
+        seen = -1
+        for lineno, line in enumerate(stream, 1):
+            text = line.encode("utf-8") if isinstance(line, str) else line
+            if text.lstrip(b" \t\r\v\f")[:1] not in (b"", b"\n", b"#"):
+                seen += 1
+                if seen == row:
+                    return lineno
+    return None
 
 
 class _Parsed:

@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import stat
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +25,9 @@ from .csr import row_spans
 from .errors import FastSVMError, FileFormatError
 from .model import KERNEL_TYPES, SVM_TYPES, Model
 
-_FLOAT = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"  # what printf writes; no nan/inf/hex
+# what printf writes; no nan/inf/hex. One way to split the digits: a long run of them followed by
+# a stray character must fail in linear time (a fuzzed 27,616-digit token took minutes)
+_FLOAT = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _FLOAT_RE = re.compile(_FLOAT)
 _INT_RE = re.compile(r"[+-]?\d+")
 _INDEX_RE = re.compile(r"\d+")
@@ -74,6 +77,7 @@ def save_model(model, path):
             _write_model(model, f)
         return
     directory, name = os.path.split(os.path.abspath(path))
+    _remove_stale_temporaries(directory, name)
     while True:
         tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
         try:
@@ -94,6 +98,47 @@ def save_model(model, path):
         except OSError:
             pass
         raise
+    _sync_directory(directory)
+
+
+# a save killed before its rename leaves its temporary file; the next save to the same path
+# removes those older than this (younger ones may belong to a save still running)
+STALE_TEMPORARY_SECONDS = 60.0
+
+
+def _remove_stale_temporaries(directory, name):
+    """Delete ``.NAME.<12 hex>.tmp`` files (save_model's own pattern, nothing else) older than
+    STALE_TEMPORARY_SECONDS from ``directory``."""
+    pattern = re.compile(r"\." + re.escape(name) + r"\.[0-9a-f]{12}\.tmp")
+    try:
+        entries = os.scandir(directory)
+    except OSError:
+        return   # the save itself will report an unusable directory
+    now = time.time()
+    with entries:
+        for entry in entries:
+            if not pattern.fullmatch(entry.name):
+                continue
+            try:
+                if entry.is_file(follow_symlinks=False) and \
+                        now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_SECONDS:
+                    os.unlink(entry.path)
+            except OSError:
+                pass   # gone already, or not ours to remove
+
+
+def _sync_directory(directory):
+    """fsync the directory so the rename itself survives a power loss."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass   # some file systems cannot sync a directory; the rename is done all the same
+    finally:
+        os.close(fd)
 
 
 def _g17(x):
@@ -288,6 +333,16 @@ class _Fields:
             out.append(int(t))
         return out
 
+    def unique_ints(self, key, count):
+        """ints() that must all differ (a class label given twice would name two classes)."""
+        values = self.ints(key, count)
+        seen = set()
+        for v in values:
+            if v in seen:
+                raise self.reader.error(self.line(key), f"'{key}' value {v} is given twice")
+            seen.add(v)
+        return values
+
     def int(self, key, minimum=-_INT32_MAX - 1):
         return self.ints(key, 1, minimum)[0]
 
@@ -352,7 +407,7 @@ def _libsvm_model(reader, header):
     if classification:
         h.require("label", f" (needed by a {svm_type} model)")
         h.require("nr_sv", f" (needed by a {svm_type} model)")
-        labels = h.ints("label", nr_class)
+        labels = h.unique_ints("label", nr_class)
         n_sv = h.ints("nr_sv", nr_class, minimum=0)
         if sum(n_sv) != l:
             raise reader.error(h.line("nr_sv"), f"nr_sv adds up to {sum(n_sv)}, total_sv is {l}")
@@ -483,7 +538,7 @@ def _liblinear_model(reader, header):
     else:
         h.require("label", f" (needed by a {solver} model)")
         h.counted("label")
-        labels = np.array(h.ints("label", nr_class), dtype=np.int64)
+        labels = np.array(h.unique_ints("label", nr_class), dtype=np.int64)
     if one_class:
         h.require("rho", " (needed by a ONECLASS_SVM model)")
         rho = h.float("rho")

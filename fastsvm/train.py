@@ -26,6 +26,8 @@ from .solvers import Kernel, Subproblem, get_solver
 # the largest pair's cache peak, as a fraction of its whole kernel matrix, above which the other
 # pairs are solved one at a time (with every thread) rather than side by side
 MOST_OF_ITS_MATRIX = 0.5
+# LIBSVM casts class labels to int
+INT_MIN, INT_MAX = -2**31, 2**31 - 1
 
 
 @dataclass
@@ -45,6 +47,34 @@ def group_classes(y):
         labels = labels[::-1]
     rows = [np.flatnonzero(y_int == label) for label in labels]
     return Classes(labels=labels.copy(), rows=rows)
+
+
+def check_class_labels(y, where=None):
+    """Class labels as LIBSVM reads them: each cast to int, so a label outside int's range fails
+    and a fractional one is truncated, with one warning naming the first. ``where(row)`` names
+    a row's place for the messages (the CLI gives file:line); by default its 1-based row.
+    Returns the truncated labels."""
+    where = where or (lambda row: f"training row {row + 1}")
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    truncated = np.trunc(y)
+    outside = np.flatnonzero(~((truncated >= INT_MIN) & (truncated <= INT_MAX)))
+    if outside.size:
+        row = int(outside[0])
+        raise FastSVMError(f"{where(row)}: label {_shortest(y[row])} is outside LIBSVM's int range "
+                           f"[{INT_MIN}, {INT_MAX}]")
+    fractional = np.flatnonzero(truncated != y)
+    if fractional.size:
+        row = int(fractional[0])
+        more = f" (and {fractional.size - 1} more)" if fractional.size > 1 else ""
+        warnings.warn(f"{where(row)}: class label {_shortest(y[row])} is not an integer; it is truncated "
+                      f"to {truncated[row]:.0f} as LIBSVM does{more}", UserWarning, stacklevel=2)
+    return truncated
+
+
+def _shortest(value):
+    """A label as the file most likely wrote it (3e9 -> 3000000000, 1e23 -> 1e+23)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def resolve_kernel(params, spec, n_features):
@@ -84,6 +114,8 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
         raise FastSVMError("no training data")
     if not np.all(np.isfinite(y)):
         raise FastSVMError("labels contain NaN or infinity")
+    if params.svm_type in ("c_svc", "nu_svc"):
+        y = check_class_labels(y)
     weights = _sample_weights(sample_weight, X.shape[0])
     kernel = resolve_kernel(params, spec, X.shape[1])
     if kernel.kind == "precomputed":
@@ -120,6 +152,11 @@ def _widened(model, X, columns):
     if info["primal_weights"] is not None:
         info["primal_weights"] = [scattered(w, columns, X.shape[1]) for w in info["primal_weights"]]
     return replace(model, support_vectors=svs, info=info)
+
+
+def _breakdown(solver, problem):
+    return FastSVMError(f"solver {solver} did not converge ({problem}): its steps became "
+                        "non-finite; scale the data (fastsvm-scale) and try again")
 
 
 def _print_line(line):
@@ -204,7 +241,13 @@ class _Trainer:
             if self.log is not None:
                 prefix = f"[{names[k]}] " if len(problems) > 1 else ""
                 problem.log = (lambda line, p=prefix: self.log(p + line))
-            solution = self.spec.solve(problem)
+            try:
+                solution = self.spec.solve(problem)
+            except (FloatingPointError, OverflowError):
+                raise _breakdown(self.spec.name, names[k]) from None
+            if not all(np.all(np.isfinite(v)) for v in (solution.coef, solution.rho, solution.w)
+                       if v is not None):
+                raise _breakdown(self.spec.name, names[k])   # never a NaN in a model
             calibrated = calibrations[k](problem) if calibrations[k] is not None else None
             lines = summary_lines(problem, solution) if self.log is not None else []
             held = solution.info.get("cache_peak_bytes")

@@ -371,3 +371,66 @@ def test_readme_commands_leave_nothing_untracked(tmp_path):
     ignored = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", *written],
                              capture_output=True, text=True).stdout.split()
     assert ignored == written
+
+
+# ---------------------------------------------------------------------------- issue 37: one line each
+
+def test_warnings_are_one_line_each(tmp_path):
+    result = run("fastsvm-train", "-q", "-M", "1", TRAIN_FILE, tmp_path / "m")
+    assert result.returncode == 0
+    lines = result.stderr.splitlines()
+    assert lines and all(line.startswith("fastsvm-train: warning: ") for line in lines), result.stderr
+    assert any("iteration limit" in line for line in lines)
+    assert ".py:" not in result.stderr
+
+
+@pytest.mark.parametrize("label, shown", [("3e9", "3000000000"), ("1e23", r"1e\+23"),
+                                          ("-2147483649", "-2147483649")])
+def test_label_outside_libsvms_int_fails_at_read_time_with_file_and_line(tmp_path, label, shown):
+    data = tmp_path / "d"
+    data.write_text("# a comment line\n1 1:1\n\n-1 1:2\n" + label + " 1:3\n")
+    result = run("fastsvm-train", data, tmp_path / "m")
+    assert_clean_failure(result, "fastsvm-train", rf"d:5: label {shown} is outside LIBSVM's int range",
+                         usage=False)
+    assert "iter" not in result.stdout          # failed before any training
+    assert not (tmp_path / "m").exists()
+
+
+def test_fractional_labels_truncated_as_libsvm_with_one_warning(tmp_path):
+    data = tmp_path / "d"
+    data.write_text("1 1:1\n#\n-1.5 1:-2\n2.7 1:3\n-1 1:-1\n")
+    result = run("fastsvm-train", "-q", data, tmp_path / "m")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert re.match(r"fastsvm-train: warning: .*d:3: class label -1.5 is not an integer; it is "
+                    r"truncated to -1 .*\(and 1 more\)", lines[0]), lines[0]
+    labels = next(line for line in (tmp_path / "m").read_text().splitlines() if line.startswith("label"))
+    assert sorted(map(int, labels.split()[1:])) == [-1, 1, 2]
+
+
+def test_fractional_targets_are_fine_for_regression(tmp_path):
+    data = tmp_path / "d"
+    data.write_text("1.5 1:1\n-1.25 1:-2\n2.7 1:3\n")
+    result = run("fastsvm-train", "-q", "-s", "3", data, tmp_path / "m")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_no_training_data_names_the_file(tmp_path):
+    data = tmp_path / "empty.txt"
+    data.write_text("# only a comment\n\n")
+    assert_clean_failure(run("fastsvm-train", data, tmp_path / "m"), "fastsvm-train",
+                         r"empty\.txt: no training data", usage=False)
+
+
+def test_numeric_breakdown_is_one_line_with_a_hint(tmp_path):
+    # heart_scale x 1e8, classes in blocks: SSsNAL's line search overflows (issue 37, finding 2)
+    from fastsvm.datafile import dump_svmlight_file, load_svmlight_file
+    X, y = load_svmlight_file(shared_file("heart_scale"))
+    order = np.argsort(y, kind="stable")
+    data = tmp_path / "huge"
+    dump_svmlight_file(X[order] * 1e8, (y[order] > 0).astype(int), data, zero_based=False)
+    result = run("fastsvm-train", "-q", "-s", "ssnal", data, tmp_path / "m")
+    assert_clean_failure(result, "fastsvm-train", r"did not converge.*non-finite.*fastsvm-scale",
+                         usage=False)
+    assert not (tmp_path / "m").exists()

@@ -273,6 +273,12 @@ MALFORMED = [
     ("liblinear huge nr_feature",
      "solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 2000000000\nbias -1\nw\n1 \n", 6,
      "file ends after 1 of 2000000000 weight lines"),
+    # found by the fuzz probe: the number pattern took minutes to reject this (backtracking)
+    ("long run of digits", edit(VALID, 10, "9" * 30000 + "s 0.5 1:0.5 "), 10, "is not a number"),
+    ("duplicate labels", edit(VALID, 7, "label 1 2 1"), 7, "'label' value 1 is given twice"),
+    ("liblinear duplicate labels",
+     "solver_type L2R_LR\nnr_class 2\nlabel 1 1\nnr_feature 1\nbias -1\nw\n1 \n", 3,
+     "'label' value 1 is given twice"),
     ("precomputed with features",
      "svm_type one_class\nkernel_type precomputed\nnr_class 2\ntotal_sv 1\nrho 0\nSV\n1 1:0.5 \n", 7,
      "'0:serial' only"),
@@ -387,3 +393,67 @@ def test_save_to_a_pipe_writes_through_it(tmp_path):
     save_model(small_model(), expected)
     assert received == [expected.read_bytes()]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "pipe"]
+
+
+def test_sigkill_during_saves_leaves_whole_models_and_the_next_save_cleans_up(tmp_path):
+    """Kill a saving child at random points; the model is always whole (one of the two models
+    written), and one clean save removes the temporary files the kills left (issue 37, finding 6),
+    but not a fresh one (a save still running) nor files not of save_model's pattern."""
+    import signal
+    import time
+    rng = np.random.default_rng(37)
+    models = [Model("epsilon_svr", "linear", sp.random(3000, 20, density=0.5, format="csr", random_state=s),
+                    sv_coef=[np.full(3000, s + 1.0)], rho=[s]) for s in range(2)]
+    path = tmp_path / "model"
+    texts = set()
+    for model in models:
+        save_model(model, path)
+        texts.add(path.read_bytes())
+    for kill in range(20):
+        ready_read, ready_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # the child saves the two models in turn until it is killed
+            os.close(ready_read)
+            os.write(ready_write, b"x")
+            try:
+                while True:
+                    for model in models:
+                        save_model(model, path)
+            finally:
+                os._exit(1)
+        os.close(ready_write)
+        os.read(ready_read, 1)
+        os.close(ready_read)
+        time.sleep(rng.uniform(0.0, 0.15))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert path.read_bytes() in texts, f"kill {kill}: the model file is not whole"
+    left = [p for p in tmp_path.iterdir() if p.name != "model"]
+    assert left, "no kill landed inside a save: the test did not test anything"
+    assert all(re.fullmatch(r"\.model\.[0-9a-f]{12}\.tmp", p.name) for p in left)
+    old = time.time() - 2 * modelfile.STALE_TEMPORARY_SECONDS
+    for p in left:
+        os.utime(p, (old, old))
+    running = tmp_path / ".model.0123456789ab.tmp"     # a save going on right now
+    running.write_bytes(b"partial")
+    others = [tmp_path / ".model.xyz.tmp", tmp_path / ".other.0123456789ab.tmp", tmp_path / "model.tmp"]
+    for p in others:
+        p.write_bytes(b"not ours")
+        os.utime(p, (old, old))
+    save_model(models[0], path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["model", running.name] + [p.name for p in others])
+    assert load_model(path).support_vectors.shape == (3000, 20)
+
+
+def test_save_syncs_the_directory_after_the_rename(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append(os.path.isdir(f"/proc/self/fd/{fd}") and os.path.exists(tmp_path / "model"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(modelfile.os, "fsync", fsync)
+    save_model(small_model(), tmp_path / "model")
+    assert synced == [False, True]   # the file's data, then the directory holding the new name

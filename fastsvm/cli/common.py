@@ -6,6 +6,7 @@ line on stderr and a non-zero exit; a usage error also prints the usage text.
 import errno
 import os
 import sys
+import warnings
 
 from ..errors import FastSVMError
 
@@ -56,6 +57,15 @@ def number(option, text, kind=float, minimum=None, choices=None):
     return value
 
 
+def _one_line_warning(prog):
+    """A warnings.showwarning that prints ``prog: warning: message`` on one line: a user of the
+    program has no use for Python's source file and line."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        print(f"{prog}: warning: {text}", file=sys.stderr if file is None else file)
+    return show
+
+
 def run(main, prog, usage, argv=None):
     """Run ``main(argv)`` and turn every expected failure into one stderr line and an exit code.
     ``usage`` is the usage text, or a function that builds it when it is shown."""
@@ -65,7 +75,9 @@ def run(main, prog, usage, argv=None):
         print(usage_text(), end="")
         return 0
     try:
-        main(argv)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning(prog)
+            main(argv)
     except UsageError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         print(usage_text(), file=sys.stderr, end="")

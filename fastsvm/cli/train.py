@@ -2,7 +2,7 @@
 import os
 import sys
 
-from ..errors import ParameterError
+from ..errors import FastSVMError, ParameterError
 from ..params import Params
 from ..solvers import SOLVERS, get_solver
 from ..solvers.base import solver_options
@@ -150,14 +150,18 @@ def parse_args(argv):
 
 def main(argv):
     # imported here, after the command line is read: a usage error costs no solver imports
-    from ..datafile import load_svmlight_file
+    from ..datafile import load_svmlight_file, row_line
     from ..modelfile import save_model
-    from ..train import fit_model
+    from ..train import check_class_labels, fit_model
 
     params, train_file, model_file, folds = parse_args(argv)
     kernel = params.kernel_type or get_solver(params.solver).default_kernel
     # LIBSVM feature indices start at 1; a precomputed kernel's column 0 is the serial number
     X, y = load_svmlight_file(train_file, zero_based=(kernel == "precomputed"), n_jobs=params.n_jobs)
+    if X.shape[0] == 0:
+        raise FastSVMError(f"{train_file}: no training data")
+    if params.svm_type in ("c_svc", "nu_svc"):   # checked here to name the file and line
+        y = check_class_labels(y, where=lambda row: f"{train_file}:{row_line(train_file, row)}")
     if folds is not None:
         from ..crossval import cross_validation, report
 
