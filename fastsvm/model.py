@@ -109,15 +109,19 @@ class Model:
             return cached[2]
         sv = self.support_vectors
         sv = sv.tocsr() if isinstance(sv, RowSelection) else to_csr(sv)
-        # columns that occur, numbered compactly: the product then needs memory by what the
-        # support vectors hold, not by their largest index
-        used = np.unique(sv.indices)
-        compact = sp.csr_matrix((sv.data, np.searchsorted(used, sv.indices), sv.indptr),
-                                shape=(sv.shape[0], used.size))
-        product = sp.csr_matrix(self._pair_coefficients() @ compact)
+        columns, used = sv, None
+        if sv.shape[1] > 2 * sv.nnz + 65536:
+            # a huge largest index: the columns that occur, numbered compactly, so that the
+            # product needs memory by what the support vectors hold, not by their width
+            used = np.unique(sv.indices)
+            columns = sp.csr_matrix((sv.data, np.searchsorted(used, sv.indices), sv.indptr),
+                                    shape=(sv.shape[0], used.size))
+        product = sp.csr_matrix(self._pair_coefficients() @ columns)
         product.sort_indices()
-        weights = to_csr(sp.csr_matrix((product.data, used[product.indices], product.indptr),
-                                       shape=(product.shape[0], sv.shape[1])))
+        if used is not None:
+            product = sp.csr_matrix((product.data, used[product.indices], product.indptr),
+                                    shape=(product.shape[0], sv.shape[1]))
+        weights = to_csr(product)
         self._weights = (self.sv_coef, self.support_vectors, weights)
         return weights
 

@@ -112,6 +112,19 @@ def test_weights_of_a_model_equal_a_dense_twin():
         np.testing.assert_allclose(weights.toarray(), expected, rtol=1e-13, atol=1e-13)
 
 
+def test_model_with_a_huge_feature_index():
+    """Support vectors with an index of 2**31 - 2 (the width of the model): the weights keep the
+    columns that occur, and rows are evaluated without a buffer of the model's width."""
+    top = 2**31 - 2
+    sv = sp.csr_matrix(([1.0, 2.0, -1.0, 0.5], [0, top, 5, top], [0, 2, 4]), shape=(2, top + 1))
+    model = Model("c_svc", "linear", sv, sv_coef=[[0.5, -1.0]], rho=[0.25], labels=[1, -1], n_sv=[1, 1])
+    weights = model.decision_weights()
+    np.testing.assert_array_equal(weights.indices, [0, 5, top])
+    np.testing.assert_array_equal(weights.data, [0.5, 1.0, 0.5])
+    X = sp.csr_matrix(([3.0, 1.0, 4.0, 1.0], [0, 5, top, top], [0, 3, 4]), shape=(2, top + 1))
+    np.testing.assert_array_equal(decision_values(model, X), [[4.25], [0.25]])
+
+
 def test_weights_cached_until_the_arrays_are_replaced():
     rng = np.random.default_rng(2)
     model = random_linear_model(rng, "epsilon_svr", 30, 6)
