@@ -127,10 +127,8 @@ cdef class LinearDecisionFunction:
         """Fill out (n_rows x n_dec) with the decision values of the rows of the canonical CSR X
         (columns beyond the model's width count as zeros). Raises KeyboardInterrupt between
         blocks of rows on Ctrl-C."""
-        cdef const double[::1] data = X.data
-        cdef const int[::1] indices = X.indices
-        cdef const int[::1] indptr = X.indptr
-        cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
+        # the view points into X's own arrays, which X keeps alive for this call
+        cdef CSR A = csr_view(X.data, X.indices, X.indptr, X.shape[0], X.shape[1])
         if out.shape[0] != A.n_rows or out.shape[1] != self.n_dec:
             raise ValueError("output has the wrong shape")
         if A.n_rows == 0 or self.n_dec == 0:
@@ -138,12 +136,9 @@ cdef class LinearDecisionFunction:
         n_threads = max(1, min(n_threads, A.n_rows))
         cdef double work = self.n_dec * (<double>A.indptr[A.n_rows] / A.n_rows + 1.0)
         cdef int block = <int>min(max(BLOCK_WORK / work, 4.0 * n_threads), <double>A.n_rows)
-        cdef int lo = 0, hi
-        with nogil:
-            while lo < A.n_rows:
-                hi = min(lo + block, A.n_rows)
+        cdef int lo, hi
+        for lo in range(0, A.n_rows, block):
+            hi = min(lo + block, A.n_rows)
+            with nogil:
                 decision_block(&self.w, A, lo, hi, &out[0, 0], n_threads)
-                lo = hi
-                if lo < A.n_rows:
-                    with gil:
-                        PyErr_CheckSignals()
+            PyErr_CheckSignals()
