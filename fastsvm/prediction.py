@@ -20,7 +20,7 @@ import numpy as np
 
 from ._core._linear_predict import LinearDecisionFunction
 from ._core._predict import DecisionFunction
-from .csr import row_spans, to_csr
+from .csr import RowSelection, to_csr
 from .errors import FastSVMError
 from .parallel import effective_n_jobs
 from .probability import classification_probabilities, has_probability_model, one_class_probability
@@ -113,8 +113,7 @@ def predicts_through_weights(model, exact=None):
     n_dec = _number_of_decisions(model)
     if n_dec == 0 or (model.is_classification and model.n_sv is None):
         return False   # nothing to compute, or a model the support-vector path refuses
-    _, start, stop = row_spans(model.support_vectors)
-    sv_values = float(np.sum(stop - start))
+    sv_values = float(_stored_values(model.support_vectors))
     if exact is None and not model.is_classification and model.svm_type != "one_class" \
             and sv_values <= EXACT_REGRESSION_LIMIT:
         return False
@@ -124,6 +123,14 @@ def predicts_through_weights(model, exact=None):
     sv_row = sv_values + n_sv * pair_terms
     weight_values = min(pair_terms * sv_values, float(n_dec) * model.n_features)
     return weight_row <= sv_row and weight_values <= sv_values + EXTRA_WEIGHT_VALUES
+
+
+def _stored_values(sv):
+    """Stored values of a CSR matrix or RowSelection, without to_csr's O(nnz) checks."""
+    if isinstance(sv, RowSelection):
+        start, stop = sv.spans()
+        return np.sum(stop - start)
+    return sv.nnz
 
 
 def _number_of_decisions(model):
