@@ -85,7 +85,8 @@ def test_many_support_vectors_built_directly():
     assert predicts_through_weights(model)
     w = model.sv_coef[0] @ model.support_vectors.toarray()
     dec = decision_values(model, X, n_jobs=2)
-    np.testing.assert_allclose(dec[:, 0], X.toarray() @ w - model.rho[0], rtol=1e-9, atol=1e-9 * np.abs(w).sum())
+    np.testing.assert_allclose(dec[:, 0], X.toarray() @ w - model.rho[0], rtol=1e-9,
+                               atol=1e-9 * np.abs(w).sum())
     np.testing.assert_array_equal(predict(model, X), np.where(dec[:, 0] > 0, 1.0, 4.0))
     # and the support-vector sums on a few rows
     assert relative_gap(dec[:20], decision_values(model, X[:20], exact=True)) < 1e-10
@@ -169,7 +170,8 @@ def test_other_kernels_and_many_classes_with_few_svs_keep_the_sv_path():
     assert np.array_equal(decision_values(many, X), decision_values(many, X, exact=True))
 
 
-@pytest.mark.skipif(SVM_TRAIN is None or SVM_PREDICT is None, reason="LIBSVM's svm-train / svm-predict not installed")
+@pytest.mark.skipif(SVM_TRAIN is None or SVM_PREDICT is None,
+                    reason="LIBSVM's svm-train / svm-predict not installed")
 def test_cli_linear_regression_output_identical_to_svm_predict(tmp_path):
     """A small linear epsilon-SVR keeps LIBSVM's sums: fastsvm-predict's %.17g values are
     svm-predict's, byte for byte (a linear classifier's labels are covered by test_predict_output)."""
