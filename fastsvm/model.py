@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from .csr import RowSelection
+from .csr import RowSelection, to_csr
 from .errors import FastSVMError
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -48,6 +48,8 @@ class Model:
     prob_b: np.ndarray | None = None
     prob_density_marks: np.ndarray | None = None
     info: dict = field(default_factory=dict, compare=False)  # solver statistics, not saved
+    # decision_weights(), with the sv_coef and support_vectors it was formed from
+    _weights: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.svm_type not in SVM_TYPES:
@@ -94,6 +96,54 @@ class Model:
             return replace(self, support_vectors=self.support_vectors.tocsr())
         return self
 
+    def decision_weights(self):
+        """A linear-kernel model's weight vectors: CSR (n_dec x n_features) with sorted indices,
+        row p holding w_p = sum_i coef_{p,i} sv_i for decision p (pairs (0, 1), (0, 2), ...,
+        (1, 2), ... for classification, one row otherwise), so that decision p of x is
+        x . w_p - rho[p]. Formed once and kept while sv_coef and support_vectors stay the same
+        objects (changing them in place is not noticed)."""
+        if self.kernel_type != "linear":
+            raise FastSVMError("only a linear-kernel model has weight vectors")
+        cached = self._weights
+        if cached is not None and cached[0] is self.sv_coef and cached[1] is self.support_vectors:
+            return cached[2]
+        sv = self.support_vectors
+        sv = sv.tocsr() if isinstance(sv, RowSelection) else to_csr(sv)
+        columns, used = sv, None
+        if sv.shape[1] > 2 * sv.nnz + 65536:
+            # a huge largest index: the columns that occur, numbered compactly, so that the
+            # product needs memory by what the support vectors hold, not by their width
+            used = np.unique(sv.indices)
+            columns = sp.csr_matrix((sv.data, np.searchsorted(used, sv.indices), sv.indptr),
+                                    shape=(sv.shape[0], used.size))
+        product = sp.csr_matrix(self._pair_coefficients() @ columns)
+        product.sort_indices()
+        if used is not None:
+            product = sp.csr_matrix((product.data, used[product.indices], product.indptr),
+                                    shape=(product.shape[0], sv.shape[1]))
+        weights = to_csr(product)
+        self._weights = (self.sv_coef, self.support_vectors, weights)
+        return weights
+
+    def _pair_coefficients(self):
+        """(n_dec x l) sparse: row p holds decision p's coefficient of each support vector
+        (one-vs-one pair (a, b): class a's SVs take sv_coef[b - 1], class b's take sv_coef[a],
+        stored in that order)."""
+        if not self.is_classification:
+            return sp.csr_matrix(self.sv_coef[:1])
+        start = np.concatenate([[0], np.cumsum(self.n_sv)])
+        first, second = np.triu_indices(self.nr_class, 1)
+        pair = np.arange(first.size)
+        rows, cols, values = [], [], []
+        for owner, coef_row in ((first, second - 1), (second, first)):
+            counts = self.n_sv[owner]
+            sv = _concatenated_ranges(start[owner], counts)
+            rows.append(np.repeat(pair, counts))
+            cols.append(sv)
+            values.append(self.sv_coef[np.repeat(coef_row, counts), sv])
+        return sp.csr_matrix((np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(pair.size, self.support_vectors.shape[0]))
+
     @property
     def nr_class(self):
         """LIBSVM's nr_class: the number of labels for classification, 2 otherwise."""
@@ -106,3 +156,10 @@ class Model:
     @property
     def n_features(self):
         return self.support_vectors.shape[1]
+
+
+def _concatenated_ranges(starts, counts):
+    """np.concatenate([np.arange(s, s + c) for s, c in zip(starts, counts)]) without the loop."""
+    counts = np.asarray(counts, dtype=np.int64)
+    offsets = np.cumsum(counts) - counts
+    return np.repeat(np.asarray(starts, dtype=np.int64) - offsets, counts) + np.arange(counts.sum())

@@ -5,9 +5,20 @@ X is anything ``fastsvm.csr.to_csr`` takes; column j is LIBSVM feature index j +
 the precomputed kernel, whose rows are ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based
 (column c = index c), so the kernel value against a support vector with serial number s is
 X[:, s]. Columns beyond the model's width (or missing ones) count as zeros.
+
+A linear-kernel model predicts through its weight vectors w_p = sum_i coef_{p,i} sv_i
+(``Model.decision_weights``), a row then costing its own stored values per decision instead of
+a pass over every support vector. The values differ from LIBSVM's support-vector sums in the
+last digits (~1e-15 relative), so ``exact`` decides where that path applies:
+  - None (the default): classification and one-class models, whose labels only use the sign of
+    the values, always (when cheaper; see predicts_through_weights); a regression model, whose values
+    fastsvm-predict writes with %.17g as svm-predict does, only when its support vectors hold more
+    than EXACT_REGRESSION_LIMIT values (the exact sums then cost more than ~0.1 ms a row);
+  - True: LIBSVM's sums for every model (its bits); False: the weight vectors when cheaper.
 """
 import numpy as np
 
+from ._core._linear_predict import LinearDecisionFunction
 from ._core._predict import DecisionFunction
 from .columns import NARROW_WIDTH, columns_to_keep, compressed, first_columns
 from .csr import RowSelection, to_csr
@@ -17,16 +28,30 @@ from .parallel import effective_n_jobs
 from .probability import classification_probabilities, has_probability_model, one_class_probability
 
 
-def decision_values(model, X, n_jobs=None):
+# Stored support-vector values above which a linear regression model predicts through w by
+# default: 100,000 multiply-adds a row (e.g. 2,000 SVs x 50 features), ~20 s for 200,000 rows.
+EXACT_REGRESSION_LIMIT = 100_000
+# W may hold this many more values than the support vectors before the weight path is refused
+# (many classes: each w_p sums two classes' support vectors).
+EXTRA_WEIGHT_VALUES = 1 << 20
+
+
+def decision_values(model, X, n_jobs=None, exact=None):
     """(n, n_dec) decision values: one column per classifier (0, 1), (0, 2), ..., (1, 2), ... in
-    label order for classification, one column for regression and one-class."""
-    support_vectors, X = _over_occurring_columns(model, to_csr(X))
-    function = _decision_function(model, support_vectors)
+    label order for classification, one column for regression and one-class. ``exact``: see the
+    module's note on linear models."""
+    X = to_csr(X)
     n_threads = effective_n_jobs(n_jobs)
-    width = max(X.shape[1], support_vectors.shape[1])
-    check_request(8 * min(n_threads, X.shape[0]) * (width + support_vectors.shape[0]),
-                  "prediction's buffers (one row of the model's width per thread)",
-                  "use fewer threads (-j)")
+    if predicts_through_weights(model, exact):
+        # the weight path reads X's rows as they are: its w is sparse when the width is huge
+        function = _linear_decision_function(model)
+    else:
+        support_vectors, X = _over_occurring_columns(model, X)
+        function = _decision_function(model, support_vectors)
+        width = max(X.shape[1], support_vectors.shape[1])
+        check_request(8 * min(n_threads, X.shape[0]) * (width + support_vectors.shape[0]),
+                      "prediction's buffers (one row of the model's width per thread)",
+                      "use fewer threads (-j)")
     out = np.empty((X.shape[0], function.n_dec))
     function.compute(X, out, n_threads)
     return out
@@ -50,12 +75,12 @@ def _over_occurring_columns(model, X):
     return compressed(support_vectors, columns), compressed(X, columns)
 
 
-def predict(model, X, n_jobs=None):
+def predict(model, X, n_jobs=None, exact=None):
     """Predicted labels (classification, one-class +1/-1) or values (regression), float64."""
-    return _predict_from(model, decision_values(model, X, n_jobs))
+    return _predict_from(model, decision_values(model, X, n_jobs, exact))
 
 
-def predict_probability(model, X, n_jobs=None):
+def predict_probability(model, X, n_jobs=None, exact=None):
     """(labels, probabilities) as svm_predict_probability returns them.
 
     Classification: probabilities (n, nr_class) in label order and the label of the largest
@@ -65,7 +90,7 @@ def predict_probability(model, X, n_jobs=None):
     """
     if not has_probability_model(model):
         raise FastSVMError("the model has no probability information (train it with -b 1)")
-    dec = decision_values(model, X, n_jobs)
+    dec = decision_values(model, X, n_jobs, exact)
     if model.is_classification:
         prob = classification_probabilities(dec, model.prob_a, model.prob_b, model.nr_class)
         labels = model.labels.astype(np.float64)[np.argmax(prob, axis=1)]
@@ -81,16 +106,71 @@ def _predict_from(model, dec):
         return np.where(dec[:, 0] > 0, 1.0, -1.0)
     if not model.is_classification:
         return dec[:, 0].copy()
-    nr_class = model.nr_class
-    votes = np.zeros((dec.shape[0], nr_class), dtype=np.int64)
-    p = 0
-    for i in range(nr_class):
-        for j in range(i + 1, nr_class):
-            wins = dec[:, p] > 0  # a zero (or NaN) decision value is a vote for j, as in LIBSVM
-            votes[:, i] += wins
-            votes[:, j] += ~wins
-            p += 1
-    return model.labels.astype(np.float64)[np.argmax(votes, axis=1)]
+    return model.labels.astype(np.float64)[one_vs_one_winners(dec, model.nr_class)]
+
+
+def one_vs_one_winners(dec, nr_class):
+    """Index of the class with the most one-vs-one votes in each row of dec (columns: pairs
+    (0, 1), (0, 2), ..., (1, 2), ...): pair (i, j) votes for i when its value is > 0, else (zero
+    or NaN) for j; ties go to the smallest class index, as in LIBSVM's svm_predict_values."""
+    n = dec.shape[0]
+    if nr_class < 2:
+        return np.zeros(n, dtype=np.int64)
+    first, second = np.triu_indices(nr_class, 1)
+    winners = np.empty(n, dtype=np.int64)
+    # rows at a time, so the vote indices take about 32 MB besides dec
+    step = max(1, (1 << 22) // first.size)
+    for lo in range(0, n, step):
+        block = dec[lo:lo + step]
+        rows = block.shape[0]
+        voted = np.where(block > 0, first, second) + nr_class * np.arange(rows)[:, None]
+        votes = np.bincount(voted.ravel(), minlength=rows * nr_class).reshape(rows, nr_class)
+        winners[lo:lo + rows] = np.argmax(votes, axis=1)   # the first of equal maxima
+    return winners
+
+
+def predicts_through_weights(model, exact=None):
+    """Whether this model predicts through its weight vectors (see the module's note). Decided
+    by the model alone, so a row gets the same values in any batch: per row, the weight path
+    costs n_dec times a row's stored values (taken as the support vectors' average), the
+    support-vector path all their stored values plus n_sv per decision of a class pair; W holds
+    at most min((nr_class - 1) * sv values, n_dec * width) values."""
+    if model.kernel_type != "linear" or exact:
+        return False
+    n_dec = _number_of_decisions(model)
+    if n_dec == 0 or (model.is_classification and model.n_sv is None):
+        return False   # nothing to compute, or a model the support-vector path refuses
+    sv_values = float(_stored_values(model.support_vectors))
+    if exact is None and not model.is_classification and model.svm_type != "one_class" \
+            and sv_values <= EXACT_REGRESSION_LIMIT:
+        return False
+    n_sv = model.support_vectors.shape[0]
+    pair_terms = max(model.nr_class - 1, 1)
+    weight_row = n_dec * (sv_values / max(n_sv, 1) + 1.0)
+    sv_row = sv_values + n_sv * pair_terms
+    weight_values = min(pair_terms * sv_values, float(n_dec) * model.n_features)
+    return weight_row <= sv_row and weight_values <= sv_values + EXTRA_WEIGHT_VALUES
+
+
+def _stored_values(sv):
+    """Stored values of a CSR matrix or RowSelection, without to_csr's O(nnz) checks."""
+    if isinstance(sv, RowSelection):
+        start, stop = sv.spans()
+        return np.sum(stop - start)
+    return sv.nnz
+
+
+def _number_of_decisions(model):
+    k = model.nr_class
+    return k * (k - 1) // 2 if model.is_classification else 1
+
+
+def _linear_decision_function(model):
+    """The weight vectors, held dense when that is at most about twice their sparse size (a
+    model whose largest feature index is huge keeps them sparse)."""
+    weights = model.decision_weights()
+    dense = weights.shape[0] * weights.shape[1] <= 2 * weights.nnz + 65536
+    return LinearDecisionFunction(weights, model.rho, dense)
 
 
 def _decision_function(model, support_vectors):
