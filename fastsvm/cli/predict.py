@@ -2,6 +2,7 @@
 import math
 import sys
 
+from ..errors import FastSVMError
 from .common import UsageError, number, run, scan_options
 from .interrupt import run_interruptible
 
@@ -35,7 +36,6 @@ def main(argv):
     # imported here, not at module level: the console script loads this module before entry()
     # installs its Ctrl-C handling (fastsvm.cli.interrupt)
     from ..datafile import load_svmlight_file
-    from ..errors import FastSVMError
     from ..modelfile import load_model
     from ..prediction import predict, predict_probability
     from ..probability import svr_laplace_scale

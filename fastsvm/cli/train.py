@@ -2,6 +2,7 @@
 import os
 import sys
 
+from ..errors import ParameterError
 from .common import UsageError, number, run, scan_options
 from .interrupt import run_interruptible
 
@@ -72,7 +73,6 @@ def parse_args(argv):
     """Command line -> (Params, training file, model file, number of CV folds or None)."""
     # imported here, not at module level: the console script loads this module before entry()
     # installs its Ctrl-C handling (fastsvm.cli.interrupt)
-    from ..errors import ParameterError
     from ..params import Params
     from ..solvers import SOLVERS, get_solver
     from ..solvers.base import solver_options
