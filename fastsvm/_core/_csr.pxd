@@ -50,5 +50,20 @@ cdef inline bint indices_within(const int[::1] idx, int hi) noexcept nogil:
         bad |= (idx[j] < 0) | (idx[j] >= hi)
     return not bad
 
+cdef enum:
+    # A sum of rows into a vector (X^T u and its kin) is split into fixed blocks of rows, each
+    # block summed alone and the blocks added in their order; threads only choose who sums a
+    # block, so the bits do not depend on the thread count.
+    BLOCK_ROWS_MIN = 2048       # rows of a block at least
+    ROW_BLOCKS_MAX = 6          # shared evenly by 1, 2, 3 or 6 threads
+    BLOCK_DOUBLES = 1 << 22     # the blocks' accumulators: at most 32 MiB beyond two of them
+
+cdef inline int row_blocks(Py_ssize_t n_rows, Py_ssize_t n_cols) noexcept nogil:
+    """The number of blocks a sum over n_rows rows of n_cols columns is split into: chosen by
+    the data alone, never by the thread count."""
+    cdef Py_ssize_t blocks = min(n_rows // BLOCK_ROWS_MIN, <Py_ssize_t>ROW_BLOCKS_MAX)
+    blocks = min(blocks, max(<Py_ssize_t>2, BLOCK_DOUBLES // max(n_cols, <Py_ssize_t>1)))
+    return <int>max(blocks, <Py_ssize_t>1)
+
 cdef void matvec(CSR X, const double* v, double* out, int n_threads) noexcept nogil
 cdef void rmatvec(CSR X, const double* u, double* out, double* scratch, int n_threads) noexcept nogil

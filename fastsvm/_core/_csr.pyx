@@ -1,4 +1,4 @@
-"""CSR mat-vecs over rows without the GIL: X v threaded over rows, X^T u threaded over row blocks."""
+"""CSR mat-vecs over rows without the GIL: X v threaded over rows, X^T u over fixed row blocks."""
 from cython.parallel cimport prange, parallel, threadid
 from libc.string cimport memset
 cimport numpy as cnp
@@ -30,29 +30,29 @@ cdef void matvec(CSR X, const double* v, double* out, int n_threads) noexcept no
 
 
 cdef void rmatvec(CSR X, const double* u, double* out, double* scratch, int n_threads) noexcept nogil:
-    """out = X^T u. With several threads each accumulates its block of rows into its own slice
-    of scratch (n_threads * n_cols doubles) and the slices are summed in thread order, so the
-    result does not depend on scheduling."""
-    cdef int i, j, t, lo, hi, block
+    """out = X^T u. The rows are summed in row_blocks(n_rows, n_cols) fixed blocks, each into its
+    slice of scratch (that many times n_cols doubles), and the slices are added in block order:
+    the same result for any thread count."""
+    cdef int i, j, b, lo, hi, size
+    cdef int blocks = row_blocks(X.n_rows, X.n_cols)
     cdef double* acc
-    if n_threads <= 1 or X.n_rows < 4096 or scratch == NULL:
-        memset(out, 0, X.n_cols * sizeof(double))
+    memset(out, 0, X.n_cols * sizeof(double))
+    if blocks == 1:
         for i in range(X.n_rows):
             if u[i] != 0.0:
                 row_axpy(X, i, u[i], out)
         return
-    block = (X.n_rows + n_threads - 1) // n_threads
-    for t in prange(n_threads, num_threads=n_threads, schedule="static"):
-        acc = scratch + <Py_ssize_t>t * X.n_cols
+    size = (X.n_rows + blocks - 1) // blocks
+    for b in prange(blocks, num_threads=max(1, min(n_threads, blocks)), schedule="static"):
+        acc = scratch + <Py_ssize_t>b * X.n_cols
         memset(acc, 0, X.n_cols * sizeof(double))
-        lo = t * block
-        hi = min(lo + block, X.n_rows)
+        lo = b * size
+        hi = min(lo + size, X.n_rows)
         for i in range(lo, hi):
             if u[i] != 0.0:
                 row_axpy(X, i, u[i], acc)
-    memset(out, 0, X.n_cols * sizeof(double))
-    for t in range(n_threads):
-        acc = scratch + <Py_ssize_t>t * X.n_cols
+    for b in range(blocks):
+        acc = scratch + <Py_ssize_t>b * X.n_cols
         for j in range(X.n_cols):
             out[j] += acc[j]
 
@@ -80,7 +80,7 @@ def csr_rmatvec(X, const double[::1] u, int n_threads=1):
     if u.shape[0] != A.n_rows:
         raise ValueError(f"vector has length {u.shape[0]}, matrix has {A.n_rows} rows")
     cdef double[::1] out = np.zeros(A.n_cols)
-    cdef double[::1] scratch = np.empty(max(n_threads, 1) * max(A.n_cols, 1))
+    cdef double[::1] scratch = np.empty(row_blocks(A.n_rows, A.n_cols) * max(A.n_cols, 1))
     if A.n_rows == 0 or A.n_cols == 0:
         return np.asarray(out)
     with nogil:

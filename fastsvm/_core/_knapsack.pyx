@@ -32,7 +32,7 @@ cdef enum:
     PIVOT_MEDIAN = 1
 cdef Py_ssize_t SMALL_SELECT = 16
 cdef int PARALLEL_M = 32768        # fewer coordinates: the passes over them run on one thread
-DEF MAX_THREADS = 64
+DEF MAX_BLOCKS = 64               # blocks of coordinates of the passes (each of >= PARALLEL_M / 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -228,17 +228,18 @@ cdef double _output(Knapsack K, const double* v, double lam, double* x, int* fre
                     double* slope, double* mag) noexcept nogil:
     """x = x(lam) and its free set (not written when x is NULL); returns g(lam), with the slope of
     g there (sum of a_i^2 over coordinates strictly between their bounds) and the scale
-    |d| + sum |a_i x_i| of the rounding in g. With threads, each takes a block of the
-    coordinates and lists its free ones in its block of free_idx; the lists are then moved
-    together and the sums added in block order (deterministic for a thread count)."""
+    |d| + sum |a_i x_i| of the rounding in g. The coordinates are taken in _blocks(K) fixed
+    blocks (shared by the threads), each listing its free ones in its part of free_idx; the
+    lists are then moved together and the sums added in block order: the same bits for any
+    thread count."""
     cdef int n = _blocks(K), th, lo, block = (K.m + n - 1) // n, nw = 0
-    cdef int counts[MAX_THREADS]
-    cdef double sums[3 * MAX_THREADS]
+    cdef int counts[MAX_BLOCKS]
+    cdef double sums[3 * MAX_BLOCKS]
     cdef double g = -K.d, s = 0.0, scale = fabs(K.d)
     if n == 1:
         _pass_span(K, v, lam, x, free_idx, 0, K.m, counts, sums)
     else:
-        for th in prange(n, num_threads=n, schedule="static"):
+        for th in prange(n, num_threads=min(K.n_threads, n), schedule="static"):
             lo = th * block
             _pass_span(K, v, lam, x, NULL if x == NULL else free_idx + lo, lo, min(lo + block, K.m), counts + th,
                        sums + 3 * th)
@@ -264,8 +265,9 @@ cdef inline double _g_and_slope(Knapsack K, const double* v, double lam, double*
 
 
 cdef inline int _blocks(Knapsack K) noexcept nogil:
-    # the threads of the passes over all coordinates: one below PARALLEL_M coordinates
-    return 1 if K.m < PARALLEL_M else min(K.n_threads, MAX_THREADS)
+    # the blocks of the passes over all coordinates, by their number alone (never by the thread
+    # count, so the sums keep their bits): one below PARALLEL_M coordinates
+    return 1 if K.m < PARALLEL_M else min(K.m // (PARALLEL_M // 2), MAX_BLOCKS)
 
 
 cdef double _sample_median(Knapsack K, const double* v, double* breaks) noexcept nogil:

@@ -38,6 +38,13 @@ cdef extern from *:
     """
     int read_flag "fastsvm_smo_read_flag"(const int* flag) noexcept nogil
 
+cdef extern from "<time.h>" nogil:
+    struct timespec:
+        long tv_sec
+        long tv_nsec
+    int clock_gettime(int clk_id, timespec* ts)
+    int CLOCK_MONOTONIC_COARSE
+
 cdef extern from "_select.h":
     # the scans of one equality constraint (not nu), vectorized; the same choices as scan_up /
     # scan_low make
@@ -61,7 +68,10 @@ cdef enum:
     AT_LOWER = 0
     AT_UPPER = 1
     FREE = 2
-    SIGNAL_EVERY = 64   # polls between two PyErr_CheckSignals (main thread only)
+    # PyErr_CheckSignals (main thread only) at most every SIGNAL_MS milliseconds of polls: by
+    # time, not by count, since an iteration's cost varies a thousandfold (64 polls took 1.5-4 s
+    # at -j 2 on a busy machine, each threaded scan waiting for a descheduled thread)
+    SIGNAL_MS = 20
     # The per-step scans over the active set (selection, gradient update) are split among the
     # cache's threads from this many positions on (default of SMO.parallel_scan_min): below, a
     # parallel region costs more than it saves. Every position is computed alone and the parts are combined in order, so the
@@ -103,7 +113,7 @@ cdef class SMO:
     cdef public int parallel_scan_min    # scans this long are split among the threads
     cdef int counter
     cdef bint nu, shrinking, unshrink, check_signals
-    cdef int polls
+    cdef long long signals_checked_ms   # when PyErr_CheckSignals last ran (monotonic, ms)
     cdef double eps
     cdef int n_data                      # n for the regression duals, 0 otherwise
     cdef double* alpha
@@ -221,12 +231,16 @@ cdef class SMO:
             self.status[i] = FREE
 
     cdef bint interrupted(self) noexcept nogil:
+        cdef timespec now
+        cdef long long now_ms
         if read_flag(self.stop) != 0:
             return True
         if self.check_signals:
-            self.polls += 1
-            if self.polls >= SIGNAL_EVERY:
-                self.polls = 0
+            # the coarse clock costs a few nanoseconds (vDSO, no system call)
+            clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+            now_ms = <long long>now.tv_sec * 1000 + now.tv_nsec // 1000000
+            if now_ms - self.signals_checked_ms >= SIGNAL_MS:
+                self.signals_checked_ms = now_ms
                 with gil:
                     if PyErr_CheckSignals() != 0:
                         PyErr_Clear()  # reported as INTERRUPTED; Python raises KeyboardInterrupt

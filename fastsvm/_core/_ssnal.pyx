@@ -13,7 +13,8 @@ from libc.string cimport memset
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 import numpy as np
 
-from ._csr cimport CSR, csr_view, indices_within, matvec, rmatvec, row_axpy, row_dot, row_sqnorm
+from ._csr cimport (CSR, ROW_BLOCKS_MAX, csr_view, indices_within, matvec, rmatvec, row_axpy, row_blocks, row_dot,
+                   row_sqnorm)
 from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project, select_kth
 
 from ..errors import FastSVMError
@@ -32,6 +33,7 @@ cdef enum:
 cdef int PARALLEL_ROWS = 2048      # fewer rows than this: one thread
 cdef int STOP_POLL_ROWS = 4096     # rows between two looks at the stop flag in long loops
 cdef int PARALLEL_COLUMNS = 16384  # shorter vectors of the CG: one thread
+cdef int COLUMN_BLOCK = 4096       # a sum over the columns adds fixed blocks of this many in order
 cdef double COPY_CHANGE = 0.25     # NewtonCG updates its copy of J's rows while the changes hold this share
                                   # of J's values
 
@@ -45,7 +47,7 @@ cdef class StackedRows:
     cdef readonly int n_threads
     cdef readonly object row_nnz      # stored values of each row of Z (for pass counting)
     cdef double[::1] _xn               # n doubles
-    cdef double[::1] _acc              # n_threads * p doubles
+    cdef double[::1] _acc              # the row blocks' accumulators, p doubles each
     cdef const int[::1] _stop
     cdef object _keep
 
@@ -67,7 +69,7 @@ cdef class StackedRows:
         self.n_threads = max(1, n_threads)
         self.row_nnz = np.diff(np.asarray(indptr))[np.asarray(self.source)]
         self._xn = np.zeros(max(self.n, 1))
-        self._acc = np.zeros(max(self.n_threads * self.p, 1))
+        self._acc = np.zeros(max(max(row_blocks(self.n, self.p), row_blocks(self.m, self.p)) * self.p, 1))
         self._stop = np.zeros(1, dtype=np.int32) if stop is None else stop
 
     # -- whole-matrix products ---------------------------------------------------------------
@@ -244,28 +246,29 @@ cdef class StackedRows:
                 out[j] = self.sign[rows[j]] * row_dot(self.X, self.source[rows[j]], v)
 
     cdef void _rows_rmatvec(self, const int* rows, int k, const double* coef, double* out) noexcept nogil:
-        """out += sum_j coef[j] z_{rows[j]}. With threads, each sums a block of the rows into its
-        slice of _acc and the slices are added in thread order (deterministic)."""
-        cdef int j, t, c, lo, hi, block, r
+        """out += sum_j coef[j] z_{rows[j]}, the rows summed in row_blocks(k, p) fixed blocks, each
+        into its slice of _acc, the slices added in block order (the same for any thread count)."""
+        cdef int j, b, c, lo, hi, size, r
+        cdef int blocks = row_blocks(k, self.p)
         cdef double* acc
-        if self.n_threads <= 1 or k < PARALLEL_ROWS:
+        if blocks == 1:
             for j in range(k):
                 r = rows[j]
                 if coef[j] != 0.0:
                     row_axpy(self.X, self.source[r], coef[j] * self.sign[r], out)
             return
-        block = (k + self.n_threads - 1) // self.n_threads
-        for t in prange(self.n_threads, num_threads=self.n_threads, schedule="static"):
-            acc = &self._acc[0] + <Py_ssize_t>t * self.p
+        size = (k + blocks - 1) // blocks
+        for b in prange(blocks, num_threads=min(self.n_threads, blocks), schedule="static"):
+            acc = &self._acc[0] + <Py_ssize_t>b * self.p
             memset(acc, 0, self.p * sizeof(double))
-            lo = t * block
-            hi = min(lo + block, k)
+            lo = b * size
+            hi = min(lo + size, k)
             for j in range(lo, hi):
                 r = rows[j]
                 if coef[j] != 0.0:
                     row_axpy(self.X, self.source[r], coef[j] * self.sign[r], acc)
-        for t in range(self.n_threads):
-            acc = &self._acc[0] + <Py_ssize_t>t * self.p
+        for b in range(blocks):
+            acc = &self._acc[0] + <Py_ssize_t>b * self.p
             for c in range(self.p):
                 out[c] += acc[c]
 
@@ -386,8 +389,8 @@ cdef class NewtonCG:
     cdef Py_ssize_t nnz_copy     # its stored values, dead rows included
     cdef int[::1] src            # uncopied: J's rows of X and their signs
     cdef double[::1] sgn
-    cdef double[::1] vectors     # 7 vectors over the columns, then 3 n_threads
-    cdef double[::1] acc         # n_threads vectors over the columns
+    cdef double[::1] vectors     # 7 vectors over the columns, then the partial sums of _pcg
+    cdef double[::1] acc         # the row blocks' vectors over the columns
     cdef readonly int last_iters   # CG iterations of the last system
     cdef readonly int copies_made, copies_updated   # how the copy was brought to each J
     cdef double[::1] q_products  # the last system's Z_J^T P_J Z_J d, over the copy's columns
@@ -450,7 +453,7 @@ cdef class NewtonCG:
         cdef double* s_a = v + 5 * p
         cdef double* xc = v + 6 * p       # the solution over the copy's columns (else out)
         cdef double* t = v + 7 * p
-        cdef double* part = t + n_threads
+        cdef double* part = t + ROW_BLOCKS_MAX
         cdef double* sq = z               # the sums the diagonal is made of (the copy's own when copied)
         cdef double rhs_off = 0.0, x_off = 0.0, aa = 0.0
         cdef const int* colmap = &self.colmap[0]
@@ -463,6 +466,10 @@ cdef class NewtonCG:
         cdef CSR C = Z.X
         if copy and not (self.k_copy and self._update(rows, a_rows, nnz)):
             self._make_copy(rows, a_rows, nnz)
+        if copy:
+            n_rows, pc = self.k_copy, self.p_copy
+        if self.acc.shape[0] < max(row_blocks(n_rows, pc) * pc, 1):
+            self.acc = np.zeros(max(row_blocks(n_rows, pc) * pc, 1))
         with nogil:
             for j in range(k):
                 aa += a_rows[j] * a_rows[j]
@@ -528,10 +535,9 @@ cdef class NewtonCG:
         if self.src.shape[0] < k:
             self.src = np.empty(k + k // 4, dtype=np.int32)
             self.sgn = np.empty(k + k // 4)
-        if self.vectors.shape[0] < 7 * p + 3 * self.Z.n_threads:
-            self.vectors = np.empty(7 * p + 3 * self.Z.n_threads)
-        if self.acc.shape[0] < self.Z.n_threads * p:
-            self.acc = np.zeros(self.Z.n_threads * p)
+        cdef Py_ssize_t n = 7 * p + ROW_BLOCKS_MAX + 2 * ((p + COLUMN_BLOCK - 1) // COLUMN_BLOCK)
+        if self.vectors.shape[0] < n:
+            self.vectors = np.empty(n)
 
     cdef bint _update(self, const int[::1] rows, const double[::1] a_rows, Py_ssize_t nnz):
         """Brings the copy to J = rows (nnz stored values) when the rows that join or leave it
@@ -716,35 +722,33 @@ cdef double _apply_hessian(CSR X, const int* src, const double* sgn, const unsig
                            int n_threads, const double* a_rows, double aa, double sigma, const double* s_a,
                            const double* u, double* t, double* out, int col_threads, double* part) noexcept nogil:
     """out = u + sigma Z^T P Z u = u + sigma (Z^T t - (a^T t / aa) s_a), t = Z u and s_a = Z^T a,
-    for the k rows z_j of _rows_hessian (the live ones); returns u.out. acc (n_threads vectors of
-    X.n_cols) must be zero and is left zero.
+    for the k rows z_j of _rows_hessian (the live ones); returns u.out. acc (row_blocks(k,
+    X.n_cols) vectors of X.n_cols) must be zero and is left zero.
 
     Each row is read once (_rows_hessian: a threaded pass for X u and another for X^T t read
-    the rows twice, and 2 threads were hardly faster than one). With threads, each takes a block
-    of the rows and sums its updates into its slice of acc and its part of a^T t into t[thread]
-    (t has n_threads entries). The slices are combined by col_threads threads, each over a
-    block of the columns, its part of u.out in part[thread] (_combine). All sums are added in
-    thread order: deterministic for a thread count."""
-    cdef int th, lo, block, n_acc = 1
-    cdef Py_ssize_t p = X.n_cols, clo, cblock
+    the rows twice, and 2 threads were hardly faster than one). The rows are taken in
+    row_blocks(k, X.n_cols) fixed blocks, each summing its updates into its slice of acc and
+    its part of a^T t into t[block]; the slices are combined over fixed blocks of COLUMN_BLOCK
+    columns (col_threads threads share them), each block's part of u.out in part[block]
+    (_combine). All partial sums are added in block order, the blocks chosen by the data alone:
+    the same bits for any thread count."""
+    cdef int b, lo, size, blocks = row_blocks(k, X.n_cols)
+    cdef Py_ssize_t p = X.n_cols, clo, n_cblocks = (p + COLUMN_BLOCK - 1) // COLUMN_BLOCK
     cdef double at = 0.0, uo = 0.0
-    if n_threads <= 1 or k < PARALLEL_ROWS or k < n_threads:
+    if blocks == 1:
         at = _rows_hessian(X, src, sgn, live, 0, k, a_rows, sigma, u, acc)
     else:
-        n_acc = n_threads
-        block = (k + n_threads - 1) // n_threads
-        for th in prange(n_threads, num_threads=n_threads, schedule="static"):
-            lo = th * block
-            t[th] = _rows_hessian(X, src, sgn, live, lo, min(lo + block, k), a_rows, sigma, u, acc + <Py_ssize_t>th * p)
-        for th in range(n_threads):
-            at += t[th]
+        size = (k + blocks - 1) // blocks
+        for b in prange(blocks, num_threads=max(1, min(n_threads, blocks)), schedule="static"):
+            lo = b * size
+            t[b] = _rows_hessian(X, src, sgn, live, lo, min(lo + size, k), a_rows, sigma, u, acc + <Py_ssize_t>b * p)
+        for b in range(blocks):
+            at += t[b]
     at = at * sigma / aa if aa > 0.0 else 0.0
-    cblock = (p + col_threads - 1) // col_threads
-    for th in prange(col_threads, num_threads=col_threads, schedule="static"):
-        clo = th * cblock
-        part[th] = _combine(acc, n_acc, p, u, at, s_a, out, clo, min(clo + cblock, p))
-    for th in range(col_threads):
-        uo += part[th]
+    for clo in prange(n_cblocks, num_threads=col_threads, schedule="static"):
+        part[clo] = _combine(acc, blocks, p, u, at, s_a, out, clo * COLUMN_BLOCK, min((clo + 1) * COLUMN_BLOCK, p))
+    for clo in range(n_cblocks):
+        uo += part[clo]
     return uo
 
 
@@ -771,15 +775,16 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned ch
     X.n_cols columns) preconditioned with diag, and on an identity block beside it with right-hand side of squared
     norm rhs_off: there every CG vector is a multiple of that right-hand side, so the block is
     carried by scalars, its solution x_off times it. Stops once |residual| <= rtol |rhs| (both
-    blocks). r may be rhs (overwritten). part: 2 n_threads doubles for the threads' partial
-    sums. The O(p) steps are split over the threads when p >= PARALLEL_COLUMNS: done by one they
+    blocks). r may be rhs (overwritten). t: row_blocks(k, X.n_cols) doubles; part: 2 for each
+    COLUMN_BLOCK columns, their partial sums (added in block order, whatever the thread count).
+    The O(p) steps are split over the threads when p >= PARALLEL_COLUMNS: done by one they
     were half of a CG iteration on 20k rows of the text-like set with 2 threads (1.9 -> 1.3 ms an
     iteration)."""
-    cdef int it, th
+    cdef int it
     cdef int col_threads = 1 if X.n_cols < PARALLEL_COLUMNS else n_threads
     cdef double rz, rz_new, alpha, beta, dhd, rnorm, bnorm = rhs_off
     cdef double r_off = 1.0, d_off = 1.0   # the block's r and d, in multiples of its rhs (z = r)
-    cdef Py_ssize_t p = X.n_cols, lo, c, block = (p + col_threads - 1) // col_threads
+    cdef Py_ssize_t p = X.n_cols, lo, c, cb, n_cblocks = (p + COLUMN_BLOCK - 1) // COLUMN_BLOCK
     for c in range(p):
         x[c] = 0.0
         r[c] = rhs[c]
@@ -804,23 +809,23 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned ch
         alpha = rz / dhd
         x_off[0] += alpha * d_off
         r_off -= alpha * d_off
-        for th in prange(col_threads, num_threads=col_threads, schedule="static"):
-            lo = th * block
-            _cg_update(alpha, d, hd, diag, x, r, z, lo, min(lo + block, p), part + 2 * th, part + 2 * th + 1)
+        for cb in prange(n_cblocks, num_threads=col_threads, schedule="static"):
+            lo = cb * COLUMN_BLOCK
+            _cg_update(alpha, d, hd, diag, x, r, z, lo, min(lo + COLUMN_BLOCK, p), part + 2 * cb, part + 2 * cb + 1)
         rnorm = r_off * r_off * rhs_off
         rz_new = rnorm
-        for th in range(col_threads):
-            rnorm += part[2 * th]
-            rz_new += part[2 * th + 1]
+        for cb in range(n_cblocks):     # in block order: the same sums for any thread count
+            rnorm += part[2 * cb]
+            rz_new += part[2 * cb + 1]
         n_iter[0] = it + 1
         if sqrt(rnorm) <= rtol * bnorm:
             return CG_CONVERGED
         beta = rz_new / rz
         rz = rz_new
         d_off = r_off + beta * d_off
-        for th in prange(col_threads, num_threads=col_threads, schedule="static"):
-            lo = th * block
-            for c in range(lo, min(lo + block, p)):
+        for cb in prange(n_cblocks, num_threads=col_threads, schedule="static"):
+            lo = cb * COLUMN_BLOCK
+            for c in range(lo, min(lo + COLUMN_BLOCK, p)):
                 d[c] = z[c] + beta * d[c]
     return CG_MAX_ITER
 

@@ -2,15 +2,9 @@
 import math
 import sys
 
-import numpy as np
-
-from ..datafile import load_svmlight_file
 from ..errors import FastSVMError
-from ..metrics import squared_correlation
-from ..modelfile import load_model
-from ..prediction import predict, predict_probability
-from ..probability import svr_laplace_scale
 from .common import UsageError, number, run, scan_options
+from .interrupt import run_interruptible
 
 PROG = "fastsvm-predict"
 USAGE = f"""\
@@ -39,6 +33,13 @@ def parse_args(argv):
 
 
 def main(argv):
+    # imported here, not at module level: the console script loads this module before entry()
+    # installs its Ctrl-C handling (fastsvm.cli.interrupt)
+    from ..datafile import load_svmlight_file
+    from ..modelfile import load_model
+    from ..prediction import predict, predict_probability
+    from ..probability import svr_laplace_scale
+
     probability, quiet, n_jobs, (test_file, model_file, output_file) = parse_args(argv)
     info = (lambda line: None) if quiet else print
     model = load_model(model_file)
@@ -75,6 +76,8 @@ def main(argv):
 
 def classification_lines(predicted, y):
     """svm-predict's accuracy line."""
+    import numpy as np
+
     correct, total = int(np.count_nonzero(predicted == y)), len(y)
     accuracy = _divide(float(correct), float(total)) * 100
     return [f"Accuracy = {c_format('%g', accuracy)}% ({correct}/{total}) (classification)"]
@@ -83,6 +86,8 @@ def classification_lines(predicted, y):
 def regression_lines(predicted, y):
     """svm-predict's mean squared error and squared correlation lines, from its running sums
     (left to right, so the last digits printed are LIBSVM's)."""
+    import numpy as np
+
     predicted = np.asarray(predicted, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     total = float(len(y))
@@ -102,6 +107,8 @@ def regression_lines(predicted, y):
 
 def _divide(numerator, denominator):
     """IEEE division, as C divides: x/0 is +-inf and 0/0 NaN, not a ZeroDivisionError."""
+    import numpy as np
+
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(np.float64(numerator) / np.float64(denominator))
 
@@ -121,4 +128,4 @@ def _write_text(path, lines):
 
 
 def entry():
-    sys.exit(run(main, PROG, USAGE))
+    sys.exit(run_interruptible(PROG, lambda: run(main, PROG, USAGE)))

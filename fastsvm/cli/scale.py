@@ -1,9 +1,8 @@
 """fastsvm-scale: svm-scale's options, output and parameter files."""
 import sys
 
-from ..datafile import load_svmlight_file
-from ..scaling import fit_scaling, load_scaling, restored_for, save_scaling, scaled_lines
 from .common import UsageError, number, run
+from .interrupt import run_interruptible
 
 PROG = "fastsvm-scale"
 USAGE = f"""\
@@ -48,6 +47,11 @@ def parse_args(argv):
 
 
 def main(argv):
+    # imported here, not at module level: the console script loads this module before entry()
+    # installs its Ctrl-C handling (fastsvm.cli.interrupt)
+    from ..datafile import load_svmlight_file
+    from ..scaling import fit_scaling, load_scaling, restored_for, save_scaling, scaled_lines
+
     lower, upper, y_limits, save, restore, data_file = parse_args(argv)
     X, y = load_svmlight_file(data_file, zero_based=False)
     scaling = fit_scaling(X, y, lower, upper, y_limits)
@@ -71,4 +75,4 @@ def main(argv):
 
 
 def entry():
-    sys.exit(run(main, PROG, USAGE))
+    sys.exit(run_interruptible(PROG, lambda: run(main, PROG, USAGE)))

@@ -3,10 +3,8 @@ import os
 import sys
 
 from ..errors import FastSVMError, ParameterError
-from ..params import Params
-from ..solvers import SOLVERS, get_solver
-from ..solvers.base import solver_options
 from .common import UsageError, number, run, scan_options
+from .interrupt import run_interruptible
 
 PROG = "fastsvm-train"
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -57,6 +55,8 @@ fastsvm options:
 
 def usage():
     """The usage text; listing the solvers imports each of them, so it is built only when shown."""
+    from ..solvers import SOLVERS
+
     solvers = [f"\t{name} -- {spec.description}" for name, spec in sorted(SOLVERS.items())]
     options = []
     for name, spec in sorted(SOLVERS.items()):
@@ -71,6 +71,12 @@ _VALUE_OPTIONS = ("s", "t", "d", "g", "r", "c", "n", "p", "m", "e", "h", "b", "v
 
 def parse_args(argv):
     """Command line -> (Params, training file, model file, number of CV folds or None)."""
+    # imported here, not at module level: the console script loads this module before entry()
+    # installs its Ctrl-C handling (fastsvm.cli.interrupt)
+    from ..params import Params
+    from ..solvers import SOLVERS, get_solver
+    from ..solvers.base import solver_options
+
     options, positional = scan_options(argv, _VALUE_OPTIONS, flags=("q",), prefix_options=("w",))
     params = Params(libsvm_folds=True)  # svm-train's folds unless -R seeds them
     verbose, folds, solver_named = True, None, False
@@ -152,6 +158,7 @@ def main(argv):
     # imported here, after the command line is read: a usage error costs no solver imports
     from ..datafile import load_svmlight_file, row_line
     from ..modelfile import save_model
+    from ..solvers import get_solver
     from ..train import check_class_labels, fit_model
 
     params, train_file, model_file, folds = parse_args(argv)
@@ -174,4 +181,4 @@ def main(argv):
 
 
 def entry():
-    sys.exit(run(main, PROG, usage))
+    sys.exit(run_interruptible(PROG, lambda: run(main, PROG, usage)))
