@@ -22,7 +22,10 @@ def imported_modules(code, tmp_path):
         listing = tmp_path / name
         prologue = ("import atexit, sys\n"
                     f"atexit.register(lambda: open({str(listing)!r}, 'w').write('\\n'.join(sys.modules)))\n")
-        subprocess.run([sys.executable, "-c", prologue + source], capture_output=True, check=True)
+        # from tmp_path: "-c" puts the working directory first on sys.path, and a checkout's
+        # fastsvm/ (without its compiled modules) would shadow the installed package
+        subprocess.run([sys.executable, "-c", prologue + source], capture_output=True, check=True,
+                       cwd=tmp_path)
         return set(listing.read_text().split())
     return run(code, "modules") - run("pass", "baseline")
 
@@ -57,7 +60,7 @@ def test_commands_load_only_what_they_run(command, tmp_path):
     shipped_model = tmp_path / "shipped.model"
     subprocess.run([sys.executable, "-c", "import sys; from fastsvm.cli.train import entry; "
                     f"sys.argv = ['fastsvm-train', '-q', {str(data)!r}, {str(shipped_model)!r}]; entry()"],
-                   check=True)
+                   check=True, cwd=tmp_path)
     module, *args = command
     args = [a.format(data=data, model=tmp_path / "m", shipped_model=shipped_model, out=tmp_path / "out")
             for a in args]
