@@ -29,7 +29,7 @@ from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
 from fastsvm.prediction import decision_values
 from fastsvm.solvers import get_solver
-from fastsvm.solvers import ssnal_kernel
+from fastsvm.solvers import ssnal, ssnal_kernel
 from fastsvm.solvers.base import Kernel, Subproblem
 
 svmutil = pytest.importorskip("libsvm.svmutil")
@@ -514,8 +514,8 @@ def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     x = dual_vector(sol, y, "c_svc")
     assert sol.status == "converged" and np_eta(Q, c, a, u, x) <= tol
     # the first round's target from the warm start's x0, by the NumPy twins
-    x0 = ssnal_kernel.warm_start(subproblem(X, y, kernel, tol=tol), ssnal_kernel.DEFAULT_FEATURES,
-                                 max(ssnal_kernel.WARM_TOL, tol))[0]
+    x0 = ssnal_kernel.warm_start(subproblem(X, y, kernel, tol=tol), ssnal.KERNEL_FEATURES,
+                                 max(ssnal.KERNEL_WARM_TOL, tol))[0]
     scale = 1.0 + np.linalg.norm(x0) + np.linalg.norm(Q @ x0 + c)
     assert targets[0] == pytest.approx(ssnal_kernel.ROUND_REDUCTION * np_eta(Q, c, a, u, x0) * scale, rel=1e-6)
     assert targets[0] > 0.5 * tol * scale

@@ -74,11 +74,6 @@ from .base import Kernel, Solution, Subproblem, checked_arrays, solver_options
 from .nystroem import dense_as_csr
 
 KERNELS = ssnal.NONLINEAR
-# D: random Fourier features (RBF) or Nystroem landmarks. The warm start costs ~ n D^2 per Newton
-# system; with 128 instead of 256 its x^0 is rougher but the rounds on the exact kernel make up
-# for it (mushrooms 0.30 -> 0.20 s, a9a, w8a and ijcnn1 no slower)
-DEFAULT_FEATURES = ssnal.KERNEL_FEATURES   # the options' defaults are declared with ssnal's SPEC
-WARM_TOL = ssnal.KERNEL_WARM_TOL
 DEFAULT_MAX_OUTER = 200      # AL iterations in all (params.max_iter)
 MAX_ROUNDS = 50              # working-set rounds
 ARMIJO_MU = 1e-4
