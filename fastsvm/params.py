@@ -41,7 +41,8 @@ class Params:
     libsvm_folds: bool = False
     n_jobs: int | None = None
     verbose: bool = False
-    options: dict = field(default_factory=dict)  # solver-specific knobs, e.g. random-feature count
+    options: dict = field(default_factory=dict)  # -o name=value: a solver's options, e.g. random-feature count
+    config: object = None  # Python only: an instance of the solver's Config (its every knob), -o applied on top
 
     def check(self):
         """Raise ParameterError for values LIBSVM's svm_check_parameter would reject."""

@@ -218,7 +218,7 @@ class _Trainer:
         hold their data. LIBSVM spends its -m budget on the one problem it solves at a time; with
         ``sizes`` (rows per problem) and several threads, the largest problem is solved first,
         alone, with every thread, and the others side by side then share what its kernel cache
-        held at most (its solution's ``info["cache_peak_bytes"]``; else the -m budget or, when
+        held at most (its solution's ``cache_peak_bytes``; else the -m budget or, when
         smaller, the whole kernel matrix of the largest), so that solving pairs side by side
         holds no more kernel columns than solving them one at a time. When the largest held more
         than half of its whole kernel matrix, the others are solved one at a time too, each with
@@ -250,7 +250,7 @@ class _Trainer:
                 raise _breakdown(self.spec.name, names[k])   # never a NaN in a model
             calibrated = calibrations[k](problem) if calibrations[k] is not None else None
             lines = summary_lines(problem, solution) if self.log is not None else []
-            held = solution.info.get("cache_peak_bytes")
+            held = solution.cache_peak_bytes or None
             if keep is not None:
                 solution = keep(k, solution)
             return solution, calibrated, lines, held
@@ -532,7 +532,7 @@ class _Trainer:
             "n_iter": [s.n_iter for s in solutions],
             "objective": [s.objective for s in solutions],
             "rho": [s.rho for s in solutions],
-            "kkt": [s.kkt for s in solutions],
+            "stop_measure": [s.stop_measure for s in solutions],
             "status": [s.status for s in solutions],
             "history": [s.history for s in solutions],
             "support_rows": None if sv_rows is None else np.asarray(sv_rows) - 1,
@@ -565,26 +565,30 @@ def _weight_rows(ws):
 def summary_lines(problem, solution):
     """The lines LIBSVM prints after each solve (the solve_* functions and svm_train_one).
 
-    Statistics a solver reports in ``solution.info`` (nu, C, epsilon, nSV, nBSV) are used as
-    given; otherwise they are counted from the coefficients and the problem's bounds."""
-    info = solution.info
+    A solver's own nu and nBSV (Solution.nu, n_bounded_sv) are used as given; otherwise they are
+    counted from the coefficients and the problem's bounds. The nu formulations print C = 1/r
+    (nu-SVC) or epsilon = -r (nu-SVR) from the solution's margin scale r."""
     coef = np.abs(np.asarray(solution.coef, dtype=np.float64))
     upper = np.asarray(problem.upper, dtype=np.float64)
     lines = [f"optimization finished, #iter = {solution.n_iter}"]
     uniform = upper.size > 0 and np.all(upper == upper[0])
-    if "nu" in info:
-        lines.append(f"nu = {info['nu']:f}")
+    r = solution.margin_scale
+    if solution.nu is not None:
+        lines.append(f"nu = {solution.nu:f}")
     elif problem.formulation in ("c_svc", "epsilon_svr") and uniform:  # LIBSVM: only when Cp == Cn
         lines.append(f"nu = {coef.sum() / (upper[0] * coef.size):f}")
-    elif "C" in info:
-        lines.append(f"C = {info['C']:f}")
-    elif "epsilon" in info:
-        lines.append(f"epsilon = {info['epsilon']:f}")
+    elif r is not None and problem.formulation == "nu_svc":
+        lines.append(f"C = {1 / r:f}")
+    elif r is not None and problem.formulation == "nu_svr":
+        lines.append(f"epsilon = {-r:f}")
     # LIBSVM prints the dual objective (a solver whose objective is the primal one reports it apart);
     # a joint multi-class solution has one rho per class
     rho = " ".join(f"{r:f}" for r in np.atleast_1d(solution.rho))
-    lines.append(f"obj = {info.get('dual_objective', solution.objective):f}, rho = {rho}")
-    n_sv = info.get("nSV", int(np.count_nonzero(coef)))
-    n_bsv = info.get("nBSV", int(np.count_nonzero((coef > 0) & (coef >= upper))))
+    objective = solution.objective if solution.dual_objective is None else solution.dual_objective
+    lines.append(f"obj = {objective:f}, rho = {rho}")
+    n_sv = int(np.count_nonzero(coef))
+    n_bsv = solution.n_bounded_sv
+    if n_bsv is None:
+        n_bsv = int(np.count_nonzero((coef > 0) & (coef >= upper)))
     lines.append(f"nSV = {n_sv}, nBSV = {n_bsv}")
     return lines

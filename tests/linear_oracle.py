@@ -70,7 +70,7 @@ def binary_oracle(solve, solver, solver_type, name, test_name, C, bias, tol):
     upper = np.full(y.size, C)
     B = max(bias, 0.0)
     sol = solve(subproblem(solver, X, y, upper, bias, tol=tol))
-    ours = np.append(sol.w, sol.info["bias_weight"]) if B > 0 else sol.w
+    ours = np.append(sol.w, sol.details["bias_weight"]) if B > 0 else sol.w
     theirs = np.append(W[0], w_bias[0]) if B > 0 else W[0]
     return sol, with_bias_column(X, B), y, upper, ours, theirs, with_bias_column(Xt, B)
 

@@ -64,7 +64,7 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
     B = max(bias, 0.0)
     sol = solve(subproblem("crammer_singer", X, codes, upper, bias, tol=TIGHT))
     assert sol.status == "converged" and sol.w.shape == (len(ll_labels), X.shape[1])
-    w_bias = sol.info["bias_weights"]
+    w_bias = sol.details["bias_weights"]
     f_ours = primal_objective(X, codes, upper, sol.w, w_bias, B)
     f_theirs = primal_objective(X, codes, upper, W_ll, wb_ll, B)
     assert f_ours == pytest.approx(sol.objective, rel=1e-12)
@@ -72,10 +72,10 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
     # certificate, recomputed here from alpha: every sample's KKT violation within the tolerance
     D = with_bias_column(X, B)
     W_full = np.hstack([sol.w, w_bias[:, None]]) if B > 0 else sol.w
-    assert kkt_violation(D, codes, upper, W_full, sol.info["alpha"]) <= TIGHT
-    np.testing.assert_array_equal(sol.coef, sol.info["alpha"][np.arange(codes.size), codes])
+    assert kkt_violation(D, codes, upper, W_full, sol.dual) <= TIGHT
+    np.testing.assert_array_equal(sol.coef, sol.dual[np.arange(codes.size), codes])
     # the dual objective meets the primal one at the optimum
-    assert abs(sol.info["dual_objective"] + f_ours) <= 1e-6 * f_ours
+    assert abs(sol.dual_objective + f_ours) <= 1e-6 * f_ours
     if Xt is not None:
         Dt = with_bias_column(Xt, B)
         theirs_full = np.hstack([W_ll, wb_ll[:, None]]) if B > 0 else W_ll

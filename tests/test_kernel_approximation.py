@@ -237,14 +237,14 @@ def test_solution_is_a_kernel_expansion_on_the_landmarks():
                          params=Params(svm_type=formulation, solver="nystroem", options={"landmarks": "40"}),
                          seed=5)
         sol = get_solver("nystroem").solve(sub)
-        rows = sol.info["landmarks"]
+        rows = sol.details["landmarks"]
         assert rows.size == 40 and set(np.flatnonzero(sol.coef)) <= set(rows)
         fmap = nystroem_map(X, "rbf", 0.1, landmarks=rows, rtol=EIG_RTOL)
         Xt = sparse_data(50, 13, seed=3)
         expansion = kernel_matrix(to_csr(Xt), X, "rbf", 0.1) @ sol.coef - sol.rho
-        explicit = fmap.transform(Xt) @ sol.info["feature_weights"] - sol.rho
+        explicit = fmap.transform(Xt) @ sol.details["feature_weights"] - sol.rho
         np.testing.assert_allclose(expansion, explicit, rtol=1e-9, atol=1e-9)
-        assert sol.status == "converged" and sol.kkt <= 1e-3
+        assert sol.status == "converged" and sol.stop_measure <= 1e-3
 
 
 def test_all_rows_as_landmarks_reach_smo_optimum():

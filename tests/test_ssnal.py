@@ -130,9 +130,9 @@ def check_against_libsvm(name, formulation, C):
 def check_solution_against_libsvm(X, y, formulation, C):
     """SSsNAL to eta <= 1e-6 on (X, y) against LIBSVM on the same rows; returns the solution."""
     sol = solve(subproblem(X, y, formulation, C, tol=1e-6))
-    assert sol.status == "converged" and sol.kkt <= 1e-6
+    assert sol.status == "converged" and sol.stop_measure <= 1e-6
     n = X.shape[0]
-    x = sol.info["dual"]
+    x = sol.dual
     np.testing.assert_allclose(sol.coef, x * y if formulation == "c_svc" else x[:n] - x[n:], rtol=0, atol=0)
     x_lib, b_lib, model = libsvm_dual(X, y, formulation, C)
     Z, c, a, u = np_dual(X, y, formulation, np.full(n, C))
@@ -247,7 +247,7 @@ def test_kkt_residual_against_numpy_twin():
     sol = solve(subproblem(X, y, C=1.0, tol=1e-10, upper=u))
     x = sol.coef * y
     assert np_eta(Z, c, a, u, x)[0] <= 1e-10
-    assert kkt_residual(x, Z @ (Z.T @ x) + c, K)[0] == pytest.approx(sol.kkt, rel=1e-6, abs=1e-12)
+    assert kkt_residual(x, Z @ (Z.T @ x) + c, K)[0] == pytest.approx(sol.stop_measure, rel=1e-6, abs=1e-12)
 
 
 @pytest.fixture
@@ -509,7 +509,7 @@ def test_every_newton_system_reaches_the_same_optimum(system, name, formulation)
     y = as_pm(labels) if formulation == "c_svc" else labels
     ref = solve(subproblem(X, y, formulation, C=1.0, tol=1e-8))
     sol = solve(subproblem(X, y, formulation, C=1.0, tol=1e-8, newton_system=system))
-    assert sol.info["systems"][system] > 0
+    assert sol.details["systems"][system] > 0
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
     # eta <= 1e-8 is relative to 1 + |x| + |grad f|, ~500 for housing's regression dual: b is
     # pinned to a few 1e-6 (the two paths stop at different eta below the tolerance)
@@ -523,8 +523,8 @@ def test_dense_rows_take_blas_newton_systems_not_cg():
     X = rng.normal(size=(3000, 256))
     y = np.where(X[:, 0] + rng.normal(size=3000) > 0, 1.0, -1.0)
     sol = solve(subproblem(to_csr(X), y, C=1.0, tol=1e-6))
-    assert sol.kkt <= 1e-6
-    assert sol.info["systems"]["cg"] == 0 and sol.info["systems"]["dense"] > 0
+    assert sol.stop_measure <= 1e-6
+    assert sol.details["systems"]["cg"] == 0 and sol.details["systems"]["dense"] > 0
 
 
 @pytest.mark.parametrize("line_search", ["armijo", "exact"])
@@ -533,7 +533,7 @@ def test_line_searches_and_threads_agree(line_search):
     y = as_pm(labels)
     one = solve(subproblem(X, y, C=1.0, tol=1e-6, line_search=line_search))
     two = solve(subproblem(X, y, C=1.0, tol=1e-6, line_search=line_search, n_threads=2))
-    assert one.kkt <= 1e-6 and two.kkt <= 1e-6
+    assert one.stop_measure <= 1e-6 and two.stop_measure <= 1e-6
     assert two.objective == pytest.approx(one.objective, rel=1e-7)
 
 
@@ -557,10 +557,10 @@ def test_verbose_trace_and_solution_record():
         assert word in lines[0]
     # the objective shown is LIBSVM's, the solution's
     assert float(lines[-1].split("objective ")[1].split()[0]) == pytest.approx(sol.objective, rel=1e-9)
-    assert sol.kkt <= 1e-3 and sol.status == "converged"
-    assert sol.history[-1]["eta"] == sol.kkt
-    assert sol.info["primal_objective"] >= -sol.objective - 1e-9  # weak duality
-    assert sol.info["newton"] >= sol.n_iter - 1 and sol.info["passes"] > 0
+    assert sol.stop_measure <= 1e-3 and sol.status == "converged"
+    assert sol.history[-1]["eta"] == sol.stop_measure
+    assert sol.details["primal_objective"] >= -sol.objective - 1e-9  # weak duality
+    assert sol.details["newton"] >= sol.n_iter - 1 and sol.details["passes"] > 0
     assert solve(subproblem(X, y, C=1.0, tol=1e-3)).objective == sol.objective  # deterministic
 
 
@@ -569,7 +569,7 @@ def test_max_iter_status():
     sub = subproblem(X, as_pm(labels), C=1.0, tol=1e-12)
     sub.params.max_iter = 1
     sol = solve(sub)
-    assert sol.status == "max_iter" and sol.n_iter == 1 and sol.kkt > 1e-12
+    assert sol.status == "max_iter" and sol.n_iter == 1 and sol.stop_measure > 1e-12
 
 
 def test_bad_input_raises_clear_errors():
@@ -835,7 +835,7 @@ def test_newton_system_steps_keep_z_transpose_x(monkeypatch, newton_system):
     monkeypatch.setattr(ssnal_module._Inner, "accept", checked_accept)
     sol = solve(subproblem(X, y, C=4.0, tol=1e-6, newton_system=newton_system))
     assert sol.status == "converged" and seen["system"] >= 5 and seen["checked"] >= 5
-    assert sol.info["systems"][newton_system] >= 5
+    assert sol.details["systems"][newton_system] >= 5
 
 
 # ---------------------------------------------------------------- rows held at their bounds
@@ -915,9 +915,9 @@ def test_holding_rows_leaves_the_optimum_and_recovers_from_bad_holds(name, formu
     Z, c, a, u = np_dual(X, y, formulation, np.full(n, 1.0))
     for sol in (held, eager):
         assert sol.status == "converged"
-        assert np_eta(Z, c, a, u, sol.info["dual"])[0] <= 1e-6
+        assert np_eta(Z, c, a, u, sol.dual)[0] <= 1e-6
         assert sol.objective == pytest.approx(whole.objective, rel=1e-6)
-    assert held.info["passes"] < whole.info["passes"]
+    assert held.details["passes"] < whole.details["passes"]
 
 
 @pytest.mark.parametrize("name, estimates", [("a9a", True), ("mushrooms", False)])
@@ -935,15 +935,15 @@ def test_far_outer_iterations_take_eta_from_z_v_without_a_pass(name, estimates, 
     assert sol.history[0]["eta_estimated"] == estimates
     assert sol.status == "converged" and not sol.history[-1]["eta_estimated"]
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], 1.0))
-    assert np_eta(Z, c, a, u, sol.info["dual"])[0] <= 1e-6
+    assert np_eta(Z, c, a, u, sol.dual)[0] <= 1e-6
     assert sol.objective == pytest.approx(exact.objective, rel=1e-6)
     assert [h["newton"] for h in sol.history] == [h["newton"] for h in exact.history]
     for ours, theirs in zip(sol.history, exact.history):
         assert ours["eta"] == pytest.approx(theirs["eta"], rel=0.1)
     if estimates:
-        assert sol.info["passes"] < exact.info["passes"]
+        assert sol.details["passes"] < exact.details["passes"]
     else:
-        assert sol.info["passes"] == exact.info["passes"]
+        assert sol.details["passes"] == exact.details["passes"]
 
 
 def test_max_outer_after_an_estimated_eta_returns_the_exact_one():
@@ -954,8 +954,8 @@ def test_max_outer_after_an_estimated_eta_returns_the_exact_one():
     sol = solve(sub)
     assert sol.status == "max_iter" and sol.history[0]["eta_estimated"]
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], 1.0))
-    eta = np_eta(Z, c, a, u, sol.info["dual"])[0]
-    assert sol.kkt == pytest.approx(eta, rel=1e-6)
+    eta = np_eta(Z, c, a, u, sol.dual)[0]
+    assert sol.stop_measure == pytest.approx(eta, rel=1e-6)
     assert sol.history[0]["eta"] != pytest.approx(eta, rel=1e-3)   # the estimate, not returned
 
 
@@ -967,14 +967,14 @@ def test_a_tied_cold_start_steps_along_the_gradient_first(name, monkeypatch):
     X, labels = load(name)
     y = as_pm(labels)
     fast, exact = (solve(subproblem(X, y, C=1.0, tol=tol)) for tol in (1e-3, 1e-6))
-    assert exact.info["systems"]["none"] >= 1
+    assert exact.details["systems"]["none"] >= 1
     monkeypatch.setattr(ssnal_module, "COLD_GRADIENT_STEP", False)
     slow, whole = (solve(subproblem(X, y, C=1.0, tol=tol)) for tol in (1e-3, 1e-6))
-    assert whole.info["systems"]["none"] == 0
+    assert whole.details["systems"]["none"] == 0
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], 1.0))
-    assert exact.status == "converged" and np_eta(Z, c, a, u, exact.info["dual"])[0] <= 1e-6
+    assert exact.status == "converged" and np_eta(Z, c, a, u, exact.dual)[0] <= 1e-6
     assert exact.objective == pytest.approx(whole.objective, rel=1e-6)
-    assert fast.info["passes"] < slow.info["passes"]
+    assert fast.details["passes"] < slow.details["passes"]
 
 
 def test_line_minimum_from_a_start_step_finds_the_same_root_in_fewer_trials():
@@ -1033,12 +1033,12 @@ def test_costly_newton_steps_test_eta_early(rows, rules, monkeypatch):
     for rule in rules:
         monkeypatch.setattr(ssnal_module, rule, math.inf)
     late = solve(subproblem(X, y, C=C, tol=tol))
-    assert early.info["systems"]["cg"] > 0
+    assert early.details["systems"]["cg"] > 0
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
     for sol in (early, late):
-        assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
-    assert early.info["newton"] < late.info["newton"]
-    assert early.info["passes"] < late.info["passes"]
+        assert sol.status == "converged" and np_eta(Z, c, a, u, sol.dual)[0] <= tol
+    assert early.details["newton"] < late.details["newton"]
+    assert early.details["passes"] < late.details["passes"]
 
 
 def test_held_rows_are_not_checked_once_the_iterate_meets_tol(monkeypatch):
@@ -1054,7 +1054,7 @@ def test_held_rows_are_not_checked_once_the_iterate_meets_tol(monkeypatch):
     monkeypatch.setattr(ssnal_module, "held_misses", lambda *args: checks.append(1) or held_misses(*args))
     sol = solve(subproblem(X, y, C=C, tol=tol))
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
-    assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
+    assert sol.status == "converged" and np_eta(Z, c, a, u, sol.dual)[0] <= tol
     holding = [entry for entry in sol.history if entry["held"] > 0]
     assert holding and holding[-1] is sol.history[-1] and sol.history[-1]["held_misses"] == 0
     assert len(checks) == len(holding) - 1
@@ -1069,8 +1069,8 @@ def test_an_inner_solve_that_raised_the_objective_is_rejected():
     C, tol = 32.0, 1e-6
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
     sol = solve(subproblem(X, y, C=C, tol=tol))
-    assert sol.status == "converged" and np_eta(Z, c, a, u, sol.info["dual"])[0] <= tol
-    assert any(entry["rejected"] for entry in sol.history) and sol.info["passes"] < 80
+    assert sol.status == "converged" and np_eta(Z, c, a, u, sol.dual)[0] <= tol
+    assert any(entry["rejected"] for entry in sol.history) and sol.details["passes"] < 80
     duals = [entry["dual"] for entry in sol.history]   # f never rises from one outer iteration to the next
     assert all(later <= earlier + 1e-9 * abs(earlier) for earlier, later in zip(duals, duals[1:]))
 
@@ -1109,8 +1109,8 @@ def test_equal_samples_merged_reach_libsvm_optimum(name, formulation):
     X, y = with_copies(X, y)
     n = X.shape[0]
     sol = check_solution_against_libsvm(X, y, formulation, 1.0)
-    assert sol.info["merged_samples"] > n // 4
-    x = sol.info["dual"]
+    assert sol.details["merged_samples"] > n // 4
+    x = sol.dual
     Z, c, a, u = np_dual(X, y, formulation, np.full(n, 1.0))
     assert x.shape == (Z.shape[0],)
     check_copies_share_values(X, y, np.full(n, 1.0), x)
@@ -1127,14 +1127,14 @@ def test_merging_keeps_samples_with_other_bounds_apart_and_saves_work(formulatio
     upper = np.where(np.arange(n) % 7 == 0, 2.0, 1.0)
     merged = solve(subproblem(X, y, formulation, tol=1e-6, upper=upper))
     Z, c, a, u = np_dual(X, y, formulation, upper)
-    assert merged.status == "converged" and np_eta(Z, c, a, u, merged.info["dual"])[0] <= 1e-6
-    check_copies_share_values(X, y, upper, merged.info["dual"])
+    assert merged.status == "converged" and np_eta(Z, c, a, u, merged.dual)[0] <= 1e-6
+    check_copies_share_values(X, y, upper, merged.dual)
     distinct = np.unique(np.hstack([X.toarray(), y[:, None], upper[:, None]]), axis=0).shape[0]
-    assert merged.info["merged_samples"] == n - distinct
+    assert merged.details["merged_samples"] == n - distinct
     whole = solve(subproblem(X, y, formulation, tol=1e-6, upper=upper), merge=False)
-    assert whole.info["merged_samples"] == 0
+    assert whole.details["merged_samples"] == 0
     assert merged.objective == pytest.approx(whole.objective, rel=1e-7)
-    assert merged.info["passes"] < whole.info["passes"]
+    assert merged.details["passes"] < whole.details["passes"]
 
 
 @pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
@@ -1182,13 +1182,13 @@ def test_many_features_start_from_coordinate_descent_epochs(monkeypatch):
     assert epochs >= 3
     assert f"ssnal: start from {epochs} epochs of dual coordinate descent" in lines[0]
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], 1.0))
-    assert started.status == "converged" and np_eta(Z, c, a, u, started.info["dual"])[0] <= 1e-3
+    assert started.status == "converged" and np_eta(Z, c, a, u, started.dual)[0] <= 1e-3
     check_solution_against_libsvm(X, y, "c_svc", 1.0)
     monkeypatch.setattr(ssnal_module, "COORDINATE_START_P", math.inf)
     cold_lines = []
     cold = solve(subproblem(X, y, C=1.0, tol=1e-3, log=cold_lines.append))
     assert not any("coordinate descent" in line for line in cold_lines)
-    assert started.info["passes"] < 0.7 * cold.info["passes"]
+    assert started.details["passes"] < 0.7 * cold.details["passes"]
 
 
 def test_coordinate_start_sums_equal_copies_into_their_merged_row():
@@ -1208,8 +1208,8 @@ def test_coordinate_start_sums_equal_copies_into_their_merged_row():
                                rtol=1e-12, atol=1e-15)
     sol = solve(subproblem(X, y, tol=1e-6))
     whole = solve(subproblem(X, y, tol=1e-6), merge=False)
-    assert sol.info["merged_samples"] > 0 and sol.objective == pytest.approx(whole.objective, rel=1e-7)
-    check_copies_share_values(X, y, np.full(X.shape[0], 1.0), sol.info["dual"])
+    assert sol.details["merged_samples"] > 0 and sol.objective == pytest.approx(whole.objective, rel=1e-7)
+    check_copies_share_values(X, y, np.full(X.shape[0], 1.0), sol.dual)
 
 
 def test_stop_flag_stops_the_coordinate_start():

@@ -104,7 +104,7 @@ def subproblem(X, y, kernel, formulation="c_svc", C=1.0, tol=TOL, threads=1, see
 
 def dual_vector(sol, y, formulation):
     """The solver's dual vector, checked against its coefficients (y_i x_i, or x_i - x_{n+i})."""
-    x = np.asarray(sol.info["dual"])
+    x = np.asarray(sol.dual)
     n = sol.coef.shape[0]
     np.testing.assert_array_equal(sol.coef, y * x if formulation == "c_svc" else x[:n] - x[n:])
     return x
@@ -159,8 +159,8 @@ def test_optimum_equals_libsvm(name, rows, formulation, kernel, C):
     Q, c, a, u = np_dual(K, y, formulation, C)
     x = dual_vector(sol, y, formulation)
     eta = np_eta(Q, c, a, u, x)
-    assert eta <= TOL and sol.kkt <= TOL
-    assert abs(eta - sol.kkt) <= 1e-7
+    assert eta <= TOL and sol.stop_measure <= TOL
+    assert abs(eta - sol.stop_measure) <= 1e-7
     x_lib, rho_lib, model, libsvm_rows = libsvm_solution(X, labels, kernel, formulation, C)
     f_ours, f_lib = np_objective(Q, c, x), np_objective(Q, c, x_lib)
     assert abs(sol.objective - f_ours) <= 1e-6 * abs(f_ours)   # gradient kept with float32 columns
@@ -469,7 +469,7 @@ def test_same_seed_same_model_for_any_thread_count():
     runs = [ssnal_kernel.solve(subproblem(X, y, kernel, tol=1e-4, threads=t)) for t in (1, 2, 1)]
     for sol in runs[1:]:
         np.testing.assert_array_equal(sol.coef, runs[0].coef)
-        assert sol.rho == runs[0].rho and sol.kkt == runs[0].kkt
+        assert sol.rho == runs[0].rho and sol.stop_measure == runs[0].stop_measure
     # another seed: another random Fourier map, another warm start, the same optimum
     other = ssnal_kernel.solve(subproblem(X, y, kernel, tol=1e-4, seed=12345))
     assert not np.array_equal(other.coef, runs[0].coef)
@@ -485,7 +485,7 @@ def test_warm_start_maps(warm):
     kernel = Kernel("rbf", gamma=1 / 13)
     sub = subproblem(X, y, kernel)
     x0, sigma0, linear = ssnal_kernel.warm_start(sub, 256, 1e-4, warm)
-    assert linear.kkt <= 1e-4 and sigma0 > 0
+    assert linear.stop_measure <= 1e-4 and sigma0 > 0
     assert abs(y @ x0) <= 1e-9 and x0.min() >= 0 and x0.max() <= 1.0
     Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
     assert np_eta(Q, c, a, u, x0) < 0.1
@@ -521,7 +521,7 @@ def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     assert targets[0] > 0.5 * tol * scale
     monkeypatch.setattr(ssnal_kernel, "ROUND_REDUCTION", 0.0)
     tight = ssnal_kernel.solve(subproblem(X, y, kernel, tol=tol))
-    assert sol.info["newton"] < tight.info["newton"]
+    assert sol.details["newton"] < tight.details["newton"]
 
 
 def test_tiny_cache_and_cg_give_the_same_optimum(monkeypatch):
@@ -538,7 +538,7 @@ def test_tiny_cache_and_cg_give_the_same_optimum(monkeypatch):
     monkeypatch.setattr(ssnal_kernel, "ALWAYS_DENSE_J", 10)
     monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 10)
     cg = ssnal_kernel.solve(subproblem(X, y, kernel))
-    assert cg.info["systems"]["cg"] > 0
+    assert cg.details["systems"]["cg"] > 0
     for sol in (tiny, cg):
         assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
         assert sol.objective == pytest.approx(reference.objective, rel=1e-7)
@@ -590,7 +590,7 @@ def test_progress_lines_and_summary():
     sol = ssnal_kernel.solve(sub)
     iters = [line for line in lines if line.startswith("ssnal: iter")]
     rounds = [line for line in lines if line.startswith("ssnal: round")]
-    assert len(iters) == sol.n_iter >= 1 and len(rounds) == sol.info["rounds"] >= 2
+    assert len(iters) == sol.n_iter >= 1 and len(rounds) == sol.details["rounds"] >= 2
     for line in iters:
         for field in ("KKT residual on the", "working rows", "this round stops at", "objective", "sigma",
                       "Newton steps on", "free variables"):
@@ -602,7 +602,7 @@ def test_progress_lines_and_summary():
     assert float(iters[-1].split("objective ")[1].split()[0]) == pytest.approx(sol.objective, rel=1e-9)
     assert any(line.startswith("warm start: ") for line in lines)
     assert any(line.startswith("ssnal: warm start (random Fourier features, D = ") for line in lines)
-    assert sol.history and sol.history[-1]["eta"] == sol.kkt
+    assert sol.history and sol.history[-1]["eta"] == sol.stop_measure
     lines.clear()                                      # the summary names the map used
     sub.params = replace(sub.params, options={"warm": "nystroem"})
     ssnal_kernel.solve(sub)
@@ -791,15 +791,15 @@ def test_numerically_sparse_kernel_is_held_sparse(monkeypatch):
     Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
     assert np.mean(np.abs(Q) >= 1e-16) < 0.02
     held = ssnal_kernel.solve(subproblem(X, y, kernel))
-    assert held.info["systems"]["sparse"] > 0 and held.info["systems"]["cg"] == 0
+    assert held.details["systems"]["sparse"] > 0 and held.details["systems"]["cg"] == 0
     monkeypatch.setattr(ssnal_kernel, "SPARSE_MAX_DENSITY", 0.0)
     dense = ssnal_kernel.solve(subproblem(X, y, kernel))
-    assert dense.info["systems"]["sparse"] == 0
+    assert dense.details["systems"]["sparse"] == 0
     x_lib = libsvm_solution(X, y, kernel, "c_svc", 1.0)[0]
     f_lib = np_objective(Q, c, x_lib)
     for sol in (held, dense):
         x = dual_vector(sol, y, "c_svc")
-        assert np_eta(Q, c, a, u, x) <= TOL and sol.kkt <= TOL
+        assert np_eta(Q, c, a, u, x) <= TOL and sol.stop_measure <= TOL
         assert np_objective(Q, c, x) == pytest.approx(f_lib, rel=1e-6)
         assert sol.objective == pytest.approx(np_objective(Q, c, x), rel=1e-6)
 
@@ -827,12 +827,12 @@ def test_well_conditioned_newton_systems_take_cg(monkeypatch):
     radius = np.abs(QJ).sum(axis=1).max() - 1.0
     assert (1 + radius) / (1 - radius) <= ssnal_kernel.CG_CONDITION and ssnal_kernel._well_conditioned(ws, J)
     held = ssnal_kernel.solve(subproblem(X, y, kernel))
-    assert held.info["systems"]["cg"] > 0 and held.info["systems"]["sparse"] == 0
+    assert held.details["systems"]["cg"] > 0 and held.details["systems"]["sparse"] == 0
     monkeypatch.setattr(ssnal_kernel, "CG_CONDITION", 0.0)
     dense = ssnal_kernel.solve(subproblem(X, y, kernel))
-    assert dense.info["systems"]["cg"] == 0
+    assert dense.details["systems"]["cg"] == 0
     f_lib = np_objective(Q, c, libsvm_solution(X, y, kernel, "c_svc", 1.0)[0])
     for sol in (held, dense):
         x = dual_vector(sol, y, "c_svc")
-        assert np_eta(Q, c, a, u, x) <= TOL and sol.kkt <= TOL
+        assert np_eta(Q, c, a, u, x) <= TOL and sol.stop_measure <= TOL
         assert np_objective(Q, c, x) == pytest.approx(f_lib, rel=1e-6)

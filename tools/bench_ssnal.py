@@ -276,8 +276,8 @@ def compare(name, X, labels, Xt, yt, split, C, args, tmpdir):
     for tol in ETA_LEVELS:
         runs = [ssnal_train(X, y, C, tol, args.threads) for _ in range(args.repeat)]
         sol = runs[0][1]
-        row[tol] = {"time": statistics.median(r[0] for r in runs), "eta": sol.kkt, "outer": sol.n_iter,
-                    "newton": sol.info["newton"], "passes": sol.info["passes"], "status": sol.status,
+        row[tol] = {"time": statistics.median(r[0] for r in runs), "eta": sol.stop_measure, "outer": sol.n_iter,
+                    "newton": sol.details["newton"], "passes": sol.details["passes"], "status": sol.status,
                     "acc": accuracy(Xt, yt_pm, sol.w, -sol.rho), "primal": primal(sol.w, -sol.rho),
                     "dual": -sol.objective}
     d_star = max(row[tol]["dual"] for tol in ETA_LEVELS)

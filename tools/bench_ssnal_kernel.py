@@ -94,7 +94,7 @@ def child(args):
 
         def summary(model):
             rows = np.asarray(model.info["support_rows"], dtype=np.int64)
-            return (rows, model.sv_coef[0], float(model.rho[0]), float(model.info["kkt"][0]),
+            return (rows, model.sv_coef[0], float(model.rho[0]), float(model.info["stop_measure"][0]),
                     float(model.labels[0]))
     train(_warm_up_rows(y, "binary"))
     gc.collect()

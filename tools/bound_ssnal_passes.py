@@ -162,14 +162,14 @@ def main(argv=None):
                 if qp.Z.p > ssnal.COORDINATE_START_P:   # SSsNAL's start on such sets
                     x0, epochs = ssnal._coordinate_start(qp, sub.seed, sub.stop, None)
                 start = f"coordinate descent ({epochs:g})" if epochs else "x = 0 (0)"
-                floors = [cg_passes(qp, ref.info["dual"], x0, LEVELS, args.max_iter, rank, sub.seed)
+                floors = [cg_passes(qp, ref.dual, x0, LEVELS, args.max_iter, rank, sub.seed)
                           for rank in [0] + ranks]
             cells = []
             for reached, sketch, size, share in floors:
                 cell = " / ".join(f"{epochs + reached[tol]:.1f}" if tol in reached
                                   else f"> {epochs + sketch + 2 * args.max_iter * share:.0f}" for tol in LEVELS)
                 cells.append(cell + (f" ({sketch:.1f})" if sketch else ""))
-            ours = " / ".join(f"{runs[tol].info['passes']:.1f}" for tol in LEVELS)
+            ours = " / ".join(f"{runs[tol].details["passes"]:.1f}" for tol in LEVELS)
             print(f"| {name} | {C:g} | {size} ({share:.2f}) | {start} | {' | '.join(cells)} | {ours} |", flush=True)
     return 0
 

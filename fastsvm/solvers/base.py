@@ -1,7 +1,9 @@
 """What every solver takes and returns. A solver solves one binary (or regression, or one-class)
 subproblem; fastsvm.train splits multi-class data and assembles the model."""
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable
+from enum import Enum
+from typing import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,6 +51,9 @@ class Subproblem:
     log: Callable[[str], None] | None = None
     n_threads: int = 1
     rows: np.ndarray | None = None
+    # a solution of the same problem at other bounds (a path's previous C, warm_start=True):
+    # solvers that can, start from it; the result must not depend on it beyond the tolerance
+    warm: "Solution | None" = None
 
     def x_rows(self, positions=None):
         """The subproblem's rows (those at ``positions`` of them) as CSR: a copy, unless all
@@ -115,21 +120,45 @@ def is_milestone(epoch):
     return epoch in (1, 2, 5)
 
 
+class SolveStatus(str, Enum):
+    """How a solve ended (a str, so it compares equal to "converged" / "max_iter")."""
+
+    CONVERGED = "converged"
+    MAX_ITER = "max_iter"
+
+
 @dataclass
 class Solution:
     """coef[i] is y_i alpha_i (alpha_i - alpha_i^* for regression); the decision value is
     sum_i coef[i] k(x_i, x) - rho. ``w`` is the primal weight vector for linear solvers (then
-    decision = w.x - rho). ``kkt`` is the solver's final stopping measure."""
+    decision = w.x - rho).
+
+    objective : what the solver minimizes, at the end (LIBSVM's dual objective for dual solvers).
+    dual_objective : LIBSVM's dual objective where ``objective`` is a primal one (None: objective is).
+    stop_measure : the solver's final stopping measure; its SolverSpec.stop_measure names it.
+    margin_scale : r of the nu formulations (LIBSVM rescales nu-SVC by 1/r; nu-SVR's epsilon is -r).
+    nu, n_bounded_sv : the solver's own figures for LIBSVM's summary lines where counting them
+        from coef and the bounds would not give them (None: the trainer counts).
+    cache_peak_bytes : the most the kernel cache held (0: the solver keeps none).
+    dual : the solver's own dual point (what a warm start of the same solver reads), or None.
+    details : solver-specific diagnostics for tools and tests; the trainer never reads them.
+    """
 
     coef: np.ndarray
     rho: float
     w: np.ndarray | None = None
     objective: float = float("nan")
+    dual_objective: float | None = None
     n_iter: int = 0
-    kkt: float = float("nan")
-    status: str = "converged"  # or "max_iter"
+    stop_measure: float = float("nan")
+    status: SolveStatus = SolveStatus.CONVERGED
     history: list = field(default_factory=list)
-    info: dict = field(default_factory=dict)
+    margin_scale: float | None = None
+    nu: float | None = None
+    n_bounded_sv: int | None = None
+    cache_peak_bytes: int = 0
+    dual: np.ndarray | None = None
+    details: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -187,6 +216,34 @@ class SolverOption:
         return typed
 
 
+def option(default, meaning, kind=None, **schema):
+    """A config field that -o name=value (Params.options) may set: ``schema`` holds SolverOption's
+    choices / low / low_open / below / kernels; ``kind`` defaults to the type of ``default``."""
+    kind = kind or type(default)
+    return field(default=default, metadata={"option": (kind, meaning, schema)})
+
+
+def options_of(config):
+    """The SolverOptions a config dataclass declares (its fields made with ``option``), in order."""
+    if config is None:
+        return ()
+    return tuple(SolverOption(f.name, f.metadata["option"][0], f.default, f.metadata["option"][1],
+                              **f.metadata["option"][2])
+                 for f in dataclasses.fields(config) if "option" in f.metadata)
+
+
+def solver_config(spec, params, kernel):
+    """The solver's config for one run: ``params.config`` (a Python caller's instance of
+    spec.config, tests' way to set internal knobs) or the defaults, with the -o options of
+    ``params.options`` applied and checked (solver_options)."""
+    base = params.config if getattr(params, "config", None) is not None else spec.config()
+    if not isinstance(base, spec.config):
+        raise ParameterError(f"solver {spec.name}: config must be a {spec.config.__name__}")
+    given = params.options or {}
+    checked = solver_options(spec, given, kernel)
+    return dataclasses.replace(base, **{name: value for name, value in checked.items() if name in given})
+
+
 def solver_options(spec, given, kernel):
     """The options ``spec`` takes for ``kernel``, typed and checked: every declared option that
     applies to the kernel, given or at its default. An option the solver does not have, or
@@ -208,7 +265,16 @@ def solver_options(spec, given, kernel):
 @dataclass(frozen=True)
 class SolverSpec:
     """A registered solver: its name on the command line (-s NAME) and in Python (solver=NAME),
-    what it can solve, and how multi-class problems are split for it."""
+    what it can solve, and how multi-class problems are split for it.
+
+    config : a frozen dataclass of the solver's knobs; its ``option`` fields are what -o sets.
+    stop_measure : what Solution.stop_measure is, in words (e.g. "eta, the relative KKT residual").
+    prepare : prepare(sub) -> state reused by solve_path across problems on the same rows and
+        kernel (a kernel cache, a factorization), or None.
+    solve_path : solve_path(sub, Cs, state=None) -> [Solution per C]: the problems with bounds
+        C * sub.upper for each C of Cs in order, each warm-started from the last; None: the
+        trainer solves them one by one (solve_path_cold).
+    """
 
     name: str
     solve: Callable[[Subproblem], Solution]
@@ -218,7 +284,22 @@ class SolverSpec:
     default_kernel: str
     default_tol: float
     description: str = ""
-    options: tuple = ()  # SolverOption: what -o name=value sets
+    config: type | None = None
+    stop_measure: str = "the maximal KKT violation"
+    prepare: Callable[[Subproblem], object] | None = None
+    solve_path: Callable[[Subproblem, Sequence[float], object], list] | None = None
     # on the main thread, its loops stop on Ctrl-C by themselves (not only through
     # Subproblem.stop): a single problem then needs no worker thread
     stops_on_signals: bool = False
+
+    @property
+    def options(self):
+        """SolverOption per -o name=value the solver takes (its config's option fields)."""
+        return options_of(self.config)
+
+
+def solve_path_cold(spec, sub, Cs):
+    """The problems of a C path solved one by one, from scratch: what solve_path is measured
+    against, and the path of a solver that has none."""
+    return [spec.solve(dataclasses.replace(sub, upper=np.asarray(sub.upper, dtype=np.float64) * C, warm=None))
+            for C in Cs]

@@ -70,11 +70,12 @@ def solve(sub: Subproblem) -> Solution:
         w=W,
         objective=primal_objective(X, codes, upper, W, w_bias, bias),
         n_iter=epoch,
-        kkt=cs.violation(),
+        stop_measure=cs.violation(),
         status=status,
         history=history,
-        info={"bias_weights": w_bias, "dual_objective": dual, "alpha": alpha.copy(), "tol": tol,
-              "max_iter": max_iter},
+        dual_objective=dual,
+        dual=alpha.copy(),
+        details={"bias_weights": w_bias, "tol": tol, "max_iter": max_iter},
     )
 
 
@@ -86,5 +87,6 @@ SPEC = SolverSpec(
     multiclass="joint",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
+    stop_measure="the largest dual KKT violation over samples",
     description="linear multi-class SVM with all classes in one problem (LIBLINEAR -s 4)",
 )

@@ -127,11 +127,12 @@ def solve(sub: Subproblem) -> Solution:
         w=np.ascontiguousarray(w),
         objective=objective,
         n_iter=cd.epoch,
-        kkt=cd.violation,
+        stop_measure=cd.violation,
         status=status_name,
         history=history,
-        info={"dual_objective": dual_objective(cd.alpha, w_full, D), "bias_weight": w_bias,
-              "tol": tol, "max_iter": max_iter},
+        dual_objective=dual_objective(cd.alpha, w_full, D),
+        dual=cd.alpha,
+        details={"bias_weight": w_bias, "tol": tol, "max_iter": max_iter},
     )
 
 
@@ -143,5 +144,6 @@ SPEC = SolverSpec(
     multiclass="ovr",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
+    stop_measure="the largest projected-gradient violation (LIBLINEAR's)",
     description="linear SVM by dual coordinate descent, for large sparse data (LIBLINEAR -s 1, -s 3)",
 )

@@ -77,10 +77,10 @@ def solve(sub: Subproblem) -> Solution:
         w=np.ascontiguousarray(w),
         objective=objective(columns, y, upper, w_full),
         n_iter=epoch,
-        kkt=float(cd.violations().max(initial=0.0)),
+        stop_measure=float(cd.violations().max(initial=0.0)),
         status=status,
         history=history,
-        info={"bias_weight": w_bias, "tol": tol, "max_iter": max_iter,
+        details={"bias_weight": w_bias, "tol": tol, "max_iter": max_iter,
               "violation_sum_at_zero": initial},
     )
 
@@ -93,5 +93,6 @@ SPEC = SolverSpec(
     multiclass="ovr",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
+    stop_measure="the largest minimum-norm subgradient entry",
     description="L1-regularized linear SVM, squared hinge (-L 2), sparse weights (LIBLINEAR -s 5)",
 )

@@ -15,10 +15,10 @@ LIBSVM's svm-predict then compute exactly the approximate model's predictions.
 
 Options (params.options, -o name=value): ``landmarks`` (m, default min(n, 500)), ``rtol`` (the
 eigenvalue cut, relative to the largest; default 1e-12), and the linear ssnal's options, passed on
-(declared in OPTIONS below).
+(declared in Config below).
 """
 import time
-from dataclasses import replace
+from dataclasses import fields, make_dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,16 +26,28 @@ import scipy.sparse as sp
 from ..errors import FastSVMError, ParameterError
 from ..kernel_approximation import EIG_RTOL, nystroem_map, sample_landmarks
 from . import ssnal
-from .base import Kernel, Solution, SolverOption, SolverSpec, Subproblem, checked_arrays, solver_options
+from .base import Kernel, Solution, SolverSpec, Subproblem, checked_arrays, option, solver_config
 
 DEFAULT_LANDMARKS = 500
-# its own options, then the linear ssnal's, passed on to the solve on the features (any kernel)
-OPTIONS = (
-    SolverOption("landmarks", int, None, f"landmarks sampled, by default min(rows, {DEFAULT_LANDMARKS})", low=1),
-    SolverOption("rtol", float, EIG_RTOL, "eigenvalues of K(L, L) kept: those above rtol times the largest",
-                 low=0.0, below=1.0),
-) + tuple(replace(option, kernels=()) for option in ssnal.OPTIONS
-        if not option.kernels or "linear" in option.kernels)
+OWN_OPTIONS = ("landmarks", "rtol")
+
+
+def _linear_ssnal_fields():
+    """The linear ssnal's options, for any kernel here: passed on to the solve on the features."""
+    for f in fields(ssnal.Config):
+        kind, meaning, schema = f.metadata["option"]
+        if "linear" in schema.get("kernels", ("linear",)):
+            schema = {key: value for key, value in schema.items() if key != "kernels"}
+            yield f.name, f.type, option(f.default, meaning, kind=kind, **schema)
+
+
+# its own options, then the linear ssnal's
+Config = make_dataclass("Config", [
+    ("landmarks", "int | None", option(None, f"landmarks sampled, by default min(rows, {DEFAULT_LANDMARKS})",
+                                       kind=int, low=1)),
+    ("rtol", float, option(EIG_RTOL, "eigenvalues of K(L, L) kept: those above rtol times the largest",
+                           low=0.0, below=1.0)),
+    *_linear_ssnal_fields()], frozen=True)
 
 
 def dense_as_csr(A):
@@ -55,9 +67,9 @@ def solve(sub: Subproblem) -> Solution:
     params = sub.params
     if sub.formulation not in SPEC.formulations:
         raise ParameterError(f"nystroem solves {' and '.join(SPEC.formulations)}, not {sub.formulation}")
-    opts = solver_options(SPEC, params.options, sub.kernel.kind)
-    landmarks, rtol = opts.pop("landmarks"), opts.pop("rtol")
-    ssnal_options = {name: value for name, value in opts.items() if name in (params.options or {})}
+    config = solver_config(SPEC, params, sub.kernel.kind)
+    landmarks, rtol = config.landmarks, config.rtol
+    ssnal_options = {name: getattr(config, name) for name in params.options or {} if name not in OWN_OPTIONS}
     X, y, upper = checked_arrays(sub)
     n = X.shape[0]
     m = min(n, DEFAULT_LANDMARKS if landmarks is None else landmarks)
@@ -85,7 +97,7 @@ def solve(sub: Subproblem) -> Solution:
 
     linear = Subproblem(
         formulation=sub.formulation, X=dense_as_csr(features), y=y, upper=upper, kernel=Kernel(kind="linear"),
-        params=replace(params, solver=ssnal.SPEC.name, kernel_type="linear", options=ssnal_options),
+        params=replace(params, solver=ssnal.SPEC.name, kernel_type="linear", options=ssnal_options, config=None),
         seed=sub.seed, stop=sub.stop, log=log, n_threads=sub.n_threads)
     del features
     solution = ssnal.SPEC.solve(linear)
@@ -102,16 +114,16 @@ def solve(sub: Subproblem) -> Solution:
         rho=solution.rho,
         objective=solution.objective,
         n_iter=solution.n_iter,
-        kkt=solution.kkt,
+        stop_measure=solution.stop_measure,
         status=solution.status,
         history=solution.history,
         # LIBSVM's summary: nu is the explicit problem's; nSV counts the model's support vectors
         # (landmarks with a coefficient) and nBSV those of them whose row is at its bound there
-        info={"nu": float(dual.sum() / (upper.sum() or 1.0)), "nSV": int(np.count_nonzero(coef)),
-              "nBSV": int(np.count_nonzero((coef != 0) & (dual > 0) & (dual >= upper))),
-              "landmarks": rows, "rank": fmap.n_components, "eigenvalues": fmap.eigenvalues,
+        nu=float(dual.sum() / (upper.sum() or 1.0)),
+        n_bounded_sv=int(np.count_nonzero((coef != 0) & (dual > 0) & (dual >= upper))),
+        details={"landmarks": rows, "rank": fmap.n_components, "eigenvalues": fmap.eigenvalues,
               "feature_weights": solution.w, "feature_dual": solution.coef,
-              "linear": solution.info},
+              "linear": solution.details},
     )
 
 
@@ -124,5 +136,6 @@ SPEC = SolverSpec(
     default_kernel="rbf",
     default_tol=ssnal.DEFAULT_TOL,
     description="kernel SVM on a low-rank kernel approximation (-o landmarks=m): fast, approximate",
-    options=OPTIONS,
+    config=Config,
+    stop_measure="eta of the linear problem on the Nystroem features",
 )

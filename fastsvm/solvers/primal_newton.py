@@ -98,10 +98,10 @@ def solve(sub: Subproblem) -> Solution:
         w=np.ascontiguousarray(w[:-1]),
         objective=f,
         n_iter=n_iter,
-        kkt=g_norm,
+        stop_measure=g_norm,
         status=status,
         history=history,
-        info={"bias_weight": w_bias, "tol": tol, "max_iter": max_iter, "grad_norm_at_zero": g0_norm},
+        details={"bias_weight": w_bias, "tol": tol, "max_iter": max_iter, "grad_norm_at_zero": g0_norm},
     )
 
 
@@ -113,5 +113,6 @@ SPEC = SolverSpec(
     multiclass="ovr",
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
+    stop_measure="the gradient norm |grad f(w)|",
     description="linear SVM, squared hinge (-L 2), by Newton's method in the primal (LIBLINEAR -s 2)",
 )

@@ -103,10 +103,10 @@ def solve(sub: Subproblem) -> Solution:
     """Solve one subproblem exactly as LIBSVM's svm_train_one does.
 
     Solution.coef is y_i alpha_i (alpha_i - alpha_i^* for regression; nu-SVC rescaled by 1/r as
-    LIBSVM does), rho and objective are LIBSVM's, kkt the final maximal violation, and ``info``
-    holds what LIBSVM prints: nSV, nBSV, r (nu-formulations), nu (C-SVC when all bounds are
-    equal, epsilon-SVR), C = 1/r (nu-SVC), epsilon = -r (nu-SVR), and ``h0_warnings`` (times
-    LIBSVM would print "using -h 0 may be faster").
+    LIBSVM does), rho and objective are LIBSVM's, stop_measure the final maximal violation, with
+    what LIBSVM prints: nu (C-SVC when all bounds are equal, epsilon-SVR), n_bounded_sv and the
+    margin scale r (nu formulations); details["h0_warnings"] counts the times LIBSVM would print
+    "using -h 0 may be faster".
     status "max_iter" means the iteration cap (LIBSVM's max(10^7, 100 l) unless params.max_iter)
     was reached; the caller warns.
     """
@@ -147,7 +147,7 @@ def solve(sub: Subproblem) -> Solution:
                            "with one class only, or kernel values / C far too large)")
     solution = _solution(formulation, res, signs, upper, keep, n_all, status, history,
                          smo.n_unshrink_warnings)
-    solution.info["cache_peak_bytes"] = cache.peak_bytes
+    solution.cache_peak_bytes = cache.peak_bytes
     return solution
 
 
@@ -181,43 +181,40 @@ def _iterate(smo, log):
 
 
 def _solution(formulation, res, signs, upper, keep, n_all, status, history, n_warn):
-    """LIBSVM's post-processing: coefficients, rescaling (nu-SVC), statistics and lines."""
+    """LIBSVM's post-processing: coefficients, rescaling (nu-SVC) and LIBSVM's statistics."""
     alpha, rho, r, obj = res["alpha"], res["rho"], res["r"], res["obj"]
     n = upper.shape[0]
-    info = {"n_iter": res["n_iter"], "h0_warnings": n_warn}
     uniform = bool(np.all(upper == upper[0]))
-    bound = upper
+    bound, nu, margin_scale = upper, None, None
     if formulation == "c_svc":
         coef = alpha * signs
         if uniform:  # LIBSVM prints nu only when Cp == Cn
-            info["nu"] = alpha.sum() / (upper[0] * n)
+            nu = alpha.sum() / (upper[0] * n)
     elif formulation == "nu_svc":
         if not (np.isfinite(r) and r > 0):
             raise DegenerateProblemError("nu-SVC: degenerate problem (the margin scale r is not positive)")
         coef = alpha * (signs / r)  # LIBSVM rescales to the C-SVC with C = 1/r
         rho, obj = rho / r, obj / (r * r)
         bound = upper / r
-        info["r"] = r
-        info["C"] = 1 / r
+        margin_scale = r
     elif formulation == "one_class":
         coef = alpha
     else:
         coef = alpha[:n] - alpha[n:]
         if formulation == "epsilon_svr":
-            info["nu"] = np.abs(coef).sum() / (upper[0] * n if uniform else upper.sum())
+            nu = np.abs(coef).sum() / (upper[0] * n if uniform else upper.sum())
         else:
-            info["r"] = r
-            info["epsilon"] = -r
+            margin_scale = r
     nz = coef != 0
-    info["nSV"] = int(np.count_nonzero(nz))
-    info["nBSV"] = int(np.count_nonzero(nz & (np.abs(coef) >= bound)))
-    info["obj"], info["rho"] = obj, rho
     full = coef
     if keep is not None:
         full = np.zeros(n_all)
         full[keep] = coef
     return Solution(coef=full, rho=float(rho), objective=float(obj), n_iter=int(res["n_iter"]),
-                    kkt=float(res["kkt"]), status=status, history=history, info=info)
+                    stop_measure=float(res["kkt"]), status=status, history=history, margin_scale=margin_scale,
+                    nu=None if nu is None else float(nu),
+                    n_bounded_sv=int(np.count_nonzero(nz & (np.abs(coef) >= bound))),
+                    details={"h0_warnings": n_warn})
 
 
 SPEC = SolverSpec(
@@ -229,5 +226,6 @@ SPEC = SolverSpec(
     default_kernel="rbf",
     default_tol=DEFAULT_TOL,
     description="LIBSVM's solver and models: every SVM type and kernel (the default)",
+    stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
     stops_on_signals=True,
 )

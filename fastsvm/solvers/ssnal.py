@@ -59,7 +59,7 @@ This module orchestrates; fastsvm._core._ssnal and _knapsack do the O(nnz) and O
 """
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -69,7 +69,7 @@ from .._core._knapsack import KnapsackSet
 from .._core._ssnal import (NewtonCG, StackedRows, bordered_solve, dense_newton, held_misses, hold_rows, line_point,
                              off_system_moves, search_scalars, sorted_changes)
 from ..errors import FastSVMError, ParameterError
-from .base import Solution, SolverOption, SolverSpec, Subproblem, checked_arrays, solver_options
+from .base import Solution, SolverSpec, Subproblem, checked_arrays, option, solver_config
 from .dcd import CHUNK_WORK, dual_objective
 
 DEFAULT_TOL = 1e-3
@@ -132,24 +132,25 @@ KERNEL_THETA = 0.0         # margin band around a bound's switch that joins the 
 WARM_MAPS = ("rff", "nystroem")
 NONLINEAR = ("rbf", "polynomial", "sigmoid")  # the kernels of ssnal_kernel
 REJECTED_NOTE = "  (Newton steps did not converge: step undone, sigma lowered)"  # ends a progress line
-# -o name=value, for the linear solver here and the kernel one (ssnal_kernel)
-OPTIONS = (
-    SolverOption("sigma0", float, None, "first proximal parameter sigma, by default the mean C",
-                 low=0.0, low_open=True, kernels=("linear",)),
-    SolverOption("sigma_factor", float, SIGMA_FACTOR, "growth of sigma between outer iterations", low=1.0),
-    SolverOption("line_search", str, "exact", "Newton step length rule", choices=("armijo", "exact"),
-                 kernels=("linear",)),
-    SolverOption("newton_system", str, "auto", "how each Newton system is solved",
-                 choices=("auto", "dense", "smw", "cg"), kernels=("linear",)),
-    SolverOption("max_newton", int, MAX_NEWTON, "Newton steps per outer iteration", low=1),
-    SolverOption("rff", int, KERNEL_FEATURES, "explicit features of the warm start", low=1, kernels=NONLINEAR),
-    SolverOption("warm", str, "rff", "warm start's features: random Fourier (rbf only) or Nystroem",
-                 choices=WARM_MAPS, kernels=NONLINEAR),
-    SolverOption("warm_tol", float, KERNEL_WARM_TOL, "KKT tolerance of the warm start", low=0.0,
-                 low_open=True, kernels=NONLINEAR),
-    SolverOption("theta", float, KERNEL_THETA, "margin band whose rows join the working set", low=0.0,
-                 kernels=NONLINEAR),
-)
+@dataclass(frozen=True)
+class Config:
+    """-o name=value, for the linear solver here and the kernel one (ssnal_kernel)."""
+
+    sigma0: float | None = option(None, "first proximal parameter sigma, by default the mean C", kind=float,
+                                  low=0.0, low_open=True, kernels=("linear",))
+    sigma_factor: float = option(SIGMA_FACTOR, "growth of sigma between outer iterations", low=1.0)
+    line_search: str = option("exact", "Newton step length rule", choices=("armijo", "exact"),
+                              kernels=("linear",))
+    newton_system: str = option("auto", "how each Newton system is solved",
+                                choices=("auto", "dense", "smw", "cg"), kernels=("linear",))
+    max_newton: int = option(MAX_NEWTON, "Newton steps per outer iteration", low=1)
+    rff: int = option(KERNEL_FEATURES, "explicit features of the warm start", low=1, kernels=NONLINEAR)
+    warm: str = option("rff", "warm start's features: random Fourier (rbf only) or Nystroem",
+                       choices=WARM_MAPS, kernels=NONLINEAR)
+    warm_tol: float = option(KERNEL_WARM_TOL, "KKT tolerance of the warm start", low=0.0,
+                             low_open=True, kernels=NONLINEAR)
+    theta: float = option(KERNEL_THETA, "margin band whose rows join the working set", low=0.0,
+                          kernels=NONLINEAR)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -818,7 +819,7 @@ def solve(sub: Subproblem, merge=True) -> Solution:
         raise ParameterError(f"ssnal supports the linear, rbf, polynomial and sigmoid kernels (got {sub.kernel.kind})")
     if params.loss not in (None, "hinge"):
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
-    opts = solver_options(SPEC, params.options, "linear")
+    opts = asdict(solver_config(SPEC, params, "linear"))
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
     qp = linear_dual(sub, merge=merge)
@@ -840,12 +841,13 @@ def solve(sub: Subproblem, merge=True) -> Solution:
         w=w,
         objective=objective,
         n_iter=result["outer"],
-        kkt=result["eta"],
+        stop_measure=result["eta"],
         status=result["status"],
         history=result["history"],
-        info={k: result[k] for k in ("newton", "passes", "trials", "cg", "systems", "sigma", "time",
+        dual=x,
+        details={k: result[k] for k in ("newton", "passes", "trials", "cg", "systems", "sigma", "time",
                                      "primal_objective", "b_kkt")}
-        | {"tol": tol, "dual": x, "merged_samples": 0 if qp.merged is None else qp.merged.group.shape[0] - qp.Z.n},
+        | {"tol": tol, "merged_samples": 0 if qp.merged is None else qp.merged.group.shape[0] - qp.Z.n},
     )
 
 
@@ -1173,5 +1175,6 @@ SPEC = SolverSpec(
     default_kernel="linear",
     default_tol=DEFAULT_TOL,
     description="semismooth Newton augmented Lagrangian: C-SVC and epsilon-SVR to high accuracy",
-    options=OPTIONS,
+    config=Config,
+    stop_measure="eta, the relative KKT residual of ALGORITHMS.md section 0",
 )

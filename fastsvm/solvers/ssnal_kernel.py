@@ -52,11 +52,11 @@ definite, and stops with a clear FastSVMError when one is not.
 The sigma schedule (next_sigma), eta and b (kkt_residual), the line-search point (line_point),
 the Newton-system solver (bordered_solve) and the projection (KnapsackSet) are the linear
 solver's; b = lam / sigma from the last projection, as there. Solution.coef is y_i x_i (C-SVC) or
-x_i - x_{n+i} (epsilon-SVR), rho = -b, objective = LIBSVM's dual objective, kkt = eta.
+x_i - x_{n+i} (epsilon-SVR), rho = -b, objective = LIBSVM's dual objective, stop_measure = eta.
 """
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -70,7 +70,7 @@ from ..kernel_approximation import nystroem_map, random_fourier_map
 from ..memory import check_kernel_cache
 from . import ssnal
 from .ssnal import _dot, _norm
-from .base import Kernel, Solution, Subproblem, checked_arrays, solver_options
+from .base import Kernel, Solution, Subproblem, checked_arrays, solver_config
 from .nystroem import dense_as_csr
 
 KERNELS = ssnal.NONLINEAR
@@ -184,7 +184,7 @@ def warm_start(sub: Subproblem, n_features, tol, feature_map="rff"):
     # equal rows have equal features, but merging them would copy the dense features: fresh
     # memory that cost more than the passes saved (a9a: warm start 0.21 -> 0.31 s)
     solution = ssnal.solve(linear, merge=False)
-    return np.asarray(solution.info["dual"], dtype=np.float64), float(solution.info["sigma"]), solution
+    return np.asarray(solution.dual, dtype=np.float64), float(solution.details["sigma"]), solution
 
 
 # ---------------------------------------------------------------------------------------------
@@ -588,7 +588,7 @@ def solve(sub: Subproblem) -> Solution:
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
     if sub.kernel.kind == "polynomial" and sub.kernel.degree < 0:
         raise ParameterError("degree of polynomial kernel < 0")
-    opts = solver_options(ssnal.SPEC, params.options, sub.kernel.kind)
+    opts = asdict(solver_config(ssnal.SPEC, params, sub.kernel.kind))
     tol = ssnal.DEFAULT_TOL if params.tol is None else float(params.tol)
     max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
     dual = kernel_dual(sub)
@@ -602,7 +602,7 @@ def solve(sub: Subproblem) -> Solution:
     if log is not None:
         rff = sub.kernel.kind == "rbf" and opts["warm"] == "rff"      # as warm_start chooses
         log(f"ssnal: warm start ({'random Fourier features' if rff else 'Nystroem'}, "
-            f"D = {opts['rff']}): {warm.n_iter} iterations, KKT residual {warm.kkt:.3e}  {times['warm_start']:.2f}s")
+            f"D = {opts['rff']}): {warm.n_iter} iterations, KKT residual {warm.stop_measure:.3e}  {times['warm_start']:.2f}s")
 
     k = sub.kernel
     threads = max(1, int(sub.n_threads))
@@ -698,11 +698,12 @@ def solve(sub: Subproblem) -> Solution:
         rho=-b_last,
         objective=dual.objective(x, grad),
         n_iter=counters.outer,
-        kkt=eta,
+        stop_measure=eta,
+        dual=x,
         status=status,
         history=history,
-        info={"newton": counters.newton, "rounds": rounds, "working_set": int(in_set.sum()),
+        details={"newton": counters.newton, "rounds": rounds, "working_set": int(in_set.sum()),
               "trials": counters.trials, "cg": counters.cg, "systems": dict(counters.systems),
               "sigma": sigma, "b_kkt": b, "time": times, "kernel_values": stats["kernel_values"],
-              "warm_start": {"iterations": warm.n_iter, "eta": warm.kkt}, "tol": tol, "dual": x},
+              "warm_start": {"iterations": warm.n_iter, "eta": warm.stop_measure}, "tol": tol},
     )
