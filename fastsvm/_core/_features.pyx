@@ -7,7 +7,7 @@ from libc.math cimport cos, fabs, sin
 cimport numpy as cnp
 import numpy as np
 
-from ._stop cimport stop_requested
+from ._status cimport stop_requested
 from ._csr cimport CSR, csr_view, row_sqnorm
 from ._kernel cimport (SINCOS_MAX, KernelParams, cos_sin_block, kernel_params, kernel_row, scatter_row,
                        unscatter_row)

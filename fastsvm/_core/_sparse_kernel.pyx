@@ -14,7 +14,7 @@ from cython.parallel cimport prange
 cimport numpy as cnp
 import numpy as np
 
-from ._stop cimport stop_requested
+from ._status cimport stop_requested
 from ._csr cimport CSR, csr_view, row_axpy, row_dot, indices_within
 from ..errors import FastSVMError
 

@@ -29,7 +29,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._cache cimport KernelCache
-from ._stop cimport stop_requested
+from ._status cimport stop_requested
 from ._csr cimport CSR, csr_view, indices_within
 from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, axpy_float_cols, count_slots, dot_rows, dot_slots,
                        dot_slots_f32, exp_neg_block, kernel_params, kernel_from_dot, rbf_block,
