@@ -108,6 +108,42 @@ def test_interrupt_during_start_up_prints_one_line(delay, hard_problem, tmp_path
     assert proc.returncode == 130
 
 
+# a program run as its console script does, with Ctrl-C delivered the moment module TARGET
+# starts to import: deterministic, where a timed SIGINT would land anywhere in the start-up
+EARLY_INTERRUPT = """
+import os, signal, sys
+TARGET = sys.argv.pop(1)
+sys.argv[0] = sys.argv.pop(1)
+class Hook:
+    def find_spec(self, name, path=None, target=None):
+        if name == TARGET:
+            os.kill(os.getpid(), signal.SIGINT)
+sys.meta_path.insert(0, Hook())
+module = __import__("fastsvm.cli." + sys.argv[0].split("-")[1], fromlist=["entry"])
+sys.exit(module.entry())
+"""
+
+
+@pytest.mark.parametrize("target", [
+    "fastsvm.cli.common",   # the program's own modules, before entry(): noted, then ends it
+    "datetime",             # inside numpy's C import, which turns the interrupt into an ImportError
+    "scipy.sparse",
+])
+@pytest.mark.parametrize("program", ["fastsvm-train", "fastsvm-predict"])
+def test_interrupt_while_modules_import_prints_one_line(program, target, tmp_path):
+    data = Path(__file__).resolve().parents[1] / "data" / "breast_cancer_scale"
+    driver = tmp_path / "driver.py"
+    driver.write_text(EARLY_INTERRUPT)
+    args = [str(data), str(tmp_path / "m")] if program == "fastsvm-train" else \
+        [str(data), str(tmp_path / "m"), str(tmp_path / "out")]
+    # from tmp_path: a checkout's uncompiled fastsvm/ must not shadow the installed package
+    proc = subprocess.run([sys.executable, str(driver), target, program, *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip() == f"{program}: interrupted"
+    assert proc.returncode == 130
+
+
 SCRIPT = """
 import sys, fastsvm
 X, y = fastsvm.load_svmlight_file(sys.argv[1])
