@@ -15,13 +15,13 @@ import lzma
 import numbers
 import os
 import re
-import tempfile
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
 from ._core._parser import ERROR_CODES, MAX_INDEX, LineError, Parser
+from .atomic import atomic_output
 from .csr import to_csr
 from .errors import FastSVMError, FileFormatError, ParameterError
 from .parallel import effective_n_jobs
@@ -368,8 +368,13 @@ def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None,
     header = _comment_header(comment, zero_based)
     X, y, query_id = _check_rows(X, y, query_id)
     if isinstance(f, (str, bytes, os.PathLike)):
-        with _atomic_output(os.fsdecode(f)) as stream:
+        path = os.fsdecode(f)
+        with atomic_output(path, binary=True) as raw:
+            wrap = _COMPRESSED_WRITERS.get(os.path.splitext(path)[1])
+            stream = wrap(raw) if wrap else raw
             _write(stream, X, y, query_id, zero_based, header)
+            if wrap:
+                stream.close()   # the compressed trailer; raw stays open
     elif hasattr(f, "write"):
         _write(f, X, y, query_id, zero_based, header)
     else:
@@ -470,35 +475,3 @@ def _check_rows(X, y, query_id):
     if y.dtype.kind == "b":
         y = y.astype(np.int64)
     return X, y, query_id
-
-
-@contextlib.contextmanager
-def _atomic_output(path):
-    """A binary stream whose content replaces path only once everything is written."""
-    directory, base = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{base}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            wrap = _COMPRESSED_WRITERS.get(os.path.splitext(path)[1])
-            stream = wrap(raw) if wrap else raw
-            yield stream
-            if wrap:
-                stream.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.chmod(tmp, _new_file_mode(path))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _new_file_mode(path):
-    """The permissions open() would have given: the existing file's, else 0o666 less umask."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask

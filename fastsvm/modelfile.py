@@ -14,13 +14,11 @@ with ``FileFormatError`` (``file:line: problem``) before any model is built.
 import math
 import os
 import re
-import secrets
-import stat
-import time
 
 import numpy as np
 import scipy.sparse as sp
 
+from .atomic import atomic_output
 from .csr import row_spans
 from .errors import FastSVMError, FileFormatError
 from .model import KERNEL_TYPES, SVM_TYPES, Model
@@ -59,86 +57,10 @@ _PROBABILITY_KEYS = {"c_svc": ("probA", "probB"), "nu_svc": ("probA", "probB"),
 # ----------------------------------------------------------------------------------------------
 
 def save_model(model, path):
-    """Write ``model`` in LIBSVM's format, byte for byte what svm_save_model writes.
-
-    The file is written to a temporary file in the same directory, flushed, synced and renamed
-    over ``path``: on any error the temporary file is removed and an existing file at ``path``
-    is left as it was. A path that is a device or a pipe is written in place.
-    """
-    path = os.fspath(path)
-    try:
-        special = not stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        special = False
-    if special:
-        # a device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place, as svm-train
-        # writes it: a rename would put a regular file where it was
-        with open(path, "w", encoding="ascii", newline="\n") as f:
-            _write_model(model, f)
-        return
-    directory, name = os.path.split(os.path.abspath(path))
-    _remove_stale_temporaries(directory, name)
-    while True:
-        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
-        try:
-            # created like any new file (mode 0666 less the umask), never over an existing one
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            _write_model(model, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _sync_directory(directory)
-
-
-# a save killed before its rename leaves its temporary file; the next save to the same path
-# removes those older than this (younger ones may belong to a save still running)
-STALE_TEMPORARY_SECONDS = 60.0
-
-
-def _remove_stale_temporaries(directory, name):
-    """Delete ``.NAME.<12 hex>.tmp`` files (save_model's own pattern, nothing else) older than
-    STALE_TEMPORARY_SECONDS from ``directory``."""
-    pattern = re.compile(r"\." + re.escape(name) + r"\.[0-9a-f]{12}\.tmp")
-    try:
-        entries = os.scandir(directory)
-    except OSError:
-        return   # the save itself will report an unusable directory
-    now = time.time()
-    with entries:
-        for entry in entries:
-            if not pattern.fullmatch(entry.name):
-                continue
-            try:
-                if entry.is_file(follow_symlinks=False) and \
-                        now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_SECONDS:
-                    os.unlink(entry.path)
-            except OSError:
-                pass   # gone already, or not ours to remove
-
-
-def _sync_directory(directory):
-    """fsync the directory so the rename itself survives a power loss."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass   # some file systems cannot sync a directory; the rename is done all the same
-    finally:
-        os.close(fd)
+    """Write ``model`` in LIBSVM's format, byte for byte what svm_save_model writes, atomically
+    (fastsvm.atomic: a crash never leaves half a model; a device or a pipe is written in place)."""
+    with atomic_output(path) as f:
+        _write_model(model, f)
 
 
 def _g17(x):

@@ -1,12 +1,11 @@
 """svm-scale's feature scaling: per-feature [min, max] -> [lower, upper], optional target scaling,
 and its scaling-parameter file (the -s / -r file)."""
-import os
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from .atomic import atomic_output
 from .errors import FileFormatError
 
 
@@ -94,15 +93,8 @@ def save_scaling(scaling, path):
         lines += ["y", f"{y_lower:.17g} {y_upper:.17g}", f"{y_min:.17g} {y_max:.17g}"]
     lines += ["x", f"{scaling.lower:.17g} {scaling.upper:.17g}"]
     lines += [f"{i} {lo:.17g} {hi:.17g}" for i, lo, hi in zip(*scaling.varying())]
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".fastsvm-scale-")
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write("".join(line + "\n" for line in lines))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_output(path) as out:
+        out.write("".join(line + "\n" for line in lines))
 
 
 def load_scaling(path):

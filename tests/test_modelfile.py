@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from fastsvm.csr import to_csr
 from fastsvm.errors import FileFormatError
 from fastsvm.model import Model
-from fastsvm import modelfile
+from fastsvm import atomic, modelfile
 from fastsvm.modelfile import load_model, save_model
 from fastsvm.prediction import decision_values, predict
 # the LIBSVM oracle and its trained models are shared with the prediction tests
@@ -358,7 +358,7 @@ def test_failed_save_leaves_old_file_and_no_temp(tmp_path, monkeypatch, failure)
     if failure == "writer":
         monkeypatch.setattr(modelfile, "_write_model", half_then_fail)
     else:
-        monkeypatch.setattr(modelfile.os, failure, fail)
+        monkeypatch.setattr(atomic.os, failure, fail)
     with pytest.raises((RuntimeError, OSError), match="disk on fire"):
         save_model(small_model(), path)
     assert path.read_bytes() == b"previous contents\n"
@@ -431,7 +431,7 @@ def test_sigkill_during_saves_leaves_whole_models_and_the_next_save_cleans_up(tm
     left = [p for p in tmp_path.iterdir() if p.name != "model"]
     assert left, "no kill landed inside a save: the test did not test anything"
     assert all(re.fullmatch(r"\.model\.[0-9a-f]{12}\.tmp", p.name) for p in left)
-    old = time.time() - 2 * modelfile.STALE_TEMPORARY_SECONDS
+    old = time.time() - 2 * atomic.STALE_TEMPORARY_SECONDS
     for p in left:
         os.utime(p, (old, old))
     running = tmp_path / ".model.0123456789ab.tmp"     # a save going on right now
@@ -454,6 +454,6 @@ def test_save_syncs_the_directory_after_the_rename(tmp_path, monkeypatch):
         synced.append(os.path.isdir(f"/proc/self/fd/{fd}") and os.path.exists(tmp_path / "model"))
         real_fsync(fd)
 
-    monkeypatch.setattr(modelfile.os, "fsync", fsync)
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
     save_model(small_model(), tmp_path / "model")
     assert synced == [False, True]   # the file's data, then the directory holding the new name
