@@ -4,8 +4,12 @@ In process, every mutated file either parses or raises FileFormatError naming th
 line; nothing else escapes and no case hangs (a watchdog ends the run, with every thread's stack,
 if one case takes longer than CASE_SECONDS: a hang in nogil code cannot be interrupted from
 Python). Through the programs, in subprocesses: exit 0 or 1, never a traceback, and a failure is
-one line. The default run is small; ``-m slow`` runs the sizes of the probe.
+one line. No case allocates more than 1 GB: in process the address space may grow by
+ALLOCATION_LIMIT at most, and each program runs in ALLOCATION_LIMIT of address space (all a
+program needs on these files), so a larger request fails and the case with it. The default run
+is small; ``-m slow`` runs the sizes of the probe.
 """
+import contextlib
 import faulthandler
 import os
 import resource
@@ -26,7 +30,7 @@ from conftest import SHIPPED_DATA
 
 CASE_SECONDS = 60          # a case that takes longer is a hang
 BIN = Path(sys.executable).parent
-PROGRAM_MEMORY = 4 << 30   # address space of each program run (a runaway allocation fails)
+ALLOCATION_LIMIT = 1 << 30   # the largest allocation a case may make
 
 # tokens a fuzzer would put where a number or a pair stands
 SPECIAL_TOKENS = [b"2147483647:1", b"2147483648:1", b"99999999999999999999:1", b"-1:1", b"0:1",
@@ -123,6 +127,21 @@ def check_outcome(path, read, counts):
         assert X.shape[0] == y.shape[0] and np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))
 
 
+@contextlib.contextmanager
+def address_space_growth_limited(limit):
+    """The process's address space may grow by ``limit`` at most inside the block (an allocation
+    beyond it raises MemoryError); the soft limit is restored after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    size = next(int(line.split()[1]) * 1024 for line in Path("/proc/self/status").read_text().splitlines()
+                if line.startswith("VmSize:"))
+    cap = size + limit if hard == resource.RLIM_INFINITY else min(size + limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def fuzz(kind, bases, folder, n_cases, seed):
     read = load_svmlight_file if kind == "data" else load_model
     path = folder / f"fuzzed_{kind}"
@@ -132,14 +151,23 @@ def fuzz(kind, bases, folder, n_cases, seed):
         path.write_bytes(mutate(bases[case % len(bases)], rng))
         faulthandler.dump_traceback_later(CASE_SECONDS, exit=True)   # a hang ends the run
         try:
-            check_outcome(path, read, counts)
-        except Exception as e:   # noqa: BLE001 - any other outcome is what this test looks for
+            with address_space_growth_limited(ALLOCATION_LIMIT):
+                check_outcome(path, read, counts)
+        except Exception as e:   # noqa: BLE001 - any other outcome (MemoryError too) is what this test looks for
             kept = folder / f"crash_{kind}_{seed}_{case}"
             path.replace(kept)
             pytest.fail(f"case {case} (seed {seed}, file {kept}): {type(e).__name__}: {e}")
         finally:
             faulthandler.cancel_dump_traceback_later()
     return counts
+
+
+def test_a_case_cannot_allocate_more_than_the_limit():
+    with address_space_growth_limited(ALLOCATION_LIMIT):
+        np.ones(ALLOCATION_LIMIT // 16)   # half the limit: fine
+        with pytest.raises(MemoryError):
+            np.ones(ALLOCATION_LIMIT // 6)   # 1.33 x the limit (the process's own slack is below that)
+    np.ones(ALLOCATION_LIMIT // 6)   # the limit is lifted after
 
 
 @pytest.mark.parametrize("kind", ["data", "model"])
@@ -158,7 +186,7 @@ def test_fuzzed_files_at_the_probes_size(base_files, kind):
 
 
 def limited_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (PROGRAM_MEMORY, PROGRAM_MEMORY))
+    resource.setrlimit(resource.RLIMIT_AS, (ALLOCATION_LIMIT, ALLOCATION_LIMIT))
 
 
 def run_program(*args):
@@ -189,6 +217,7 @@ def fuzz_programs(base_files, tmp_path, n_files, seed):
         assert result.returncode in (0, 1), f"{path}: exit {result.returncode}\n{result.stderr}"
         if result.returncode == 1:
             assert len(result.stderr.splitlines()) == 1, f"{path}:\n{result.stderr}"
+            assert "out of memory" not in result.stderr, f"{path}: an allocation over 1 GB\n{result.stderr}"
     return len(runs)
 
 
