@@ -359,8 +359,49 @@ def _libsvm_model(reader, header):
         raise reader.error(header.end_line, str(e)) from None
 
 
+# every byte a binary model's SV lines hold when written as numbers: outside these, the lines go
+# to the line-by-line reader (comments, qid, words, hex: its messages)
+_PLAIN_SV_BYTES = b"0123456789+-.eE: \t\r\n"
+
+
 def _read_support_vectors(reader, l, m, precomputed):
     """l SV lines of m coefficients and index:value pairs -> coef (m x l), CSR, serial numbers."""
+    if m == 1 and not precomputed:
+        fast = _parsed_support_vectors(reader, l)
+        if fast is not None:
+            return fast
+    return _read_support_vectors_by_line(reader, l, m, precomputed)
+
+
+def _parsed_support_vectors(reader, l):
+    """A binary model's SV lines are data-file lines (the coefficient in the label's place): read
+    by the data parser, ~20x faster than line by line. None (nothing consumed) when anything
+    there is not plainly valid: the line-by-line reader then finds it and says where."""
+    from ._core._parser import LineError, Parser
+    lines = reader.lines[reader.pos:reader.pos + l]
+    text = b"\n".join(lines)
+    if len(lines) < l or text.translate(None, _PLAIN_SV_BYTES):
+        return None
+    parser = Parser(allow_zero=False, keep_qid=False, n_threads=1)
+    try:
+        if parser.parse(text, 0, len(text)) != l or parser.n_rows != l:
+            return None   # a blank line
+        values, indices, indptr, coef, _ = parser.result()
+    except (LineError, MemoryError):
+        return None
+    finally:
+        parser.free()
+    row_of = np.repeat(np.arange(l), np.diff(indptr))
+    increasing = np.all((row_of[1:] != row_of[:-1]) | (indices[1:] > indices[:-1]))
+    if not (increasing and np.all(np.isfinite(values)) and np.all(np.isfinite(coef))):
+        return None
+    reader.pos += l
+    n_cols = int(indices.max()) if indices.size else 0
+    return coef[None, :], sp.csr_matrix((values, indices - 1, indptr), shape=(l, n_cols)), None
+
+
+def _read_support_vectors_by_line(reader, l, m, precomputed):
+    """_read_support_vectors line by line, for any model and with a message for any bad line."""
     # grown line by line: the header's counts are not trusted with an allocation
     coef, indptr, indices, values, first_lines = [], [0], [], [], []
     for i in range(l):
