@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 from conftest import shared_file
-from fastsvm._core._dcd import DualCD, Status
+from fastsvm._core._dcd import DualCD
+from fastsvm._core._status import Status
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError
 from fastsvm.params import Params

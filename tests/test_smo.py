@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from conftest import libsvm_one_thread, shared_file
 from fastsvm._core._cache import KernelCache
 from fastsvm._core._kernel import kernel_matrix
-from fastsvm._core._smo import SMO, Status
+from fastsvm._core._smo import SMO
+from fastsvm._core._status import Status
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params

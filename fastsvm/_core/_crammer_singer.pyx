@@ -20,7 +20,7 @@ from ._kernel import row_sqnorms
 
 cnp.import_array()
 
-DEF SKIP_BELOW = 1.0e-12   # a sample whose violation is below this is left as it is
+cdef const double SKIP_BELOW = 1.0e-12   # a sample whose violation is below this is left as it is
 
 
 cdef void solve_subproblem(int k, double A, const double* b, const double* upper, double* alpha,

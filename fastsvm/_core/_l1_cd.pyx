@@ -14,9 +14,10 @@ import numpy as np
 
 cnp.import_array()
 
-DEF ARMIJO = 0.01       # sufficient decrease, relative to the model's predicted decrease
-DEF MAX_HALVINGS = 20
-DEF H_FLOOR = 1.0e-12   # a column with no active row still gets a finite Newton step
+cdef const double ARMIJO = 0.01       # sufficient decrease, relative to the model's predicted decrease
+cdef const double H_FLOOR = 1.0e-12   # a column with no active row still gets a finite Newton step
+cdef enum:
+    MAX_HALVINGS = 20
 
 
 cdef struct Columns:

@@ -11,7 +11,8 @@ import time
 import numpy as np
 
 from .._core._csr import csr_matvec
-from .._core._dcd import DualCD, Status
+from .._core._dcd import DualCD
+from .._core._status import Status
 from ..errors import FastSVMError
 from .base import Solution, SolverSpec, Subproblem, checked_arrays
 

@@ -15,7 +15,8 @@ import time
 import numpy as np
 
 from .._core._cache import KernelCache
-from .._core._smo import SMO, Status
+from .._core._smo import SMO
+from .._core._status import Status
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
 from .base import Solution, SolverSpec, Subproblem, checked_rows
