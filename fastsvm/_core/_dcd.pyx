@@ -40,8 +40,9 @@ cdef extern from *:
 
 cdef enum:
     PREFETCH_AHEAD = 4
-    PREFETCH_MIN_BYTES = 16 << 20   # text-like 100k rows (36 MB): epochs 28 -> 20 ms; a9a and w8a
-                                    # (5-7 MB, cached) were slower with the prefetches
+    # text-like 100k rows (36 MB): epochs 28 -> 20 ms; a9a and w8a (5-7 MB, cached) were slower
+    # with the prefetches
+    PREFETCH_MIN_BYTES = 16 << 20
 
 
 # ---- the sweep ----

@@ -69,7 +69,7 @@ cdef double cdn_step(Columns X, int j, const double* y, const double* upper, con
     """One CDN step on w_j (b follows); returns the change of w_j (0 when the search fails).
     curvature[j] = 2 sum_i C_i x_ij^2 bounds the loss' second derivative along e_j everywhere."""
     cdef double G, H, d, lam, decrease, change, b_new, shift
-    cdef int k, i, t
+    cdef int k, i, _halving
     derivatives(X, j, y, upper, b, &G, &H)
     viol[0] = violation(G, w[j])
     d = newton_direction(G, H, w[j])
@@ -77,7 +77,7 @@ cdef double cdn_step(Columns X, int j, const double* y, const double* upper, con
         return 0.0
     decrease = G * d + fabs(w[j] + d) - fabs(w[j])   # < 0: the model's predicted change
     lam = 1.0
-    for t in range(MAX_HALVINGS):
+    for _halving in range(MAX_HALVINGS):
         change = fabs(w[j] + lam * d) - fabs(w[j])
         # the quadratic upper bound of the loss accepts most steps without a pass over column j
         if change + lam * d * G + 0.5 * curvature[j] * lam * lam * d * d <= ARMIJO * lam * decrease:

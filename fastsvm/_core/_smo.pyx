@@ -57,8 +57,8 @@ cdef enum:
     SIGNAL_MS = 20
     # The per-step scans over the active set (selection, gradient update) are split among the
     # cache's threads from this many positions on (default of SMO.parallel_scan_min): below, a
-    # parallel region costs more than it saves. Every position is computed alone and the parts are combined in order, so the
-    # result does not depend on the thread count.
+    # parallel region costs more than it saves. Every position is computed alone and the parts are
+    # combined in order, so the result does not depend on the thread count.
     PARALLEL_SCAN_MIN = 8192
     MAX_PARTS = 64
 

@@ -3,7 +3,7 @@ subproblem; fastsvm.train splits multi-class data and assembles the model."""
 import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
