@@ -12,6 +12,8 @@ from libc.math cimport fabs, fmax
 cimport numpy as cnp
 import numpy as np
 
+from ._samples cimport Samples
+
 cnp.import_array()
 
 cdef const double ARMIJO = 0.01       # sufficient decrease, relative to the model's predicted decrease
@@ -102,25 +104,17 @@ cdef double cdn_step(Columns X, int j, const double* y, const double* upper, con
     return d
 
 
-cdef class L1SquaredHingeCD:
+cdef class L1SquaredHingeCD(Samples):
     """CDN state for one binary problem: X canonical CSC (its last column the bias feature when
     there is one), y +1/-1, upper C_i >= 0. epoch(order) runs one pass over the columns in order."""
-    cdef object X
-    cdef const double[::1] data, y, upper
-    cdef const int[::1] indices, indptr
+    cdef const double[::1] y
     cdef double[::1] w_, b_, curvature
     cdef Columns cols
 
     def __init__(self, X, y, upper):
-        n, p = X.shape
-        self.X = X
-        self.data = X.data
-        self.indices = X.indices
-        self.indptr = X.indptr
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
-        if not (self.y.shape[0] == self.upper.shape[0] == n):
-            raise ValueError("y and upper must have one entry per row of X")
+        super().__init__(X, upper)
+        self.y = self.per_row(y, np.float64)
+        n, p = self.n_rows, self.n_cols
         self.w_ = np.zeros(p)
         sq = X.copy()
         sq.data = np.asarray(X.data) ** 2
