@@ -38,16 +38,27 @@ RUNS = [
     ("crammer_singer", "dna.scale", "-s crammer_singer -B 1"),
     ("crammer_singer seed 5", "satimage.scale", "-s crammer_singer -R 5"),
 ]
+# --bench: SMO on bench_smo.py's sets (RBF, LIBSVM's defaults), minutes rather than seconds
+BENCH_RUNS = [
+    ("smo bench", "mushrooms", "-s smo -s 0"),
+    ("smo bench", "pendigits", "-s smo -s 0"),
+    ("smo bench", "letter.scale", "-s smo -s 0"),
+    ("smo bench", "satimage.scale", "-s smo -s 0"),
+    ("smo bench svr", "abalone_scale", "-s smo -s 3"),
+    ("smo bench svr", "mg", "-s smo -s 3"),
+    ("smo bench", "a9a", "-s smo -s 0"),
+]
 ITERATIONS = re.compile(r"#iter = (\d+)")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", default=str(DATA))
+    parser.add_argument("--bench", action="store_true", help="run bench_smo.py's sets instead")
     args = parser.parse_args()
     train = Path(sys.executable).parent / "fastsvm-train"
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data, options in RUNS:
+        for name, data, options in (BENCH_RUNS if args.bench else RUNS):
             path = Path(args.data_dir) / data
             if not path.exists():
                 print(f"{name}: {data} absent, skipped")
