@@ -14,10 +14,10 @@ class Params:
     ``kernel_type``, ``gamma`` and ``tol`` may stay None: the solver's default kernel, 1/n_features
     and the solver's default tolerance are then used (LIBSVM's 1e-3 for SMO, LIBLINEAR's 0.1 for
     DCD). ``bias`` is LIBLINEAR's -B (< 0: no bias feature); ``loss`` picks the hinge (L1) or
-    squared hinge (L2) loss for the linear C-SVC solvers (None: the solver's own, hinge for dcd). ``libsvm_folds`` draws the
-    cross-validation folds and -b 1's internal folds from LIBSVM's stream (the C library's rand()
-    from its default seed, in svm-train's order) instead of from ``seed``, which still seeds
-    everything else.
+    squared hinge (L2) loss for the linear C-SVC solvers (None: the solver's own, hinge for dcd).
+    ``libsvm_folds`` draws the cross-validation folds and -b 1's internal folds from LIBSVM's
+    stream (the C library's rand() from its default seed, in svm-train's order) instead of from
+    ``seed``, which still seeds everything else.
     """
 
     svm_type: str = "c_svc"

@@ -16,7 +16,7 @@ from fastsvm.solvers.base import Kernel, Subproblem
 liblinearutil = pytest.importorskip("liblinear.liblinearutil")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name):
     """A shipped (data/) or shared dataset as canonical CSR, with its labels."""
     path = SHIPPED_DATA / name
@@ -31,7 +31,9 @@ def load_pair(name, test_name):
     X, y = load(name)
     Xt, yt = load(test_name)
     n = max(X.shape[1], Xt.shape[1])
-    widen = lambda A: to_csr(sp.csr_matrix((A.data, A.indices, A.indptr), shape=(A.shape[0], n)))
+
+    def widen(A):
+        return to_csr(sp.csr_matrix((A.data, A.indices, A.indptr), shape=(A.shape[0], n)))
     return widen(X), y, widen(Xt), yt
 
 

@@ -14,24 +14,29 @@ from linear_oracle import liblinear_weights, load, load_pair, subproblem, with_b
 TIGHT = 1e-8
 
 
+def scipy_subproblem(A, b, upper):
+    """min 1/2 A |a|^2 + b.a s.t. sum a = 0, a <= upper, by SLSQP."""
+    k = b.shape[0]
+    return minimize(lambda a: 0.5 * A * a @ a + b @ a, np.zeros(k), jac=lambda a: A * a + b, method="SLSQP",
+                    constraints=[{"type": "eq", "fun": np.sum, "jac": lambda a: np.ones(k)},
+                                 {"type": "ineq", "fun": lambda a: upper - a, "jac": lambda a: -np.eye(k)}],
+                    options={"ftol": 1e-14, "maxiter": 500})
+
+
 @pytest.mark.parametrize("k", [2, 3, 5, 8])
 def test_subproblem_equals_scipy_qp(k):
     rng = np.random.default_rng(k)
-    for trial in range(5):
+    for _ in range(5):
         A = rng.uniform(0.1, 5.0)
         b = rng.normal(size=k)
         upper = np.zeros(k)
         upper[rng.integers(k)] = rng.uniform(0.0, 3.0)   # C_i on the true class, 0 elsewhere
         ours = solve_subproblem(A, b, upper)
-        f = lambda a: 0.5 * A * a @ a + b @ a
-        qp = minimize(f, np.zeros(k), jac=lambda a: A * a + b, method="SLSQP",
-                      constraints=[{"type": "eq", "fun": np.sum, "jac": lambda a: np.ones(k)},
-                                   {"type": "ineq", "fun": lambda a: upper - a,
-                                    "jac": lambda a: -np.eye(k)}],
-                      options={"ftol": 1e-14, "maxiter": 500})
+        qp = scipy_subproblem(A, b, upper)
         assert qp.success
         assert abs(ours.sum()) <= 1e-12 and np.all(ours <= upper)
-        assert f(ours) <= f(qp.x) + 1e-10
+        objective = 0.5 * A * ours @ ours + b @ ours
+        assert objective <= 0.5 * A * qp.x @ qp.x + b @ qp.x + 1e-10
         np.testing.assert_allclose(ours, qp.x, atol=1e-6)
 
 

@@ -236,7 +236,7 @@ def test_file_objects_descriptors_and_text_streams(tmp_path):
     with open(path, "rb") as f:
         assert_same(*load_svmlight_file(f), *ref)
         assert not f.closed
-    with open(path, "r", encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         assert_same(*load_svmlight_file(f), *ref)
     assert_same(*load_svmlight_file(io.StringIO(text)), *ref)
     fd = os.open(path, os.O_RDONLY)

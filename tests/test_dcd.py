@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 from conftest import shared_file
-from fastsvm._core._dcd import DualCD, Status
+from fastsvm._core._dcd import DualCD
+from fastsvm._core._status import Status
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError
 from fastsvm.params import Params
@@ -35,7 +36,7 @@ C_FOR = {"hinge": 0.01, "squared_hinge": 1.0}
 
 # ---------------------------------------------------------------- helpers
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name):
     path = shared_file(name)
     with (lzma.open(path) if name.endswith(".xz") else open(path, "rb")) as f:
@@ -49,7 +50,9 @@ def load_pair(name, test_name):
         return X, y, X, y
     Xt, yt = load(test_name)
     n = max(X.shape[1], Xt.shape[1])
-    pad = lambda A: to_csr(sp.csr_matrix((A.data, A.indices, A.indptr), shape=(A.shape[0], n)))
+
+    def pad(A):
+        return to_csr(sp.csr_matrix((A.data, A.indices, A.indptr), shape=(A.shape[0], n)))
     return pad(X), y, pad(Xt), yt
 
 

@@ -431,7 +431,7 @@ def test_misuse_gives_clear_errors(iris):
     assert not hasattr(clf, "predict_proba") and not hasattr(clf, "predict_log_proba")
     assert not hasattr(fastsvm.SVR(), "predict_proba")
     with pytest.raises(AttributeError, match="linear kernel"):
-        clf.coef_
+        _ = clf.coef_
 
 
 # ---------------------------------------------------------------- scikit-learn's edge cases

@@ -66,7 +66,7 @@ def test_step_and_violations_equal_numpy_twins():
     D = columns.toarray()
     cd = L1SquaredHingeCD(columns, y, upper)
     np.testing.assert_allclose(cd.violations(), np.abs(min_norm_subgradient(D, y, upper, cd.w)), atol=1e-12)
-    for t in range(3 * D.shape[1]):
+    for _ in range(3 * D.shape[1]):
         j = int(rng.integers(D.shape[1]))
         w_before = cd.w.copy()
         expected = twin_step(D, y, upper, w_before, j)

@@ -350,7 +350,7 @@ def test_svr_laplace_scale_close_to_libsvm(name, tmp_path):
 
 
 EXACT_CASES = {name: (train, slice(n_train), options, kw) for name, (train, _, n_train, options, kw)
-               in CALIBRATION_CASES.items() if name.endswith("heart") or name.endswith("weighted")}
+               in CALIBRATION_CASES.items() if name.endswith(("heart", "weighted"))}
 EXACT_CASES |= SVR_CASES | {
     "c_svc_glass": ("glass.scale", None, "-s 0 -t 2 -c 4", dict(kernel_type="rbf", C=4.0)),
     "nu_svc_iris": ("iris.scale", None, "-s 1 -t 2 -n 0.2", dict(svm_type="nu_svc", nu=0.2)),

@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from conftest import libsvm_one_thread, shared_file
 from fastsvm._core._cache import KernelCache
 from fastsvm._core._kernel import kernel_matrix
-from fastsvm._core._smo import SMO, Status
+from fastsvm._core._smo import SMO
+from fastsvm._core._status import Status
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
@@ -271,15 +272,15 @@ def test_tiny_cache_same_result_as_large(formulation, heart, housing):
     assert tiny.rho == large.rho and tiny.n_iter == large.n_iter
 
 
-def test_threads_and_chunking_do_not_change_the_result(monkeypatch):
+def test_threads_and_chunking_do_not_change_the_result():
     X, y = _read("abalone_scale", 1500)  # columns long enough to be computed by two threads
     kernel = _kernel_of("rbf", X.shape[1])
     reference = fastsvm_solve("epsilon_svr", X, y, kernel)
     sub = Subproblem("epsilon_svr", X, y, np.ones(len(y)), kernel,
                      Params(svm_type="epsilon_svr", tol=1e-6), n_threads=2)
     threaded = smo.solve(sub)
-    monkeypatch.setattr(smo, "FIRST_CHUNK", 1)
-    monkeypatch.setattr(smo, "CHUNK_SECONDS", 1e-9)  # every chunk is as short as allowed
+    # every chunk is as short as allowed
+    sub.params = Params(svm_type="epsilon_svr", tol=1e-6, config=smo.Config(first_chunk=1, chunk_seconds=1e-9))
     lines = []
     sub.log = lines.append
     chunked = smo.solve(sub)
@@ -291,7 +292,7 @@ def test_threads_and_chunking_do_not_change_the_result(monkeypatch):
 
 
 @pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr", "nu_svc"])
-def test_scans_split_among_threads_give_the_serial_result(formulation, monkeypatch):
+def test_scans_split_among_threads_give_the_serial_result(formulation):
     """Selection and gradient update over parts of the active set, combined in order, pick the
     same pairs as one scan: the same iterations and coefficients for 1, 2 and 3 parts."""
     X, y = _read("abalone_scale", 600)
@@ -300,14 +301,9 @@ def test_scans_split_among_threads_give_the_serial_result(formulation, monkeypat
     kernel = _kernel_of("rbf", X.shape[1])
     results = []
     for threads in (1, 2, 3):
-        class SplitSMO(smo.SMO):
-            __slots__ = ()          # no __dict__: the attribute must be SMO's own
-
-            def __init__(self, *args):
-                self.parallel_scan_min = 1
-        monkeypatch.setattr(smo, "SMO", SplitSMO)
         sub = Subproblem(formulation, X, y, np.ones(len(y)), kernel,
-                         Params(svm_type=formulation, tol=1e-6, nu=0.5), n_threads=threads)
+                         Params(svm_type=formulation, tol=1e-6, nu=0.5, config=smo.Config(parallel_scan_min=1)),
+                         n_threads=threads)
         results.append(smo.solve(sub))
     for sol in results[1:]:
         np.testing.assert_array_equal(sol.coef, results[0].coef)
@@ -343,14 +339,15 @@ def test_stop_flag_raises_keyboard_interrupt(heart):
         smo.solve(sub)
 
 
-def test_stop_flag_seen_within_a_second_mid_chunk(monkeypatch):
+def test_stop_flag_seen_within_a_second_mid_chunk():
     """A worker thread in the middle of a long chunk returns soon after the flag is set."""
     rng = np.random.default_rng(0)
     X = to_csr(rng.normal(size=(3000, 20)))
     y = np.where(rng.random(3000) < 0.5, 1.0, -1.0)  # pure noise: many SVs, slow to converge
     sub = Subproblem("c_svc", X, y, np.full(3000, 100.0), Kernel("rbf", gamma=0.5),
-                     Params(C=100.0, tol=1e-12, cache_size=1e-6, max_iter=50_000_000))
-    monkeypatch.setattr(smo, "FIRST_CHUNK", 10**9)  # one chunk: only the nogil loop can stop it
+                     # one chunk: only the nogil loop can stop it
+                     Params(C=100.0, tol=1e-12, cache_size=1e-6, max_iter=50_000_000,
+                            config=smo.Config(first_chunk=10**9)))
     outcome = {}
 
     def work():

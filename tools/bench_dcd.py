@@ -5,9 +5,10 @@ primal objective P_ll is computed here from its w (1/2 |w|^2 + C sum loss, bias 
 fastsvm then runs at EPS, EPS/2^(1/4), EPS/2^(2/4), ... until the median objective of its timed
 runs (seeds 0..R-1) is <= the median P_ll of liblinear's runs; that eps and its median time are
 reported, so both sides are timed to the same objective. liblinear 2.50 stops its dual solvers
-after 300 epochs (-s 1 then switches to its primal Newton solver): the epochs column shows it. Also: test accuracy of both, and the peak memory each needs beyond the
-loaded data (each side trained once in a fresh subprocess: peak RSS during training, liblinear's
-copy of the data included, minus RSS after loading).
+after 300 epochs (-s 1 then switches to its primal Newton solver): the epochs column shows it.
+Also: test accuracy of both, and the peak memory each needs beyond the loaded data (each side
+trained once in a fresh subprocess: peak RSS during training, liblinear's copy of the data
+included, minus RSS after loading).
 
 Datasets: names in --data-dir (a9a, w8a, ijcnn1, phishing by default; NAME.t / NAME.t.xz is the
 test split when present, else a seeded 80/20 split), --file PATH [--test-file PATH], and
@@ -287,8 +288,9 @@ def main(argv=None):
             "",
             f"Median of {args.repeat} runs each. liblinear at -e {args.eps:g}; fastsvm at the largest eps in "
             f"{args.eps:g}/2^(k/4) for which the median objective of its runs (seeds 0..{args.repeat - 1}) "
-            "reaches liblinear's median primal objective. Ratio = fastsvm time / liblinear time (< 1: fastsvm faster). Extra peak "
-            "memory = peak RSS while training (liblinear: including its copy of the data) minus RSS after loading the CSR data, in a fresh process.",
+            "reaches liblinear's median primal objective. Ratio = fastsvm time / liblinear time (< 1: fastsvm "
+            "faster). Extra peak memory = peak RSS while training (liblinear: including its copy of the data) "
+            "minus RSS after loading the CSR data, in a fresh process.",
             "",
             HEADER,
             "|" + "---|" * HEADER.count(" | ") + "---|",

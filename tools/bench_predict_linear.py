@@ -22,7 +22,6 @@ import tempfile
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from fastsvm.csr import to_csr
 from fastsvm.datafile import format_rows

@@ -177,7 +177,8 @@ def dcd_reach(X, y, C, targets, max_epochs, primal, chunk=10):
     gap, (epochs, seconds) of the first look at which the gap on our problem is at most the
     target, or None when max_epochs pass first or it converges to its own problem (whose bias is
     regularized) short of it; then the epochs run and the best gap seen."""
-    from fastsvm._core._dcd import DualCD, Status
+    from fastsvm._core._dcd import DualCD
+    from fastsvm._core._status import Status
     from fastsvm.solvers.dcd import dual_bounds
     cd = DualCD(X, y, *dual_bounds(np.full(X.shape[0], float(C)), "hinge"), bias=1.0, seed=0, shrinking=True)
     found, seconds, best = [None] * len(targets), 0.0, math.inf

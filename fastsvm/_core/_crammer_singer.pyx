@@ -16,11 +16,12 @@ cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport CSR, csr_view
+from ._samples cimport Samples
 from ._kernel import row_sqnorms
 
 cnp.import_array()
 
-DEF SKIP_BELOW = 1.0e-12   # a sample whose violation is below this is left as it is
+cdef const double SKIP_BELOW = 1.0e-12   # a sample whose violation is below this is left as it is
 
 
 cdef void solve_subproblem(int k, double A, const double* b, const double* upper, double* alpha,
@@ -157,25 +158,17 @@ def subproblem(double A, b, upper):
     return np.asarray(out)
 
 
-cdef class CrammerSinger:
+cdef class CrammerSinger(Samples):
     """Sequential dual method state: X canonical CSR, y class codes 0..k-1, upper C_i >= 0, bias B
     (0 for none). epoch(order) visits the samples in order."""
-    cdef object X
-    cdef const double[::1] data, upper
-    cdef const int[::1] indices, indptr, y
+    cdef const int[::1] y
     cdef double[::1] sqnorm, W_, alpha_, scratch
     cdef Problem P
 
     def __init__(self, X, y, upper, int n_classes, double bias=0.0):
-        n, p = X.shape
-        self.X = X
-        self.data = X.data
-        self.indices = X.indices
-        self.indptr = X.indptr
-        self.y = np.ascontiguousarray(y, dtype=np.int32)
-        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
-        if not (self.y.shape[0] == self.upper.shape[0] == n):
-            raise ValueError("y and upper must have one entry per row of X")
+        super().__init__(X, upper)
+        self.y = self.per_row(y, np.int32)
+        n, p = self.n_rows, self.n_cols
         if n_classes < 1 or (n > 0 and not (0 <= np.min(self.y) and np.max(self.y) < n_classes)):
             raise ValueError("class codes must lie in [0, n_classes)")
         self.P.X = csr_view(self.data, self.indices, self.indptr, n, p)

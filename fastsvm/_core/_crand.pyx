@@ -60,8 +60,8 @@ cdef class CRand:
         return word >> 1
 
     cdef void _skip(self, int64_t count) noexcept nogil:
-        cdef int64_t k
-        for k in range(count):
+        cdef int64_t _drawn
+        for _drawn in range(count):
             self._next()
 
     cdef void _shuffle(self, int64_t[::1] rows) noexcept nogil:

@@ -1,5 +1,5 @@
 """CSR mat-vecs over rows without the GIL: X v threaded over rows, X^T u over fixed row blocks."""
-from cython.parallel cimport prange, parallel, threadid
+from cython.parallel cimport prange
 from libc.string cimport memset
 cimport numpy as cnp
 import numpy as np

@@ -11,23 +11,18 @@ possibly in the middle of an epoch, with the whole state (alpha, w, visiting ord
 shrinking thresholds, RNG) kept in the object, so the chunking never changes the result.
 """
 from libc.math cimport fabs, fmax, fmin, isfinite, INFINITY
-from libc.stdint cimport uint32_t, uint64_t
+from libc.stdint cimport uint64_t
 cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport CSR, csr_view, row_dot, row_axpy
+from ._rng cimport rng_state, shuffle
+from ._status cimport Status, CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, stop_flag_set
+from . import _status
 from ._kernel import row_sqnorms
 from ..errors import FastSVMError
 
 cnp.import_array()
-
-cdef extern from *:
-    """
-    /* The stop flag is written by another thread: read it through a volatile pointer so the load is
-       never hoisted out of a loop. */
-    static int fastsvm_dcd_read_flag(const int *flag) { return *(const volatile int *)flag; }
-    """
-    int read_flag "fastsvm_dcd_read_flag"(const int* flag) noexcept nogil
 
 cdef extern from *:
     """
@@ -43,50 +38,11 @@ cdef extern from *:
     """
     void prefetch_row "fastsvm_dcd_prefetch_row"(const double* data, const int* indices, int lo, int hi) noexcept nogil
 
-DEF PREFETCH_AHEAD = 4
-DEF PREFETCH_MIN_BYTES = 16 << 20   # text-like 100k rows (36 MB): epochs 28 -> 20 ms; a9a and w8a
-                                    # (5-7 MB, cached) were slower with the prefetches
-
-
-cpdef enum Status:
-    CONVERGED = 0     # PG violation <= eps over all variables
-    CHUNK_DONE = 1    # epoch or work budget of this call used up; call run() again
-    MAX_ITER = 2      # max_epochs epochs done without convergence
-    INTERRUPTED = 3   # stop flag seen
-    NONFINITE = 4     # a gradient overflowed (data or C far too large)
-
-
-# ---- random numbers: splitmix64 to seed, xorshift64* to draw (small, fast, reproducible) ----
-
-cdef inline uint64_t splitmix64(uint64_t x) noexcept nogil:
-    x += 0x9E3779B97F4A7C15ULL
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL
-    return x ^ (x >> 31)
-
-
-cdef inline uint32_t next_u32(uint64_t* state) noexcept nogil:
-    cdef uint64_t x = state[0]
-    x ^= x >> 12
-    x ^= x << 25
-    x ^= x >> 27
-    state[0] = x
-    return <uint32_t>((x * 0x2545F4914F6CDD1DULL) >> 32)
-
-
-cdef inline int draw_below(uint64_t* state, int bound) noexcept nogil:
-    """Uniform-enough integer in [0, bound) by multiply-shift (no modulo; bias < bound / 2^32)."""
-    return <int>((<uint64_t>next_u32(state) * <uint64_t>bound) >> 32)
-
-
-cdef void shuffle(int* index, int n, uint64_t* rng) noexcept nogil:
-    """Fisher-Yates over index[0:n], front to back."""
-    cdef int i, j, t
-    for i in range(n - 1):
-        j = i + draw_below(rng, n - i)
-        t = index[i]
-        index[i] = index[j]
-        index[j] = t
+cdef enum:
+    PREFETCH_AHEAD = 4
+    # text-like 100k rows (36 MB): epochs 28 -> 20 ms; a9a and w8a (5-7 MB, cached) were slower
+    # with the prefetches
+    PREFETCH_MIN_BYTES = 16 << 20
 
 
 # ---- the sweep ----
@@ -208,7 +164,7 @@ cdef EpochEnd sweep_epoch(const Problem* P, State* S, bint shrinking, long budge
 
 
 cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long chunk_epochs,
-                  long budget, bint shrinking, const int* stop) noexcept nogil:
+                  long budget, bint shrinking, const int[::1] stop) noexcept nogil:
     """Run epochs until convergence, max_epochs, chunk_epochs epochs in this call, or about
     `budget` units of work (one unit per stored value visited, plus one per coordinate)."""
     cdef long work = 0, epochs_done = 0
@@ -217,7 +173,7 @@ cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long 
         if not S.in_epoch:
             if S.epoch >= max_epochs:
                 return MAX_ITER
-            if read_flag(stop):
+            if stop_flag_set(stop):
                 return INTERRUPTED
             shuffle(S.index, S.active, &S.rng)
             S.pg_max_new = -INFINITY
@@ -307,23 +263,16 @@ cdef class DualCD:
         self.S.pg_min_new = INFINITY
         self.S.violation = INFINITY
         self.S.epoch = 0
-        self.S.rng = splitmix64(<uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF))
-        if self.S.rng == 0:                    # xorshift never leaves the zero state
-            self.S.rng = 1
+        self.S.rng = rng_state(seed)
 
     def run(self, double eps, long max_epochs, long chunk_epochs=10, long budget=1 << 23, stop=None):
         """Continue the run; return a Status. `stop` is an int32[1] array polled at every epoch."""
-        cdef int zero = 0
-        cdef const int[::1] flag
-        cdef const int* stop_ptr = &zero
+        cdef const int[::1] flag = np.zeros(1, dtype=np.int32) if stop is None else stop
         cdef Status status
-        if stop is not None:
-            flag = stop
-            stop_ptr = &flag[0]
         with nogil:
             status = sweep(&self.P, &self.S, eps, max_epochs, max(chunk_epochs, 1), max(budget, 1),
-                           self.shrinking, stop_ptr)
-        return Status(status)
+                           self.shrinking, flag)
+        return _status.Status(status)
 
     @property
     def alpha(self):

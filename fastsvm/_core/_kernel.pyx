@@ -1,7 +1,7 @@
 """Kernel rows over CSR: k(x, z_j) for one row x (scattered into a dense buffer) against every
 row z_j of a CSR matrix, threaded over j. Used by prediction and by the kernel solvers' caches."""
 from cython.parallel cimport prange
-from libc.math cimport exp, tanh
+from libc.math cimport tanh
 cimport numpy as cnp
 import numpy as np
 

@@ -12,11 +12,14 @@ from libc.math cimport fabs, fmax
 cimport numpy as cnp
 import numpy as np
 
+from ._samples cimport Samples
+
 cnp.import_array()
 
-DEF ARMIJO = 0.01       # sufficient decrease, relative to the model's predicted decrease
-DEF MAX_HALVINGS = 20
-DEF H_FLOOR = 1.0e-12   # a column with no active row still gets a finite Newton step
+cdef const double ARMIJO = 0.01       # sufficient decrease, relative to the model's predicted decrease
+cdef const double H_FLOOR = 1.0e-12   # a column with no active row still gets a finite Newton step
+cdef enum:
+    MAX_HALVINGS = 20
 
 
 cdef struct Columns:
@@ -68,7 +71,7 @@ cdef double cdn_step(Columns X, int j, const double* y, const double* upper, con
     """One CDN step on w_j (b follows); returns the change of w_j (0 when the search fails).
     curvature[j] = 2 sum_i C_i x_ij^2 bounds the loss' second derivative along e_j everywhere."""
     cdef double G, H, d, lam, decrease, change, b_new, shift
-    cdef int k, i, t
+    cdef int k, i, _halving
     derivatives(X, j, y, upper, b, &G, &H)
     viol[0] = violation(G, w[j])
     d = newton_direction(G, H, w[j])
@@ -76,7 +79,7 @@ cdef double cdn_step(Columns X, int j, const double* y, const double* upper, con
         return 0.0
     decrease = G * d + fabs(w[j] + d) - fabs(w[j])   # < 0: the model's predicted change
     lam = 1.0
-    for t in range(MAX_HALVINGS):
+    for _halving in range(MAX_HALVINGS):
         change = fabs(w[j] + lam * d) - fabs(w[j])
         # the quadratic upper bound of the loss accepts most steps without a pass over column j
         if change + lam * d * G + 0.5 * curvature[j] * lam * lam * d * d <= ARMIJO * lam * decrease:
@@ -101,25 +104,17 @@ cdef double cdn_step(Columns X, int j, const double* y, const double* upper, con
     return d
 
 
-cdef class L1SquaredHingeCD:
+cdef class L1SquaredHingeCD(Samples):
     """CDN state for one binary problem: X canonical CSC (its last column the bias feature when
     there is one), y +1/-1, upper C_i >= 0. epoch(order) runs one pass over the columns in order."""
-    cdef object X
-    cdef const double[::1] data, y, upper
-    cdef const int[::1] indices, indptr
+    cdef const double[::1] y
     cdef double[::1] w_, b_, curvature
     cdef Columns cols
 
     def __init__(self, X, y, upper):
-        n, p = X.shape
-        self.X = X
-        self.data = X.data
-        self.indices = X.indices
-        self.indptr = X.indptr
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
-        if not (self.y.shape[0] == self.upper.shape[0] == n):
-            raise ValueError("y and upper must have one entry per row of X")
+        super().__init__(X, upper)
+        self.y = self.per_row(y, np.float64)
+        n, p = self.n_rows, self.n_cols
         self.w_ = np.zeros(p)
         sq = X.copy()
         sq.data = np.asarray(X.data) ** 2

@@ -94,7 +94,7 @@ cdef void kernel_values(const Machine* m, CSR X, int i, const double* x_dense, i
         x_sqnorm = row_sqnorm(X, i)
         for s in range(m.n_sv):
             kvalue[s] = kernel_from_dot(m.kernel, span_dot(m.sv_data, m.sv_indices, m.sv_start[s],
-                                                            m.sv_stop[s], x_dense),
+                                                           m.sv_stop[s], x_dense),
                                         x_sqnorm, m.sv_sqnorm[s])
 
 

@@ -12,6 +12,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport CSR, csr_view, row_dot, row_axpy
+from ._samples cimport Samples
 
 cnp.import_array()
 
@@ -51,31 +52,23 @@ cdef void hess_vec(CSR X, const double* upper, const double* coef, double B, con
             out[p] += t * B
 
 
-cdef class SquaredHingePrimal:
+cdef class SquaredHingePrimal(Samples):
     """f, its gradient and generalized-Hessian products for one binary problem.
 
     X: canonical CSR; y: +1/-1; upper: C_i >= 0; bias: B (0 for none). Vectors w have
     X.shape[1] + 1 entries, the last one weighing the bias feature. hess_vec uses the active rows
     of the last fun_grad call.
     """
-    cdef object X
-    cdef const double[::1] data, y, upper
-    cdef const int[::1] indices, indptr
+    cdef const double[::1] y
     cdef double[::1] coef
     cdef CSR A
     cdef readonly double bias
     cdef readonly int n_weights
 
     def __init__(self, X, y, upper, double bias=0.0):
-        n, p = X.shape
-        self.X = X
-        self.data = X.data
-        self.indices = X.indices
-        self.indptr = X.indptr
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
-        if not (self.y.shape[0] == self.upper.shape[0] == n):
-            raise ValueError("y and upper must have one entry per row of X")
+        super().__init__(X, upper)
+        self.y = self.per_row(y, np.float64)
+        n, p = self.n_rows, self.n_cols
         self.coef = np.zeros(n)
         self.A = csr_view(self.data, self.indices, self.indptr, n, p)
         self.bias = bias

@@ -22,21 +22,12 @@ import numpy as np
 
 from ._cache cimport KernelCache
 from ._kernel cimport gather_signed
+from ._status cimport (CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, stop_flag_set,
+                       stop_requested)
+from . import _status
 from ..errors import FastSVMError
 
 cnp.import_array()
-
-cdef extern from "Python.h":
-    # declared without Cython's exception check: an interrupt is reported as a Status
-    int PyErr_CheckSignals() noexcept
-    void PyErr_Clear() noexcept
-
-cdef extern from *:
-    """
-    /* The stop flag is written by another thread: a volatile read is never hoisted out of a loop. */
-    static int fastsvm_smo_read_flag(const int *flag) { return *(const volatile int *)flag; }
-    """
-    int read_flag "fastsvm_smo_read_flag"(const int* flag) noexcept nogil
 
 cdef extern from "<time.h>" nogil:
     struct timespec:
@@ -56,26 +47,18 @@ cdef extern from "_select.h":
                                     double* obj_min) noexcept nogil
 
 
-cpdef enum Status:
-    CONVERGED = 0     # maximal violation < eps on the whole problem
-    CHUNK_DONE = 1    # iteration limit of this call reached; call run() again
-    MAX_ITER = 2      # iteration cap reached (gradient rebuilt, result usable)
-    INTERRUPTED = 3   # stop flag or Ctrl-C seen
-    NONFINITE = 4     # a step became NaN or infinite (kernel values overflow)
-    NO_MEMORY = 5     # a kernel column could not be allocated
-
 cdef enum:
     AT_LOWER = 0
     AT_UPPER = 1
     FREE = 2
-    # PyErr_CheckSignals (main thread only) at most every SIGNAL_MS milliseconds of polls: by
+    # Ctrl-C polled (main thread only) at most every SIGNAL_MS milliseconds of polls: by
     # time, not by count, since an iteration's cost varies a thousandfold (64 polls took 1.5-4 s
     # at -j 2 on a busy machine, each threaded scan waiting for a descheduled thread)
     SIGNAL_MS = 20
     # The per-step scans over the active set (selection, gradient update) are split among the
     # cache's threads from this many positions on (default of SMO.parallel_scan_min): below, a
-    # parallel region costs more than it saves. Every position is computed alone and the parts are combined in order, so the
-    # result does not depend on the thread count.
+    # parallel region costs more than it saves. Every position is computed alone and the parts are
+    # combined in order, so the result does not depend on the thread count.
     PARALLEL_SCAN_MIN = 8192
     MAX_PARTS = 64
 
@@ -113,7 +96,7 @@ cdef class SMO:
     cdef public int parallel_scan_min    # scans this long are split among the threads
     cdef int counter
     cdef bint nu, shrinking, unshrink, check_signals
-    cdef long long signals_checked_ms   # when PyErr_CheckSignals last ran (monotonic, ms)
+    cdef long long signals_checked_ms   # when Ctrl-C was last polled (monotonic, ms)
     cdef double eps
     cdef int n_data                      # n for the regression duals, 0 otherwise
     cdef double* alpha
@@ -132,8 +115,7 @@ cdef class SMO:
     cdef int next_buf
     cdef int buf_var[2]                  # the variable whose column buf0 / buf1 holds, or -1
     cdef int buf_len[2]                  # ... on positions [0, buf_len)
-    cdef const int* stop
-    cdef object _stop
+    cdef const int[::1] stop
 
     def __cinit__(self, KernelCache cache, p, y, alpha, C, double eps, bint shrinking, bint nu,
                   int svr_rows, long long max_iter, stop, bint check_signals):
@@ -143,7 +125,6 @@ cdef class SMO:
         cdef const double[::1] a_ = np.ascontiguousarray(alpha, dtype=np.float64)
         cdef const double[::1] c_ = np.ascontiguousarray(C, dtype=np.float64)
         cdef const signed char[::1] y_ = np.ascontiguousarray(y, dtype=np.int8)
-        cdef int[::1] stop_ = stop
         cdef int m = max(l, 1)
         if a_.shape[0] != l or c_.shape[0] != l or y_.shape[0] != l:
             raise ValueError("p, y, alpha and C must have the same length")
@@ -157,8 +138,7 @@ cdef class SMO:
         self.n_data = svr_rows
         self.max_iter = max_iter
         self.check_signals = check_signals
-        self._stop = stop
-        self.stop = &stop_[0]
+        self.stop = stop
         self.alpha = <double*>malloc(m * sizeof(double))
         self.G = <double*>malloc(m * sizeof(double))
         self.G_bar = <double*>malloc(m * sizeof(double))
@@ -233,7 +213,7 @@ cdef class SMO:
     cdef bint interrupted(self) noexcept nogil:
         cdef timespec now
         cdef long long now_ms
-        if read_flag(self.stop) != 0:
+        if stop_flag_set(self.stop):
             return True
         if self.check_signals:
             # the coarse clock costs a few nanoseconds (vDSO, no system call)
@@ -241,10 +221,7 @@ cdef class SMO:
             now_ms = <long long>now.tv_sec * 1000 + now.tv_nsec // 1000000
             if now_ms - self.signals_checked_ms >= SIGNAL_MS:
                 self.signals_checked_ms = now_ms
-                with gil:
-                    if PyErr_CheckSignals() != 0:
-                        PyErr_Clear()  # reported as INTERRUPTED; Python raises KeyboardInterrupt
-                        return True
+                return stop_requested(self.stop)  # reported as INTERRUPTED; Python raises
         return False
 
     cdef float* get_q(self, int i, int length) noexcept nogil:
@@ -720,14 +697,14 @@ cdef class SMO:
         cdef int r
         with nogil:
             r = self.init_gradient()
-        return Status(r)
+        return _status.Status(r)
 
     def run(self, long long limit):
         """Iterate until iteration ``limit``, convergence or the cap; returns a Status."""
         cdef int r
         with nogil:
             r = self.solve(limit)
-        return Status(r)
+        return _status.Status(r)
 
     def result(self):
         """After CONVERGED or MAX_ITER: alpha (original order), rho, r (nu only), LIBSVM's
@@ -834,7 +811,7 @@ cdef class SMO:
         with nogil:
             r = self.take_step(i, j)
         if r != 0:
-            raise RuntimeError(f"step failed with status {Status(r).name}")
+            raise RuntimeError(f"step failed with status {_status.Status(r).name}")
 
     def alpha_now(self):
         out = np.empty(self.l)

@@ -125,7 +125,8 @@ class Nystroem(_FeatureMap):
         n_components = self.n_components
         if n_components > X.shape[0]:
             warnings.warn("n_components > n_samples. This is not possible.\nn_components was set "
-                          "to n_samples, which results in inefficient evaluation of the full kernel.")
+                          "to n_samples, which results in inefficient evaluation of the full kernel.",
+                          stacklevel=2)
             n_components = X.shape[0]
         kind = KERNELS[self.kernel]
         given = {name: getattr(self, name) for name in KERNEL_PARAMS[kind]}

@@ -3,7 +3,7 @@ subproblem; fastsvm.train splits multi-class data and assembles the model."""
 import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -104,12 +104,21 @@ def checked_binary_squared_hinge(sub, solver_name):
     return X, y, upper
 
 
-def linear_run_settings(params, default_tol, default_max_iter):
-    """(tol, max_iter, B) of a linear solver's run: its defaults where Params leaves None, and the
-    bias feature's value from LIBLINEAR's -B (0 when there is none: the bias-free problem)."""
-    tol = default_tol if params.tol is None else float(params.tol)
-    max_iter = default_max_iter if params.max_iter is None else int(params.max_iter)
-    return tol, max_iter, (float(params.bias) if params.bias >= 0 else 0.0)
+@dataclass(frozen=True)
+class LinearConfig:
+    """The knob every linear solver has (each solver's Config extends it)."""
+
+    max_iter: int = 1000   # iterations (epochs, Newton steps) when Params.max_iter is None
+
+
+def linear_run_settings(spec, params):
+    """(config, tol, max_iter, B) of a linear solver's run: its config (solver_config), its
+    defaults where Params leaves None, and the bias feature's value from LIBLINEAR's -B (0 when
+    there is none: the bias-free problem)."""
+    config = solver_config(spec, params, "linear")
+    tol = spec.default_tol if params.tol is None else float(params.tol)
+    max_iter = config.max_iter if params.max_iter is None else int(params.max_iter)
+    return config, tol, max_iter, (float(params.bias) if params.bias >= 0 else 0.0)
 
 
 def is_milestone(epoch):
@@ -125,6 +134,7 @@ class SolveStatus(str, Enum):
 
     CONVERGED = "converged"
     MAX_ITER = "max_iter"
+    LINE_SEARCH_FAILED = "line_search_failed"   # no decrease left at machine precision
 
 
 @dataclass
@@ -296,6 +306,13 @@ class SolverSpec:
     def options(self):
         """SolverOption per -o name=value the solver takes (its config's option fields)."""
         return options_of(self.config)
+
+
+def linear_spec(name, solve, config, default_tol, stop_measure, description, multiclass="ovr"):
+    """The SolverSpec of a linear solver of LIBLINEAR's C-SVC problems (linear kernel only)."""
+    return SolverSpec(name=name, solve=solve, formulations=("c_svc",), kernels=("linear",),
+                      multiclass=multiclass, default_kernel="linear", default_tol=default_tol,
+                      description=description, config=config, stop_measure=stop_measure)
 
 
 def solve_path_cold(spec, sub, Cs):

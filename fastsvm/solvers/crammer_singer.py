@@ -11,15 +11,21 @@ This solver takes the joint problem (SPEC.multiclass == "joint"): the subproblem
 positions 0..k-1 and its upper C_i; the Solution's w is the (k, n_features) weight matrix and its
 rho the k values -B w_b,m, so that class m's score is w_m.x - rho_m.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._core._crammer_singer import CrammerSinger
 from ..errors import FastSVMError
-from .base import (Solution, SolverSpec, Subproblem, checked_arrays, is_milestone,
-                   linear_run_settings)
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, is_milestone,
+                   linear_run_settings, linear_spec)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for -s 4
-DEFAULT_MAX_ITER = 1000  # epochs
+
+
+@dataclass(frozen=True)
+class Config(LinearConfig):
+    """max_iter counts epochs."""
 
 
 def primal_objective(X, codes, upper, W, w_bias, bias):
@@ -38,12 +44,12 @@ def solve(sub: Subproblem) -> Solution:
     if y.size and (np.any(codes != y) or codes.min() < 0):
         raise FastSVMError("crammer_singer: labels must be class positions 0..k-1")
     n_classes = int(codes.max()) + 1 if codes.size else 1
-    tol, max_iter, bias = linear_run_settings(sub.params, DEFAULT_TOL, DEFAULT_MAX_ITER)
+    _, tol, max_iter, bias = linear_run_settings(SPEC, sub.params)
     cs = CrammerSinger(X, codes, upper, n_classes, bias=bias)
     rng = np.random.default_rng(sub.seed)
 
     history = []
-    status, epoch = "max_iter", 0
+    status, epoch = SolveStatus.MAX_ITER, 0
     while epoch < max_iter:
         if sub.stop[0]:
             raise KeyboardInterrupt
@@ -58,7 +64,7 @@ def solve(sub: Subproblem) -> Solution:
             if sub.log is not None:
                 sub.log(f"crammer_singer: epoch {epoch}  max KKT violation {met:.3e}")
         if done:
-            status = "converged"
+            status = SolveStatus.CONVERGED
             break
     W_full = cs.W.T.copy()          # (k, n_features + 1)
     W, w_bias = np.ascontiguousarray(W_full[:, :-1]), W_full[:, -1].copy()
@@ -79,14 +85,7 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
-SPEC = SolverSpec(
-    name="crammer_singer",
-    solve=solve,
-    formulations=("c_svc",),
-    kernels=("linear",),
-    multiclass="joint",
-    default_kernel="linear",
-    default_tol=DEFAULT_TOL,
-    stop_measure="the largest dual KKT violation over samples",
-    description="linear multi-class SVM with all classes in one problem (LIBLINEAR -s 4)",
-)
+SPEC = linear_spec("crammer_singer", solve, Config, DEFAULT_TOL,
+                   stop_measure="the largest dual KKT violation over samples",
+                   description="linear multi-class SVM with all classes in one problem (LIBLINEAR -s 4)",
+                   multiclass="joint")

@@ -7,18 +7,27 @@ The sweep runs in fastsvm._core._dcd in chunks; this module checks the input, tu
 dual's bounds, logs progress between chunks and builds the Solution.
 """
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._core._csr import csr_matvec
-from .._core._dcd import DualCD, Status
+from .._core._dcd import DualCD
+from .._core._status import Status
 from ..errors import FastSVMError
-from .base import Solution, SolverSpec, Subproblem, checked_arrays
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_run_settings,
+                   linear_spec)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for the dual SVC solvers
-DEFAULT_MAX_ITER = 1000  # outer iterations (epochs)
 CHUNK_WORK = 1 << 23     # stored values visited per call into the sweep: Ctrl-C is seen within ~10 ms
-LOG_INTERVAL = 5.0       # seconds: slow runs also log between milestone epochs
+
+
+@dataclass(frozen=True)
+class Config(LinearConfig):
+    """max_iter counts epochs."""
+
+    chunk_work: int = CHUNK_WORK   # stored values visited per call into the sweep
+    log_interval: float = 5.0      # seconds: slow runs also log between milestone epochs
 
 
 def next_milestone(epoch):
@@ -70,9 +79,7 @@ def solve(sub: Subproblem) -> Solution:
     """Solve one binary linear C-SVC subproblem by dual coordinate descent."""
     params = sub.params
     X, y, upper = _check(sub)
-    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    bias = float(params.bias) if params.bias >= 0 else 0.0  # B = 0 is exactly the bias-free problem
+    config, tol, max_iter, bias = linear_run_settings(SPEC, params)  # B = 0: the bias-free problem
     loss = params.loss or "hinge"
 
     # A sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out keeps the PG
@@ -99,14 +106,14 @@ def solve(sub: Subproblem) -> Solution:
     last_time = time.monotonic()
     while True:
         milestone = next_milestone(cd.epoch)
-        status = cd.run(tol, max_iter, milestone - cd.epoch, CHUNK_WORK, sub.stop)
+        status = cd.run(tol, max_iter, milestone - cd.epoch, config.chunk_work, sub.stop)
         if status == Status.INTERRUPTED or sub.stop[0]:
             raise KeyboardInterrupt
         if status == Status.NONFINITE:
             raise FastSVMError("dcd: the gradient overflowed; scale the data or lower C")
         done = status != Status.CHUNK_DONE
         new_epoch = cd.epoch > (history[-1]["epoch"] if history else 0)
-        if new_epoch and (done or cd.epoch >= milestone or time.monotonic() - last_time >= LOG_INTERVAL):
+        if new_epoch and (done or cd.epoch >= milestone or time.monotonic() - last_time >= config.log_interval):
             record()
             last_time = time.monotonic()
         if done:
@@ -117,9 +124,9 @@ def solve(sub: Subproblem) -> Solution:
     alpha = np.zeros(X.shape[0])
     alpha[keep] = cd.alpha
     objective = primal_objective(X_run, y_run, c_run, w, w_bias, bias, loss, sub.n_threads)
-    status_name = "converged" if status == Status.CONVERGED else "max_iter"
+    solve_status = SolveStatus.CONVERGED if status == Status.CONVERGED else SolveStatus.MAX_ITER
     if sub.log is not None:
-        sub.log(f"dcd: {status_name} after {cd.epoch} epochs, primal objective {objective:.10g}, "
+        sub.log(f"dcd: {solve_status.value} after {cd.epoch} epochs, primal objective {objective:.10g}, "
                 f"nSV = {int(np.count_nonzero(alpha))}")
     return Solution(
         coef=y * alpha,
@@ -128,7 +135,7 @@ def solve(sub: Subproblem) -> Solution:
         objective=objective,
         n_iter=cd.epoch,
         stop_measure=cd.violation,
-        status=status_name,
+        status=solve_status,
         history=history,
         dual_objective=dual_objective(cd.alpha, w_full, D),
         dual=cd.alpha,
@@ -136,14 +143,6 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
-SPEC = SolverSpec(
-    name="dcd",
-    solve=solve,
-    formulations=("c_svc",),
-    kernels=("linear",),
-    multiclass="ovr",
-    default_kernel="linear",
-    default_tol=DEFAULT_TOL,
-    stop_measure="the largest projected-gradient violation (LIBLINEAR's)",
-    description="linear SVM by dual coordinate descent, for large sparse data (LIBLINEAR -s 1, -s 3)",
-)
+SPEC = linear_spec("dcd", solve, Config, DEFAULT_TOL,
+                   stop_measure="the largest projected-gradient violation (LIBLINEAR's)",
+                   description="linear SVM by dual coordinate descent, for large sparse data (LIBLINEAR -s 1, -s 3)")

@@ -7,16 +7,22 @@ the bias B (-B) a constant feature whose weight is penalized like the others. Th
 swept in a fresh random order each epoch by fastsvm._core._l1_cd over a CSC copy of X. Stops as
 LIBLINEAR: the 1-norm of the min-norm subgradient at most tol times its value at w = 0.
 """
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
 from .._core._l1_cd import L1SquaredHingeCD
 from ..errors import FastSVMError
-from .base import (Solution, SolverSpec, Subproblem, checked_binary_squared_hinge, is_milestone,
-                   linear_run_settings)
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge,
+                   is_milestone, linear_run_settings, linear_spec)
 
 DEFAULT_TOL = 0.01       # LIBLINEAR's -e for -s 5
-DEFAULT_MAX_ITER = 1000  # epochs
+
+
+@dataclass(frozen=True)
+class Config(LinearConfig):
+    """max_iter counts epochs."""
 
 
 def columns_with_bias(X, bias):
@@ -42,7 +48,7 @@ def objective(X, y, upper, w):
 def solve(sub: Subproblem) -> Solution:
     """Solve one binary L1-regularized squared-hinge SVM by CDN."""
     X, y, upper = checked_binary_squared_hinge(sub, "l1_cd")
-    tol, max_iter, bias = linear_run_settings(sub.params, DEFAULT_TOL, DEFAULT_MAX_ITER)
+    _, tol, max_iter, bias = linear_run_settings(SPEC, sub.params)
     columns = columns_with_bias(X, bias)
     cd = L1SquaredHingeCD(columns, y, upper)
     rng = np.random.default_rng(sub.seed)
@@ -50,7 +56,7 @@ def solve(sub: Subproblem) -> Solution:
     initial = float(cd.violations().sum())
     threshold = tol * initial
     history = []
-    status, epoch = "max_iter", 0
+    status, epoch = SolveStatus.MAX_ITER, 0
     while epoch < max_iter:
         if sub.stop[0]:
             raise KeyboardInterrupt
@@ -67,7 +73,7 @@ def solve(sub: Subproblem) -> Solution:
                 sub.log(f"l1_cd: epoch {epoch}  subgradient 1-norm {met:.3e}  max {largest:.3e}  "
                         f"nnz(w) {history[-1]['nonzeros']}")
         if done:
-            status = "converged"
+            status = SolveStatus.CONVERGED
             break
     w_full = cd.w.copy()
     w, w_bias = (w_full[:-1], float(w_full[-1])) if bias > 0 else (w_full, 0.0)
@@ -85,14 +91,5 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
-SPEC = SolverSpec(
-    name="l1_cd",
-    solve=solve,
-    formulations=("c_svc",),
-    kernels=("linear",),
-    multiclass="ovr",
-    default_kernel="linear",
-    default_tol=DEFAULT_TOL,
-    stop_measure="the largest minimum-norm subgradient entry",
-    description="L1-regularized linear SVM, squared hinge (-L 2), sparse weights (LIBLINEAR -s 5)",
-)
+SPEC = linear_spec("l1_cd", solve, Config, DEFAULT_TOL, stop_measure="the largest minimum-norm subgradient entry",
+                   description="L1-regularized linear SVM, squared hinge (-L 2), sparse weights (LIBLINEAR -s 5)")

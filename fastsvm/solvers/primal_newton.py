@@ -9,18 +9,25 @@ conjugate gradients, to a relative residual that shrinks with |grad f|, then bac
 step (Armijo). Function, gradient and Hessian products are CSR passes in fastsvm._core._primal_newton.
 Stops as LIBLINEAR: |grad f(w)| <= tol * max(min(#pos, #neg), 1) / n * |grad f(0)|.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._core._primal_newton import SquaredHingePrimal
 from ..errors import FastSVMError
-from .base import (Solution, SolverSpec, Subproblem, checked_binary_squared_hinge,
-                   linear_run_settings)
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge,
+                   linear_run_settings, linear_spec)
 
 DEFAULT_TOL = 0.01       # LIBLINEAR's -e for its primal solvers
-DEFAULT_MAX_ITER = 1000  # Newton iterations
-CG_FORCING = 0.1         # CG stops at |r| <= min(CG_FORCING, sqrt(|g| / |g0|)) |g|
-ARMIJO = 0.01            # sufficient decrease along the step
-MAX_HALVINGS = 30
+
+
+@dataclass(frozen=True)
+class Config(LinearConfig):
+    """max_iter counts Newton iterations."""
+
+    cg_forcing: float = 0.1   # CG stops at |r| <= min(cg_forcing, sqrt(|g| / |g0|)) |g|
+    armijo: float = 0.01      # sufficient decrease along the step
+    max_halvings: int = 30
 
 
 def conjugate_gradient(hess_vec, grad, rtol, max_steps, stop):
@@ -48,7 +55,7 @@ def conjugate_gradient(hess_vec, grad, rtol, max_steps, stop):
 def solve(sub: Subproblem) -> Solution:
     """Solve one binary primal L2-loss SVM by Newton-CG."""
     X, y, upper = checked_binary_squared_hinge(sub, "primal_newton")
-    tol, max_iter, bias = linear_run_settings(sub.params, DEFAULT_TOL, DEFAULT_MAX_ITER)
+    config, tol, max_iter, bias = linear_run_settings(SPEC, sub.params)
     problem = SquaredHingePrimal(X, y, upper, bias=bias)
 
     w = np.zeros(problem.n_weights)
@@ -57,25 +64,25 @@ def solve(sub: Subproblem) -> Solution:
     n_pos, n_neg = int(np.count_nonzero(y > 0)), int(np.count_nonzero(y < 0))
     threshold = tol * max(min(n_pos, n_neg), 1) / max(y.size, 1) * g0_norm
     history = []
-    status, n_iter = "max_iter", 0
+    status, n_iter = SolveStatus.MAX_ITER, 0
     g_norm = g0_norm
     while n_iter < max_iter:
         if g_norm <= threshold:
-            status = "converged"
+            status = SolveStatus.CONVERGED
             break
-        rtol = min(CG_FORCING, np.sqrt(g_norm / g0_norm))
+        rtol = min(config.cg_forcing, np.sqrt(g_norm / g0_norm))
         d, cg_steps = conjugate_gradient(problem.hess_vec, g, rtol, problem.n_weights, sub.stop)
         slope = float(g @ d)
         step = 1.0
-        for _ in range(MAX_HALVINGS):
+        for _ in range(config.max_halvings):
             f_new, g_new = problem.fun_grad(w + step * d)
-            if f_new <= f + ARMIJO * step * slope:
+            if f_new <= f + config.armijo * step * slope:
                 break
             step *= 0.5
         else:
             # no decrease left at machine precision: w is as good as this arithmetic gets
             problem.fun_grad(w)
-            status = "line_search_failed"
+            status = SolveStatus.LINE_SEARCH_FAILED
             break
         w += step * d
         f, g = f_new, g_new
@@ -90,7 +97,7 @@ def solve(sub: Subproblem) -> Solution:
                     f"step {step:g}")
     else:
         if g_norm <= threshold:
-            status = "converged"
+            status = SolveStatus.CONVERGED
     w_bias = float(w[-1])
     return Solution(
         coef=problem.dual_coef,
@@ -105,14 +112,5 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
-SPEC = SolverSpec(
-    name="primal_newton",
-    solve=solve,
-    formulations=("c_svc",),
-    kernels=("linear",),
-    multiclass="ovr",
-    default_kernel="linear",
-    default_tol=DEFAULT_TOL,
-    stop_measure="the gradient norm |grad f(w)|",
-    description="linear SVM, squared hinge (-L 2), by Newton's method in the primal (LIBLINEAR -s 2)",
-)
+SPEC = linear_spec("primal_newton", solve, Config, DEFAULT_TOL, stop_measure="the gradient norm |grad f(w)|",
+                   description="linear SVM, squared hinge (-L 2), by Newton's method in the primal (LIBLINEAR -s 2)")

@@ -11,21 +11,31 @@ become sum_i alpha_i = nu sum_i C_i (LIBSVM: nu l for bounds of 1).
 """
 import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._core._cache import KernelCache
-from .._core._smo import SMO, Status
+from .._core._smo import SMO
+from .._core._status import Status
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
-from .base import Solution, SolverSpec, Subproblem, checked_rows
+from .base import Solution, SolverSpec, SolveStatus, Subproblem, checked_rows, solver_config
 
 FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 DEFAULT_TOL = 1e-3
-CHUNK_SECONDS = 0.5   # aimed wall time of one chunk, i.e. between two progress lines
-FIRST_CHUNK = 200     # iterations of the first chunk; later chunks are sized from its speed
 _INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Config:
+    """SMO's knobs (none is an -o option: LIBSVM's own options set the rest)."""
+
+    chunk_seconds: float = 0.5   # aimed wall time of one chunk, i.e. between two progress lines
+    first_chunk: int = 200       # iterations of the first chunk; later chunks are sized from its speed
+    # scans of the active set this long are split among the threads (None: the kernel's default)
+    parallel_scan_min: int | None = None
 
 
 def libsvm_max_iter(n_variables):
@@ -112,6 +122,7 @@ def solve(sub: Subproblem) -> Solution:
     """
     X, rows, y, upper, tol = _check(sub)
     params = sub.params
+    config = solver_config(SPEC, params, sub.kernel.kind)
     n_all = y.shape[0]
     # a sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out is exact and
     # spares SMO pairs that cannot move
@@ -137,10 +148,12 @@ def solve(sub: Subproblem) -> Solution:
     in_main = threading.current_thread() is threading.main_thread()
     smo = SMO(cache, p, signs, alpha0, C, tol, bool(params.shrinking), nu_variant,
               n if regression else 0, max_iter, stop, in_main)
+    if config.parallel_scan_min is not None:
+        smo.parallel_scan_min = config.parallel_scan_min
     del p, alpha0, C   # SMO holds its own copies: their memory serves the cache's columns
 
     _raise_for(smo.init())
-    status, history = _iterate(smo, sub.log)
+    status, history = _iterate(smo, sub.log, config)
     res = smo.result()
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
         raise DegenerateProblemError("SMO produced a non-finite rho or alpha (a classification subproblem "
@@ -160,10 +173,10 @@ def _raise_for(status):
         raise FastSVMError("SMO step became NaN or infinite (kernel values or C far too large?)")
 
 
-def _iterate(smo, log):
+def _iterate(smo, log, config):
     """Run in chunks of iterations (the state stays in ``smo``), one progress line per chunk."""
     history = []
-    chunk = FIRST_CHUNK
+    chunk = config.first_chunk
     while True:
         start = time.perf_counter()
         status = smo.run(smo.n_iter + chunk)
@@ -176,8 +189,8 @@ def _iterate(smo, log):
                 f"active {smo.active_size}/{smo.l}")
         _raise_for(status)
         if status != Status.CHUNK_DONE:
-            return ("max_iter" if status == Status.MAX_ITER else "converged"), history
-        chunk = int(min(max(chunk * CHUNK_SECONDS / max(elapsed, 1e-4), 100), 10_000_000))
+            return (SolveStatus.MAX_ITER if status == Status.MAX_ITER else SolveStatus.CONVERGED), history
+        chunk = int(min(max(chunk * config.chunk_seconds / max(elapsed, 1e-4), 100), 10_000_000))
 
 
 def _solution(formulation, res, signs, upper, keep, n_all, status, history, n_warn):
@@ -227,5 +240,6 @@ SPEC = SolverSpec(
     default_tol=DEFAULT_TOL,
     description="LIBSVM's solver and models: every SVM type and kernel (the default)",
     stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
+    config=Config,
     stops_on_signals=True,
 )

@@ -63,7 +63,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .._core._dcd import DualCD, Status
+from .._core._dcd import DualCD
+from .._core._status import Status
 from .._core._duplicates import equal_row_groups
 from .._core._knapsack import KnapsackSet
 from .._core._ssnal import (NewtonCG, StackedRows, bordered_solve, dense_newton, held_misses, hold_rows, line_point,

@@ -1,0 +1,75 @@
+"""Same results check for a refactor: train fastsvm-train models on the shared data with every
+non-SSsNAL solver and print, per run, the model file's sha256 and the solver's iteration counts
+(the "#iter = N" of each subproblem). Run it with the interpreter of the install
+before and after the change and compare the two outputs line by line (diff): equal hashes are
+bit-identical models.
+
+    /work/venv-base38/bin/python /work/base38/tools/check_same_models.py > before.txt
+    python tools/check_same_models.py > after.txt && diff before.txt after.txt
+"""
+import argparse
+import hashlib
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# (name, data file, fastsvm-train options)
+RUNS = [
+    ("smo c_svc rbf", "heart_scale", "-s smo -s 0 -t 2"),
+    ("smo c_svc rbf a1a", "a1a", "-s smo -s 0 -t 2 -c 4"),
+    ("smo c_svc poly ovo", "dna.scale", "-s smo -s 0 -t 1 -d 2"),
+    ("smo nu_svc", "heart_scale", "-s smo -s 1 -n 0.3"),
+    ("smo one_class", "heart_scale", "-s smo -s 2 -n 0.2"),
+    ("smo epsilon_svr", "abalone_scale", "-s smo -s 3 -p 0.5"),
+    ("smo nu_svr", "housing_scale", "-s smo -s 4 -n 0.4"),
+    ("smo c_svc -h 0", "svmguide1", "-s smo -s 0 -h 0 -c 8"),
+    ("dcd hinge", "a9a", "-s dcd -L hinge -B 1"),
+    ("dcd squared_hinge", "w8a", "-s dcd -L squared_hinge -c 2"),
+    ("dcd hinge seed 7 ovr", "dna.scale", "-s dcd -L hinge -R 7"),
+    ("dcd no shrinking", "a1a", "-s dcd -h 0 -B 1"),
+    ("primal_newton", "a9a", "-s primal_newton -B 1"),
+    ("primal_newton ovr", "dna.scale", "-s primal_newton"),
+    ("l1_cd", "a9a", "-s l1_cd -B 1"),
+    ("l1_cd seed 3", "w1a", "-s l1_cd -R 3 -c 4"),
+    ("crammer_singer", "dna.scale", "-s crammer_singer -B 1"),
+    ("crammer_singer seed 5", "satimage.scale", "-s crammer_singer -R 5"),
+]
+# --bench: SMO on bench_smo.py's sets (RBF, LIBSVM's defaults), minutes rather than seconds
+BENCH_RUNS = [
+    ("smo bench", "mushrooms", "-s smo -s 0"),
+    ("smo bench", "pendigits", "-s smo -s 0"),
+    ("smo bench", "letter.scale", "-s smo -s 0"),
+    ("smo bench", "satimage.scale", "-s smo -s 0"),
+    ("smo bench svr", "abalone_scale", "-s smo -s 3"),
+    ("smo bench svr", "mg", "-s smo -s 3"),
+    ("smo bench", "a9a", "-s smo -s 0"),
+]
+ITERATIONS = re.compile(r"#iter = (\d+)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", default=str(DATA))
+    parser.add_argument("--bench", action="store_true", help="run bench_smo.py's sets instead")
+    args = parser.parse_args()
+    train = Path(sys.executable).parent / "fastsvm-train"
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data, options in (BENCH_RUNS if args.bench else RUNS):
+            path = Path(args.data_dir) / data
+            if not path.exists():
+                print(f"{name}: {data} absent, skipped")
+                continue
+            model = Path(tmp) / "model"
+            out = subprocess.run([str(train), "-j", "1", *options.split(), str(path), str(model)],
+                                 capture_output=True, text=True, check=True).stdout
+            digest = hashlib.sha256(model.read_bytes()).hexdigest()[:16]
+            counts = ITERATIONS.findall(out)   # one per subproblem, in training order
+            print(f"{name:26s} {data:16s} {digest}  #iter {','.join(counts)}")
+
+
+if __name__ == "__main__":
+    main()
