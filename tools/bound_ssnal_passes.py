@@ -42,6 +42,7 @@ import bench_ssnal as bench  # noqa: E402  (this script's folder: its loaders an
 
 from fastsvm.parallel import one_blas_thread  # noqa: E402
 from fastsvm.solvers import ssnal  # noqa: E402
+from fastsvm.solvers.ssnal.problem import coordinate_start  # noqa: E402
 
 LEVELS = (1e-3, 1e-6)
 CHECK_EVERY = 5
@@ -159,8 +160,8 @@ def main(argv=None):
                 ref = ssnal.solve(sub, merge=False)
                 runs = {tol: ssnal.solve(bench.subproblem(X, y, C, tol, args.threads)) for tol in LEVELS}
                 x0, epochs = np.zeros(qp.m), 0.0
-                if qp.Z.p > ssnal.COORDINATE_START_P:   # SSsNAL's start on such sets
-                    x0, epochs = ssnal._coordinate_start(qp, sub.seed, sub.stop, None)
+                if qp.Z.p > ssnal.Config.coordinate_start_p:   # SSsNAL's start on such sets
+                    x0, epochs = coordinate_start(qp, sub.seed, sub.stop, None, ssnal.Config())
                 start = f"coordinate descent ({epochs:g})" if epochs else "x = 0 (0)"
                 floors = [cg_passes(qp, ref.dual, x0, LEVELS, args.max_iter, rank, sub.seed)
                           for rank in [0] + ranks]
