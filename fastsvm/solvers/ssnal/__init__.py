@@ -37,7 +37,8 @@ import numpy as np
 
 from ...errors import ParameterError
 from ...problems.dual import kkt_residual
-from ..base import Solution, SolverSpec, Subproblem, solver_config
+from ...problems.presolve import merge_equal_samples
+from ..base import Solution, SolverSpec, Subproblem, checked_arrays, solve_path_cold, solver_config
 from .config import DEFAULT_TOL, NONLINEAR, Config
 from .kernel import solve_kernel
 from .linear import solve_linear
@@ -59,15 +60,31 @@ def solve(sub: Subproblem, merge=True) -> Solution:
     return solve_linear(sub, config, merge=merge, start=sub.warm)
 
 
+def prepare(sub: Subproblem):
+    """What a path over C reuses: for a linear kernel, the equal samples found once
+    (problems.presolve.Merged at sub's bounds; a uniform C keeps the groups); else None."""
+    if sub.kernel.kind != "linear":
+        return None
+    config = solver_config(SPEC, sub.params, "linear")
+    X, y, upper = checked_arrays(sub)
+    return merge_equal_samples(X, y, upper, config.merge_min_share)
+
+
 def solve_path(sub: Subproblem, Cs, state=None) -> list:
-    """The problems with bounds C * sub.upper for each C of Cs in order, each linear one
-    warm-started from the last one's solution (warm_path.path_start); kernel ones cold."""
+    """The problems with bounds C * sub.upper for each C of Cs in order (C > 0), each linear one
+    warm-started from the last one's solution (warm_path.path_start) on the presolve of
+    prepare(sub) (`state`, made here when None); kernel ones cold."""
+    if sub.kernel.kind != "linear":
+        return solve_path_cold(SPEC, sub, Cs)
     upper = np.asarray(sub.upper, dtype=np.float64)
+    presolved = prepare(sub) if state is None else state
+    config = solver_config(SPEC, sub.params, "linear")
     solutions, previous = [], sub.warm
-    for C in Cs:
-        solution = solve(dataclasses.replace(sub, upper=upper * C, warm=previous))
-        solutions.append(solution)
-        previous = solution if sub.kernel.kind == "linear" else None
+    for step, C in enumerate(Cs):
+        scaled = dataclasses.replace(presolved, upper=presolved.upper * C, passes=presolved.passes if step == 0 else 0.0)
+        previous = solve_linear(dataclasses.replace(sub, upper=upper * C, warm=None), config, start=previous,
+                                presolved=scaled)
+        solutions.append(previous)
     return solutions
 
 
@@ -82,5 +99,6 @@ SPEC = SolverSpec(
     description="semismooth Newton augmented Lagrangian: C-SVC and epsilon-SVR to high accuracy",
     config=Config,
     stop_measure="eta, the relative KKT residual of ALGORITHMS.md section 0",
+    prepare=prepare,
     solve_path=solve_path,
 )

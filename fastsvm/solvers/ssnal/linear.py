@@ -10,7 +10,7 @@ import numpy as np
 from ...errors import FastSVMError, ParameterError
 from ...problems.dual import kkt_residual
 from ...problems.vector import dot, norm
-from ..base import Solution, SolveStatus, Subproblem, checked_arrays
+from ..base import Solution, SolveStatus, Subproblem
 from .inner import InnerSolve
 from .newton import NewtonSystems
 from .config import DEFAULT_MAX_OUTER, DEFAULT_TOL
@@ -46,8 +46,9 @@ class LinearRun:
     """One SSsNAL solve of a DualQP to eta <= tol: the outer iterations' state (center x, w = Z^T x,
     Zw, the inner iterate v and Zv, sigma, eta) and, per outer iteration, its inner solve's."""
 
-    def __init__(self, qp, tol, max_outer, config, stop, log, start=None):
-        """start: None (x = 0) or (x, its work in passes over X), x in (P)'s variables."""
+    def __init__(self, qp, tol, max_outer, config, stop, log, start=None, sigma_scale=1.0):
+        """start: None (x = 0) or (x, its work in passes over X), x in (P)'s variables;
+        sigma_scale: sigma_0 = this x schedule.first_sigma."""
         self.t0 = time.perf_counter()
         self.qp, self.tol, self.max_outer, self.cfg, self.stop, self.log = qp, tol, max_outer, config, stop, log
         m, p = qp.m, qp.Z.p
@@ -61,7 +62,7 @@ class LinearRun:
             self.Zw = qp.Z.matvec(self.w)
             self.counters.passes += 2.0 + start[1] / qp.pass_cost
         self.v, self.Zv = self.w.copy(), self.Zw.copy()
-        self.sigma = first_sigma(qp.mean_upper(), config)
+        self.sigma = first_sigma(qp.mean_upper(), config, sigma_scale)
         self.history = []
         self.status = SolveStatus.MAX_ITER
         self.eta = math.inf
@@ -330,22 +331,23 @@ class LinearRun:
                 "time": time.perf_counter() - self.t0, "primal_objective": primal, "b_kkt": b_kkt}
 
 
-def solve_linear(sub: Subproblem, config, merge=True, start=None) -> Solution:
+def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem with a linear kernel by SSsNAL; `merge`: equal
-    samples merged (linear_dual); `start`: a Solution of the same problem at other bounds to
-    start from (warm_path.path_start), else x = 0 or the coordinate-descent start."""
+    samples merged (linear_dual; `presolved`: as a path's presolve found them); `start`: a
+    Solution of the same problem at other bounds to start from (warm_path.path_start), else x = 0
+    or the coordinate-descent start."""
     params = sub.params
     if params.loss not in (None, "hinge"):
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
-    qp = linear_dual(sub, merge=merge, merge_min_share=config.merge_min_share)
-    begin = None
+    qp = linear_dual(sub, merge=merge, merge_min_share=config.merge_min_share, presolved=presolved)
+    begin, sigma_scale = None, 1.0
     if start is not None:
-        begin = path_start(qp, checked_arrays(sub)[2], start)
+        begin, sigma_scale = path_start(qp, np.asarray(sub.upper, dtype=np.float64), start), config.path_sigma_scale
     elif qp.samples is not None and qp.Z.p > config.coordinate_start_p:
         begin = coordinate_start(qp, sub.seed, sub.stop, sub.log, config)
-    result = LinearRun(qp, tol, max_outer, config, sub.stop, sub.log, begin).run()
+    result = LinearRun(qp, tol, max_outer, config, sub.stop, sub.log, begin, sigma_scale).run()
     x, w, b = result["x"], result["w"], result["b"]
     objective = qp.objective(x, w)
     coef = np.sign(qp.K.a) * x if sub.formulation == "c_svc" else x   # C-SVC: a = y (scaled when merged)

@@ -90,9 +90,10 @@ def primal_objective(qp, Zw, w, b):
     return qp.primal_objective(Zw, w, b)
 
 
-def linear_dual(sub: Subproblem, merge=False, merge_min_share=0.05) -> DualQP:
+def linear_dual(sub: Subproblem, merge=False, merge_min_share=0.05, presolved=None) -> DualQP:
     """The dual of a C-SVC or epsilon-SVR subproblem with a linear kernel; with `merge`, equal
-    samples merged (EqualSamples) when that saves merge_min_share of the stored values."""
+    samples merged (EqualSamples) when that saves merge_min_share of the stored values, or as
+    `presolved` says (merge_equal_samples of the same rows at sub's bounds: a path's, made once)."""
     X, y, upper = checked_arrays(sub)
     n, nnz = X.shape[0], max(X.nnz, 1)
     if n == 0:
@@ -101,8 +102,8 @@ def linear_dual(sub: Subproblem, merge=False, merge_min_share=0.05) -> DualQP:
     check_formulation(sub.formulation, y, eps)
     samples = (X, y, upper) if sub.formulation == "c_svc" else None
     merged, presolve, scale, sq_norms = None, 0.0, np.ones(n), None
-    if merge:
-        kept = merge_equal_samples(X, y, upper, merge_min_share)
+    if merge or presolved is not None:
+        kept = presolved if presolved is not None else merge_equal_samples(X, y, upper, merge_min_share)
         X, y, upper, sq_norms, merged, presolve = kept.X, kept.y, kept.upper, kept.sq_norms, kept.merged, kept.passes
         if merged is not None:
             scale = merged.scale

@@ -5,13 +5,14 @@ import math
 REJECTED_NOTE = "  (Newton steps did not converge: step undone, sigma lowered)"  # ends a progress line
 
 
-def first_sigma(mean_upper, config):
-    """sigma_0: config.sigma0 when given, else config.sigma0_scale x the mean upper bound (C for
-    C-SVC): sigma maps Z v + c, of order 1 (margins), to steps of x, of order C; with sigma_0 = 1 a
-    large C spent its first outer iterations on small proximal steps."""
+def first_sigma(mean_upper, config, scale=1.0):
+    """sigma_0: config.sigma0 when given, else scale x config.sigma0_scale x the mean upper bound
+    (C for C-SVC): sigma maps Z v + c, of order 1 (margins), to steps of x, of order C; with
+    sigma_0 = 1 a large C spent its first outer iterations on small proximal steps. A start near
+    the solution (a path's warm start) takes a smaller scale: its first proximal steps are short."""
     if config.sigma0 is not None:
         return config.sigma0
-    return min(max(config.sigma0_scale * mean_upper, config.sigma_min), config.sigma_max)
+    return min(max(scale * config.sigma0_scale * mean_upper, config.sigma_min), config.sigma_max)
 
 
 def inner_tolerance(outer, tol, inner_scale):
