@@ -22,6 +22,7 @@ from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._dcd import DualCD
 from fastsvm._core._knapsack import KnapsackSet
+from fastsvm._core._status import Status
 from fastsvm._core._ssnal import (NewtonCG, StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses,
                                   hold_rows, line_point, off_system_moves, search_scalars, sorted_changes)
 from fastsvm.csr import to_csr
@@ -306,10 +307,10 @@ def test_newton_cg_solves_the_newton_system(operator):
     rhs = rng.normal(size=40)
     d = np.zeros(40)
     iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-12, 200)
-    assert status == "converged" and 0 < iters <= 40 + 5
+    assert status == Status.CONVERGED and 0 < iters <= 40 + 5
     np.testing.assert_allclose(d, np.linalg.solve(H, rhs), rtol=1e-9, atol=1e-10)
     iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-12, 2)
-    assert status == "max_iter" and iters == 2
+    assert status == Status.MAX_ITER and iters == 2
 
 
 def _numpy_pcg(H, b, iterations):
@@ -371,7 +372,7 @@ def test_newton_cg_iterates_are_those_of_cg_on_the_whole_system(n_threads, compa
             np.testing.assert_allclose(products, expected, rtol=1e-9, atol=1e-10)
         d = np.full(300, np.nan)
         iters, status = cg.solve(rows, a, sigma, rhs, d, 1e-12, 500, compact)
-        assert status == "converged"
+        assert status == Status.CONVERGED
         np.testing.assert_allclose(H @ d, rhs, atol=1e-10)
 
 
@@ -403,7 +404,7 @@ def test_newton_cg_updates_its_copy_while_the_free_set_changes_little():
         cg.solve(rows, a, sigma, rhs, d, 0.0, 3)
         np.testing.assert_allclose(d, _numpy_pcg(H, rhs, 3), rtol=1e-10, atol=1e-12)
         assert (cg.copies_made, cg.copies_updated) == (made, updated)
-        assert cg.solve(rows, a, sigma, rhs, d, 1e-12, 500)[1] == "converged"
+        assert cg.solve(rows, a, sigma, rhs, d, 1e-12, 500)[1] == Status.CONVERGED
         np.testing.assert_allclose(H @ d, rhs, atol=1e-10)
         updated += 1                                  # the same J again
         assert (cg.copies_made, cg.copies_updated) == (made, updated)
@@ -681,7 +682,7 @@ def test_newton_cg_threaded_product_matches_one_thread():
     for n_threads in (1, 2):
         Z = StackedRows(X, np.arange(5000, dtype=np.int32), np.ones(5000), n_threads=n_threads)
         d = np.zeros(30)
-        assert NewtonCG(Z).solve(rows, a, 2.0, rhs, d, 1e-12, 200)[1] == "converged"
+        assert NewtonCG(Z).solve(rows, a, 2.0, rhs, d, 1e-12, 200)[1] == Status.CONVERGED
         sols.append(d)
     np.testing.assert_allclose(sols[0], np.linalg.solve(H, rhs), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
@@ -707,7 +708,7 @@ def test_newton_cg_threaded_vector_steps_match_one_thread():
     for n_threads in (1, 2):
         Z = StackedRows(X, np.arange(4000, dtype=np.int32), np.ones(4000), n_threads=n_threads)
         d = np.zeros(20000)
-        assert NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-11, 500)[1] == "converged"
+        assert NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-11, 500)[1] == Status.CONVERGED
         assert np.linalg.norm(hessian(d) - rhs) <= 1e-10 * np.linalg.norm(rhs)
         sols.append(d)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)

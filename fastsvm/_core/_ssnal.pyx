@@ -16,6 +16,8 @@ import numpy as np
 from ._csr cimport (CSR, ROW_BLOCKS_MAX, csr_view, indices_within, matvec, rmatvec, row_axpy, row_blocks, row_dot,
                    row_sqnorm)
 from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project, select_kth
+from ._status cimport Status, read_flag, stop_flag_set
+from ._status import Status as StatusCode
 
 from ..errors import FastSVMError
 
@@ -23,12 +25,6 @@ cdef extern from "_vectorized.h":
     # diag[j] = max(1, 1 + sigma (sq[j] - s[j]^2 inv_aa))^(7/8), vectorized
     void damped_diagonal "fastsvm_damped_diagonal"(double* diag, const double* sq, const double* s, int n,
                                                    double sigma, double inv_aa) noexcept nogil
-
-cdef enum:
-    CG_CONVERGED = 0
-    CG_MAX_ITER = 1
-    CG_INTERRUPTED = 2
-    CG_BREAKDOWN = 3
 
 cdef int PARALLEL_ROWS = 2048      # fewer rows than this: one thread
 cdef int STOP_POLL_ROWS = 4096     # rows between two looks at the stop flag in long loops
@@ -279,7 +275,7 @@ cdef class StackedRows:
         cdef double xv, sg, sg2
         cdef Py_ssize_t p = self.p
         for j in range(k):
-            if j % STOP_POLL_ROWS == 0 and self._stop[0]:
+            if j % STOP_POLL_ROWS == 0 and stop_flag_set(self._stop):
                 return 1
             r = rows[j]
             i = self.source[r]
@@ -303,7 +299,7 @@ cdef class StackedRows:
         cdef int i, j, kk, ri
         cdef double v
         for i in range(k):
-            if i % 256 == 0 and self._stop[0]:
+            if i % 256 == 0 and stop_flag_set(self._stop):
                 return 1
             ri = self.source[rows[i]]
             for kk in range(self.X.indptr[ri], self.X.indptr[ri + 1]):
@@ -426,11 +422,11 @@ cdef class NewtonCG:
     def solve(self, const int[::1] rows, const double[::1] a_rows, double sigma, const double[::1] rhs,
               double[::1] out, double rtol, int max_iter, bint compact=True):
         """d into ``out``, for J = rows (distinct) and P_J t = t - a_J (a_J^T t) / (a_J^T a_J).
-        Returns (iterations, status) with status 'converged' (residual <= rtol |rhs|),
-        'max_iter', 'interrupted' (stop flag) or 'breakdown'. compact: on the kept copy of the
+        Returns (iterations, status), a Status: CONVERGED (residual <= rtol |rhs|), MAX_ITER,
+        INTERRUPTED (stop flag) or BREAKDOWN. compact: on the kept copy of the
         rows (else on Z's rows where they lie). Keeps what add_products needs."""
         cdef StackedRows Z = self.Z
-        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = CG_CONVERGED, j, c, pc = p, n_rows = k
+        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = Status.CONVERGED, j, c, pc = p, n_rows = k
         cdef int n_threads = Z.n_threads
         Z._check(rhs.shape[0], p)
         Z._check(out.shape[0], p)
@@ -438,7 +434,7 @@ cdef class NewtonCG:
         Z._check_rows(rows)
         self.n_products = 0
         if p == 0:
-            return 0, "converged"
+            return 0, StatusCode.CONVERGED
         cdef bint copy = compact
         cdef Py_ssize_t nnz = int(Z.rows_nnz(rows)[0]) if copy else 0
         if 2 * nnz >= 2 ** 31 - 1:   # int32 indices, dead rows included
@@ -512,7 +508,7 @@ cdef class NewtonCG:
         self.n_products = pc
         self.product_columns = copy
         self.last_iters = it
-        return it, ("converged", "max_iter", "interrupted", "breakdown")[status]
+        return it, StatusCode(status)
 
     def add_products(self, double[::1] out, double coef_q, double coef_s):
         """out += coef_q Z_J^T P_J Z_J d + coef_s Z_J^T a_J for the last system's J and solution
@@ -793,19 +789,19 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned ch
     x_off[0] = 0.0
     n_iter[0] = 0
     if bnorm == 0.0:
-        return CG_CONVERGED
+        return Status.CONVERGED
     rz = rhs_off
     for c in range(p):
         z[c] = r[c] / diag[c]
         d[c] = z[c]
         rz += r[c] * z[c]
     for it in range(max_iter):
-        if stop[0]:
-            return CG_INTERRUPTED
+        if read_flag(stop):
+            return Status.INTERRUPTED
         dhd = (_apply_hessian(X, src, sgn, live, k, acc, n_threads, a_rows, aa, sigma, s_a, d, t, hd, col_threads, part)
                + d_off * d_off * rhs_off)
         if not dhd > 0.0:
-            return CG_BREAKDOWN
+            return Status.BREAKDOWN
         alpha = rz / dhd
         x_off[0] += alpha * d_off
         r_off -= alpha * d_off
@@ -819,7 +815,7 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned ch
             rz_new += part[2 * cb + 1]
         n_iter[0] = it + 1
         if sqrt(rnorm) <= rtol * bnorm:
-            return CG_CONVERGED
+            return Status.CONVERGED
         beta = rz_new / rz
         rz = rz_new
         d_off = r_off + beta * d_off
@@ -827,7 +823,7 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned ch
             lo = cb * COLUMN_BLOCK
             for c in range(lo, min(lo + COLUMN_BLOCK, p)):
                 d[c] = z[c] + beta * d[c]
-    return CG_MAX_ITER
+    return Status.MAX_ITER
 
 
 def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, double step,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._core._ssnal import NewtonCG, bordered_solve, dense_newton, sorted_changes
+from ..._core._status import Status
 from ...errors import FastSVMError, ParameterError
 from ...problems.vector import dot
 
@@ -192,7 +193,7 @@ class NewtonSystems:
             self.cg = NewtonCG(self.qp.Z)
         d = np.empty(self.qp.Z.p)
         iters, status = self.cg.solve(J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, self.cfg.cg_max_iter)
-        if status == "interrupted":
+        if status == Status.INTERRUPTED:
             raise KeyboardInterrupt
         self.counters.cg += iters
         self.counters.passes += (2 * iters + 1) * self.nnz_J[0] / self.counters.nnz
