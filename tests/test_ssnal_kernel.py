@@ -1,4 +1,4 @@
-"""SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal_kernel, reached as solver "ssnal") against
+"""SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal.kernel, reached as solver "ssnal") against
 LIBSVM, and NumPy twins of its kernel pieces.
 
 The optimum is judged independently of the solver: the kernel matrix comes from scikit-learn's

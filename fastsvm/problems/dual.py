@@ -63,6 +63,23 @@ class SvmDual:
         return quad + dot(self.K.upper, slack)
 
 
+class OverDual:
+    """A solver's own view of an SvmDual held as its `dual` attribute: c, K and source read
+    through, the rest the solver's."""
+
+    @property
+    def c(self):
+        return self.dual.c
+
+    @property
+    def K(self):
+        return self.dual.K
+
+    @property
+    def source(self):
+        return self.dual.source
+
+
 def kkt_residual(x, grad, K, hint=math.nan):
     """eta(x) = |x - Pi_K(x - grad)| / (1 + |x| + |grad|) (seed 000 eq. 4.1) for grad = grad f(x),
     and the multiplier lam of that projection, which is the bias b at a solution.

@@ -62,7 +62,7 @@ from ..._core._cache import KernelCache
 from ..._core._ssnal_kernel import KernelProducts
 from ...errors import FastSVMError, ParameterError
 from ...memory import check_kernel_cache
-from ...problems.dual import SvmDual, kkt_residual, svm_dual
+from ...problems.dual import OverDual, SvmDual, kkt_residual, svm_dual
 from ...problems.vector import dot, norm
 from ..base import Kernel, Solution, SolveStatus, Subproblem, checked_arrays
 from .config import DEFAULT_MAX_OUTER, DEFAULT_TOL, NONLINEAR
@@ -72,7 +72,7 @@ from .working_set import WorkingSet
 
 
 @dataclass
-class KernelDual:
+class KernelDual(OverDual):
     """(P) for a nonlinear kernel (problems.dual.SvmDual), the kernel kept implicit."""
 
     X: object
@@ -86,18 +86,6 @@ class KernelDual:
     @property
     def m(self):
         return self.dual.m
-
-    @property
-    def c(self):
-        return self.dual.c
-
-    @property
-    def K(self):
-        return self.dual.K
-
-    @property
-    def source(self):
-        return self.dual.source
 
     def row_coef(self, x):
         """beta with Q x = a o (K beta)[source]."""

@@ -17,7 +17,7 @@ from .config import DEFAULT_MAX_OUTER, DEFAULT_TOL
 from .problem import Counters, coordinate_start, linear_dual
 from .schedule import REJECTED_NOTE, cg_tolerance, first_sigma, inner_tolerance, next_inner_scale, next_sigma
 from .screening import screen, unsure_rows
-from .warm_path import path_start
+from .warm_path import path_start, usable
 
 def progress_line(entry, tol):
     """One outer iteration for the user: how far from done (the KKT residual against -e, 'about'
@@ -343,8 +343,9 @@ def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None
     max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
     qp = linear_dual(sub, merge=merge, merge_min_share=config.merge_min_share, presolved=presolved)
     begin, sigma_scale = None, 1.0
-    if start is not None:
-        begin, sigma_scale = path_start(qp, np.asarray(sub.upper, dtype=np.float64), start), config.path_sigma_scale
+    upper = np.asarray(sub.upper, dtype=np.float64)
+    if start is not None and usable(start, upper.shape[0]):   # else (another solver's): cold
+        begin, sigma_scale = path_start(qp, upper, start), config.path_sigma_scale
     elif qp.samples is not None and qp.Z.p > config.coordinate_start_p:
         begin = coordinate_start(qp, sub.seed, sub.stop, sub.log, config)
     result = LinearRun(qp, tol, max_outer, config, sub.stop, sub.log, begin, sigma_scale).run()
@@ -369,5 +370,5 @@ def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None
         details={k: result[k] for k in ("newton", "passes", "trials", "cg", "systems", "sigma", "time",
                                         "primal_objective", "b_kkt")}
         | {"tol": tol, "merged_samples": 0 if qp.merged is None else qp.merged.group.shape[0] - qp.Z.n,
-           "upper": np.asarray(sub.upper, dtype=np.float64)},
+           "upper": upper},
     )

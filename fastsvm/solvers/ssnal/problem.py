@@ -9,14 +9,14 @@ import numpy as np
 from ..._core._dcd import DualCD, Status
 from ..._core._ssnal import StackedRows
 from ...errors import FastSVMError
-from ...problems.dual import CHUNK_WORK, SvmDual, check_formulation, coordinate_dual_objective, svm_dual
+from ...problems.dual import CHUNK_WORK, OverDual, SvmDual, check_formulation, coordinate_dual_objective, svm_dual
 from ...problems.presolve import EqualSamples, merge_equal_samples
 from ...problems.vector import dot
 from ..base import Subproblem, checked_arrays
 
 
 @dataclass
-class DualQP:
+class DualQP(OverDual):
     """(P) of ALGORITHMS.md section 0 for a linear kernel: Q = Z Z^T, K = {a^T x = d, l <= x <= u}."""
 
     Z: StackedRows
@@ -27,14 +27,6 @@ class DualQP:
     pass_cost: float = 1.0        # a pass over Z in passes over the subproblem's X
     presolve_passes: float = 0.0  # the work of finding and merging them, in those passes
     row_norms: np.ndarray | None = None  # |z_r|, when the presolve's pass gave them
-
-    @property
-    def c(self):
-        return self.dual.c
-
-    @property
-    def K(self):
-        return self.dual.K
 
     @property
     def m(self):

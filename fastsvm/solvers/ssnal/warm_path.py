@@ -3,6 +3,14 @@ the next one."""
 import numpy as np
 
 
+def usable(previous, n_samples):
+    """Whether `previous` (Subproblem.warm) is a linear SSsNAL solution of n_samples samples: its
+    dual point and bounds are what path_start reads."""
+    upper = previous.details.get("upper") if previous.details else None
+    return (previous.dual is not None and upper is not None and np.shape(upper) == (n_samples,)
+            and np.shape(previous.dual)[0] in (n_samples, 2 * n_samples))
+
+
 def path_start(qp, upper, previous):
     """(x, passes): a start for qp (problem.DualQP of a subproblem with per-sample bounds `upper`)
     from `previous`, a Solution of the same subproblem at other bounds (details["upper"]: its
