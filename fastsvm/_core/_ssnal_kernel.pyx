@@ -1,4 +1,4 @@
-"""The kernel work of SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal_kernel), without the GIL.
+"""The kernel work of SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal.kernel), without the GIL.
 
 KernelProducts: out[r] += sum_j coef[j] k(x_{rows[r]}, x_{cols[j]}) for many rows at once (the
 gradient Q x of the whole problem, and its updates on the rows outside the working set), without

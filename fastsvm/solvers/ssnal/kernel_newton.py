@@ -3,7 +3,7 @@ Woodbury form of the linear solver's system, its |J| x |J| part by Cholesky (bor
 equality constraint) or by CG on the cached columns or on K_UU's kept values."""
 import numpy as np
 
-from ..._core._ssnal import bordered_solve, cholesky_solve
+from ..._core._linalg import bordered_solve, cholesky_solve
 from ...errors import FastSVMError
 from ...problems.vector import dot
 

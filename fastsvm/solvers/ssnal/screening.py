@@ -2,7 +2,7 @@
 the check, at its end, of the held rows that may have had to move."""
 import numpy as np
 
-from ..._core._ssnal import held_misses, hold_rows
+from ..._core._screening import held_misses, hold_rows
 from ...errors import FastSVMError
 
 
