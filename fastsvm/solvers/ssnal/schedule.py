@@ -28,9 +28,9 @@ def next_inner_scale(r_primal, eta, config):
     return min(1.0, max(config.inner_scale_min, r_primal / eta)) if eta > 0 else 1.0
 
 
-def cg_tolerance(progress, loosest=0.3):
-    """Relative residual for a CG Newton direction: `loosest` (Config.cg_rtol), tightening with the inner solve's
-    progress = |grad| / |grad at its start| (inexact Newton, Eisenstat-Walker style; the
+def cg_tolerance(progress, loosest):
+    """Relative residual for a CG Newton direction: `loosest` (Config.cg_rtol), tightening with
+    the inner solve's progress = |grad| / |grad at its start| (inexact Newton, Eisenstat-Walker style; the
     exponent was chosen on text-like data, where CG carries the cost: exact directions cost
     more CG iterations than the Newton steps they save)."""
     return min(loosest, progress ** 0.25)
