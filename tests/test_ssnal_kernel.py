@@ -768,7 +768,8 @@ def test_cache_products_refuse_positions_outside_the_working_set(positions):
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=1 << 16)
     out = np.zeros(3)
     with pytest.raises(FastSVMError, match="position outside the working set"):
-        cache.axpy_columns(np.array(positions, dtype=np.int32), np.ones(len(positions)), 3, out, np.zeros(1, dtype=np.int32))
+        cache.axpy_columns(np.array(positions, dtype=np.int32), np.ones(len(positions)), 3, out,
+                           np.zeros(1, dtype=np.int32))
     cache.axpy_columns(np.array([0, 2], dtype=np.int32), np.ones(2), 3, out, np.zeros(1, dtype=np.int32))
     assert np.all(out > 0)
 

@@ -81,7 +81,8 @@ def solve_path(sub: Subproblem, Cs, state=None) -> list:
     config = solver_config(SPEC, sub.params, "linear")
     solutions, previous = [], sub.warm
     for step, C in enumerate(Cs):
-        scaled = dataclasses.replace(presolved, upper=presolved.upper * C, passes=presolved.passes if step == 0 else 0.0)
+        passes = presolved.passes if step == 0 else 0.0   # the presolve's work, counted once
+        scaled = dataclasses.replace(presolved, upper=presolved.upper * C, passes=passes)
         previous = solve_linear(dataclasses.replace(sub, upper=upper * C, warm=None), config, start=previous,
                                 presolved=scaled)
         solutions.append(previous)

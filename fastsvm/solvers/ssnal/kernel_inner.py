@@ -10,8 +10,8 @@ from ..._core._ssnal import line_point
 from ...problems.dual import kkt_residual
 from ...problems.vector import dot, norm
 from .kernel_newton import newton_direction, not_psd
-from .schedule import REJECTED_NOTE, next_sigma
 from .linesearch import line_minimum
+from .schedule import REJECTED_NOTE, next_sigma
 
 
 class KernelCounters:

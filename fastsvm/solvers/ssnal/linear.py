@@ -11,13 +11,14 @@ from ...errors import FastSVMError, ParameterError
 from ...problems.dual import kkt_residual
 from ...problems.vector import dot, norm
 from ..base import Solution, SolveStatus, Subproblem
+from .config import DEFAULT_MAX_OUTER, DEFAULT_TOL
 from .inner import InnerSolve
 from .newton import NewtonSystems
-from .config import DEFAULT_MAX_OUTER, DEFAULT_TOL
 from .problem import Counters, coordinate_start, linear_dual
 from .schedule import REJECTED_NOTE, cg_tolerance, first_sigma, inner_tolerance, next_inner_scale, next_sigma
 from .screening import screen, unsure_rows
 from .warm_path import path_start, usable
+
 
 def progress_line(entry, tol):
     """One outer iteration for the user: how far from done (the KKT residual against -e, 'about'
