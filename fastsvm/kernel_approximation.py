@@ -135,9 +135,12 @@ class NystroemMap:
         n, m = X.shape[0], self.landmarks.shape[0]
         out = np.empty((n, self.n_components))
         block = max(1, BLOCK_VALUES // max(m, 1))  # independent of the thread count: same bits
+        stop = _stop_flag(stop)
         for lo in range(0, n, block):
             hi = min(lo + block, n)
             np.matmul(self.kernel_rows(X[lo:hi], n_threads, stop), self.normalization, out=out[lo:hi])
+            if stop[0]:          # the product above holds no poll: look between the blocks
+                raise KeyboardInterrupt
         return out
 
 

@@ -5,6 +5,7 @@ The optimum is judged by the KKT residual eta, recomputed here in plain NumPy (e
 projection by bisection) for SSsNAL's dual vector and for LIBSVM's (read from its sv_coef and
 sv_indices), by the dual objective, the bias and the predictions.
 """
+import dataclasses
 import functools
 import math
 import sys
@@ -21,17 +22,23 @@ from conftest import shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._dcd import DualCD
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._ssnal import (NewtonCG, StackedRows, bordered_solve, cholesky_solve, dense_newton, held_misses,
-                                  hold_rows, line_point, off_system_moves, search_scalars, sorted_changes)
+from fastsvm._core._linalg import bordered_solve, cholesky_solve, dense_newton
+from fastsvm._core._screening import held_misses, hold_rows
+from fastsvm._core._ssnal import NewtonCG, StackedRows, line_point, off_system_moves, search_scalars, sorted_changes
+from fastsvm._core._status import Status
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.parallel import one_blas_thread
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
-import fastsvm.solvers.ssnal as ssnal_module
-from fastsvm.solvers.ssnal import (SPEC, _coordinate_start, _RowSubset, kkt_residual, line_minimum, linear_dual,
-                                  next_sigma, solve)
+from fastsvm.solvers.ssnal import SPEC, Config, kkt_residual, linear_dual, solve
+from fastsvm.solvers.ssnal import screening as ssnal_screening
+from fastsvm.solvers.ssnal.inner import InnerSolve
+from fastsvm.solvers.ssnal.linesearch import line_minimum
+from fastsvm.solvers.ssnal.newton import NewtonSystems
+from fastsvm.solvers.ssnal.problem import Counters, RowSubset, coordinate_start
+from fastsvm.solvers.ssnal.schedule import next_sigma
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -79,7 +86,7 @@ def np_objective(Z, c, x):
 
 # ---------------------------------------------------------------- helpers
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name):
     X, y = load_svmlight_file(str(shared_file(name)), zero_based=False)
     return to_csr(X), y
@@ -91,8 +98,8 @@ def as_pm(labels):
 
 
 def subproblem(X, y, formulation="c_svc", C=1.0, tol=1e-6, upper=None, log=None, stop=None, n_threads=1,
-               **options):
-    params = Params(svm_type=formulation, solver="ssnal", C=C, tol=tol, epsilon=0.1, options=options)
+               config=None, **options):
+    params = Params(svm_type=formulation, solver="ssnal", C=C, tol=tol, epsilon=0.1, options=options, config=config)
     kw = {} if stop is None else {"stop": stop}
     return Subproblem(formulation, X, y, np.full(X.shape[0], C) if upper is None else upper,
                       Kernel("linear"), params, log=log, n_threads=n_threads, **kw)
@@ -197,7 +204,8 @@ def test_tiny_dense_qp_against_slsqp(formulation):
     Z, c, a, u = np_dual(X, y, formulation, np.full(n, C))
     Q = (Z @ Z.T).toarray() if sp.issparse(Z) else Z @ Z.T
     res = minimize(lambda x: 0.5 * x @ Q @ x + c @ x, np.zeros(len(c)), jac=lambda x: Q @ x + c,
-                   bounds=[(0, ui) for ui in u], constraints=[{"type": "eq", "fun": lambda x: a @ x, "jac": lambda x: a}],
+                   bounds=[(0, ui) for ui in u],
+                   constraints=[{"type": "eq", "fun": lambda x: a @ x, "jac": lambda x: a}],
                    method="SLSQP", options={"ftol": 1e-14, "maxiter": 1000})
     assert res.success
     sol = solve(subproblem(sp.csr_matrix(X), y, formulation, C, tol=1e-9))
@@ -301,10 +309,10 @@ def test_newton_cg_solves_the_newton_system(operator):
     rhs = rng.normal(size=40)
     d = np.zeros(40)
     iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-12, 200)
-    assert status == "converged" and 0 < iters <= 40 + 5
+    assert status == Status.CONVERGED and 0 < iters <= 40 + 5
     np.testing.assert_allclose(d, np.linalg.solve(H, rhs), rtol=1e-9, atol=1e-10)
     iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-12, 2)
-    assert status == "max_iter" and iters == 2
+    assert status == Status.MAX_ITER and iters == 2
 
 
 def _numpy_pcg(H, b, iterations):
@@ -366,7 +374,7 @@ def test_newton_cg_iterates_are_those_of_cg_on_the_whole_system(n_threads, compa
             np.testing.assert_allclose(products, expected, rtol=1e-9, atol=1e-10)
         d = np.full(300, np.nan)
         iters, status = cg.solve(rows, a, sigma, rhs, d, 1e-12, 500, compact)
-        assert status == "converged"
+        assert status == Status.CONVERGED
         np.testing.assert_allclose(H @ d, rhs, atol=1e-10)
 
 
@@ -398,7 +406,7 @@ def test_newton_cg_updates_its_copy_while_the_free_set_changes_little():
         cg.solve(rows, a, sigma, rhs, d, 0.0, 3)
         np.testing.assert_allclose(d, _numpy_pcg(H, rhs, 3), rtol=1e-10, atol=1e-12)
         assert (cg.copies_made, cg.copies_updated) == (made, updated)
-        assert cg.solve(rows, a, sigma, rhs, d, 1e-12, 500)[1] == "converged"
+        assert cg.solve(rows, a, sigma, rhs, d, 1e-12, 500)[1] == Status.CONVERGED
         np.testing.assert_allclose(H @ d, rhs, atol=1e-10)
         updated += 1                                  # the same J again
         assert (cg.copies_made, cg.copies_updated) == (made, updated)
@@ -462,10 +470,10 @@ def test_cholesky_factor_flushes_denormals_and_restores_the_mode():
     tiny = np.finfo(float).tiny
     L = np.linalg.cholesky(M)
     assert np.count_nonzero((L != 0) & (np.abs(L) < tiny)) > 0         # the case arises
-    for solve in (lambda H, d: cholesky_solve(H, d), lambda H, d: bordered_solve(H, d, np.ones(300))):
+    for solver in (lambda H, d: cholesky_solve(H, d), lambda H, d: bordered_solve(H, d, np.ones(300))):
         H, d = M.copy(), np.linspace(-1.0, 1.0, 300)
         with one_blas_thread():
-            assert solve(H, d)
+            assert solver(H, d)
         U = np.triu(H)
         assert np.count_nonzero((U != 0) & (np.abs(U) < tiny)) == 0
         assert 0.0 < np.float64(1e-300) / 1e10 < tiny
@@ -493,13 +501,14 @@ def test_bordered_solve_is_the_projected_newton_system(n):
 
 
 def test_sigma_schedule():
-    assert next_sigma(1.0, 3, True, 3.0) == 6.0          # easy inner solve: faster growth
-    assert next_sigma(1.0, 8, True, 3.0) == 3.0
-    assert next_sigma(1.0, 20, True, 3.0) == pytest.approx(3.0 ** 0.5)
-    assert next_sigma(1.0, 40, True, 3.0) == 1.0
-    assert next_sigma(1.0, 3, True, 3.0, lagging=False) == 1.0  # primal side ahead: kept
-    assert next_sigma(4.0, 50, False, 3.0) == 2.0        # stalled: lowered
-    assert next_sigma(1e10, 1, True, 3.0) == 1e10         # bounded
+    config = Config(sigma_factor=3.0)
+    assert next_sigma(1.0, 3, True, config) == 6.0          # easy inner solve: faster growth
+    assert next_sigma(1.0, 8, True, config) == 3.0
+    assert next_sigma(1.0, 20, True, config) == pytest.approx(3.0 ** 0.5)
+    assert next_sigma(1.0, 40, True, config) == 1.0
+    assert next_sigma(1.0, 3, True, config, lagging=False) == 1.0  # primal side ahead: kept
+    assert next_sigma(4.0, 50, False, config) == 2.0        # stalled: lowered
+    assert next_sigma(1e10, 1, True, config) == 1e10         # bounded
 
 
 @pytest.mark.parametrize("system", ["dense", "smw", "cg"])
@@ -675,7 +684,7 @@ def test_newton_cg_threaded_product_matches_one_thread():
     for n_threads in (1, 2):
         Z = StackedRows(X, np.arange(5000, dtype=np.int32), np.ones(5000), n_threads=n_threads)
         d = np.zeros(30)
-        assert NewtonCG(Z).solve(rows, a, 2.0, rhs, d, 1e-12, 200)[1] == "converged"
+        assert NewtonCG(Z).solve(rows, a, 2.0, rhs, d, 1e-12, 200)[1] == Status.CONVERGED
         sols.append(d)
     np.testing.assert_allclose(sols[0], np.linalg.solve(H, rhs), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
@@ -701,25 +710,24 @@ def test_newton_cg_threaded_vector_steps_match_one_thread():
     for n_threads in (1, 2):
         Z = StackedRows(X, np.arange(4000, dtype=np.int32), np.ones(4000), n_threads=n_threads)
         d = np.zeros(20000)
-        assert NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-11, 500)[1] == "converged"
+        assert NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-11, 500)[1] == Status.CONVERGED
         assert np.linalg.norm(hessian(d) - rhs) <= 1e-10 * np.linalg.norm(rhs)
         sols.append(d)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
 
 
 @pytest.mark.parametrize("density, block_rows", [(0.5, None), (0.5, 7), (0.05, None)])
-def test_kept_gram_updated_over_changed_rows_equals_numpy(density, block_rows, monkeypatch):
+def test_kept_gram_updated_over_changed_rows_equals_numpy(density, block_rows):
     """The kept Z_J^T Z_J and Z_J^T a_J of the dense Newton systems, updated over the rows that
     joined or left J: by BLAS on dense copies of those rows, a block at a time (blocks of 7 rows
     put block boundaries everywhere), when they are at least a quarter full (0.5), by sparse
     outer products otherwise (0.05); both equal NumPy's."""
-    if block_rows is not None:
-        monkeypatch.setattr(ssnal_module, "DENSE_BLOCK_BYTES", 8 * 60 * block_rows)
+    config = Config() if block_rows is None else Config(dense_block_bytes=8 * 60 * block_rows)
     rng = np.random.default_rng(21)
     X = to_csr(sp.random(3000, 60, density=density, random_state=22, format="csr"))
     y = np.where(rng.random(3000) < 0.5, 1.0, -1.0)
-    qp = ssnal_module.linear_dual(subproblem(X, y))
-    newton = ssnal_module._Newton(qp, ssnal_module._Counters(qp.nnz))
+    qp = linear_dual(subproblem(X, y))
+    newton = NewtonSystems(qp, Counters(qp.nnz), config)
     used = []
     J1 = np.sort(rng.choice(3000, 2000, replace=False)).astype(np.int32)
     J2 = np.union1d(np.setdiff1d(J1, J1[::20]), np.setdiff1d(np.arange(3000), J1)[:250]).astype(np.int32)
@@ -727,7 +735,7 @@ def test_kept_gram_updated_over_changed_rows_equals_numpy(density, block_rows, m
         newton.nnz_J = qp.Z.rows_nnz(J)
         newton.changes = None
         if J is J2:
-            rows, _ = ssnal_module.sorted_changes(J2, J1)
+            rows, _ = sorted_changes(J2, J1)
             used.append(newton._update_gram_cost(rows)[1])
         G, s = newton._gram(J, np.ascontiguousarray(qp.K.a[J]))
     Zd = (y[:, None] * X.toarray())[J2]
@@ -738,12 +746,12 @@ def test_kept_gram_updated_over_changed_rows_equals_numpy(density, block_rows, m
 
 def test_cg_systems_keep_the_few_rows_that_left_the_last_free_set():
     """A CG Newton system (after the first of an inner solve) takes J with the rows of the last
-    CG system's J that left it, when at most KINK_ROWS did and they are among the solve's rows;
+    CG system's J that left it, when at most kink_rows did and they are among the solve's rows;
     its direction solves that system. Dense systems and the first CG system are as given."""
     rng = np.random.default_rng(41)
     X = to_csr(sp.random(300, 40, density=0.2, random_state=42, format="csr"))
     y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
-    qp = ssnal_module.linear_dual(subproblem(X, y))
+    qp = linear_dual(subproblem(X, y))
     Zd = y[:, None] * X.toarray()
     sigma, g = 3.0, rng.normal(size=40)
 
@@ -753,11 +761,11 @@ def test_cg_systems_keep_the_few_rows_that_left_the_last_free_set():
         return np.linalg.solve(H, -g)
 
     J1 = np.sort(rng.choice(300, 120, replace=False)).astype(np.int32)
-    newton = ssnal_module._Newton(qp, ssnal_module._Counters(qp.nnz), "cg")
+    newton = NewtonSystems(qp, Counters(qp.nnz), Config(newton_system="cg"))
     d = newton.direction(J1, g, sigma, 1e-13, kinks=True)      # no last CG system yet
     np.testing.assert_array_equal(newton.cg_J, J1)
     np.testing.assert_allclose(d, newton_direction(J1), rtol=1e-9, atol=1e-11)
-    few = np.delete(J1, [5, 60, 90])                           # KINK_ROWS = 3 rows left
+    few = np.delete(J1, [5, 60, 90])                           # kink_rows = 3 rows left
     d = newton.direction(few, g, sigma, 1e-13, kinks=True)
     np.testing.assert_array_equal(newton.cg_J, J1)
     np.testing.assert_allclose(d, newton_direction(J1), rtol=1e-9, atol=1e-11)
@@ -772,7 +780,7 @@ def test_cg_systems_keep_the_few_rows_that_left_the_last_free_set():
     newton.cg_J = J1
     newton.direction(many, g, sigma, 1e-13, kinks=True)
     np.testing.assert_array_equal(newton.cg_J, many)
-    dense = ssnal_module._Newton(qp, ssnal_module._Counters(qp.nnz), "dense")
+    dense = NewtonSystems(qp, Counters(qp.nnz), Config(newton_system="dense"))
     dense.cg_J = J1
     np.testing.assert_allclose(dense.direction(few, g, sigma, 1e-13, kinks=True), newton_direction(few),
                                rtol=1e-9, atol=1e-11)
@@ -813,26 +821,26 @@ def test_off_system_moves_against_numpy():
 
 @pytest.mark.parametrize("newton_system", ["dense", "cg"])
 def test_newton_system_steps_keep_z_transpose_x(monkeypatch, newton_system):
-    """Z^T Pi_K(y) kept from the Newton systems (_Inner.accept given the system: the dense ones'
+    """Z^T Pi_K(y) kept from the Newton systems (InnerSolve.accept given the system: the dense ones'
     Gram matrices, the CG ones' residuals) moves by Z^T (x_new - x_old) recomputed, at every step
     of a solve, restricted steps included (their held rows' part stays)."""
     rng = np.random.default_rng(33)
     X = to_csr(sp.random(3000, 25, density=0.3, random_state=34, format="csr"))
     y = np.where(X @ rng.normal(size=25) + 0.3 * rng.normal(size=3000) > 0, 1.0, -1.0)
     seen = {"system": 0, "checked": 0}
-    accept = ssnal_module._Inner.accept
+    accept = InnerSolve.accept
 
     def checked_accept(self, res, system=None):
         ztx, x = self.ztx.copy(), self.xp.copy()
         accept(self, res, system)
         seen["system"] += system is not None
         Z = self.qp.Z                  # a restricted solve's: Z^T x moves by its rows' part
-        rows = Z.rows if isinstance(Z, _RowSubset) else np.arange(Z.m, dtype=np.int32)
-        whole = Z.Z if isinstance(Z, _RowSubset) else Z
+        rows = Z.rows if isinstance(Z, RowSubset) else np.arange(Z.m, dtype=np.int32)
+        whole = Z.Z if isinstance(Z, RowSubset) else Z
         np.testing.assert_allclose(self.ztx - ztx, whole.rows_rmatvec(rows, self.xp - x), rtol=1e-9, atol=1e-9)
         seen["checked"] += 1
 
-    monkeypatch.setattr(ssnal_module._Inner, "accept", checked_accept)
+    monkeypatch.setattr(InnerSolve, "accept", checked_accept)
     sol = solve(subproblem(X, y, C=4.0, tol=1e-6, newton_system=newton_system))
     assert sol.status == "converged" and seen["system"] >= 5 and seen["checked"] >= 5
     assert sol.details["systems"][newton_system] >= 5
@@ -884,7 +892,7 @@ def test_hold_rows_and_held_misses_against_numpy(m):
 def test_row_subset_products_against_dense(operator):
     X, source, sign, Zd, rng = operator
     rows = np.sort(rng.choice(600, 200, replace=False)).astype(np.int32)
-    Z_A = _RowSubset(StackedRows(X, source, sign), rows)
+    Z_A = RowSubset(StackedRows(X, source, sign), rows)
     v = rng.normal(size=40)
     assert Z_A.m == 200 and Z_A.nnz == sum(X[source[r]].nnz for r in rows)
     np.testing.assert_allclose(Z_A.matvec(v), Zd[rows] @ v, atol=1e-12)
@@ -898,18 +906,17 @@ def test_row_subset_products_against_dense(operator):
 
 
 @pytest.mark.parametrize("name,formulation", [("mushrooms", "c_svc"), ("abalone_scale", "epsilon_svr")])
-def test_holding_rows_leaves_the_optimum_and_recovers_from_bad_holds(name, formulation, monkeypatch):
+def test_holding_rows_leaves_the_optimum_and_recovers_from_bad_holds(name, formulation):
     """Inner solves continued on part of the rows reach the optimum of the whole problem; so do
     holds far too eager (a factor 100 times smaller), whose misses are detected and counted."""
     X, labels = load(name)
     y = as_pm(labels) if formulation == "c_svc" else labels
     held = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6))
     assert sum(h["held"] for h in held.history) > 0
-    monkeypatch.setattr(ssnal_module, "SCREEN_FACTOR", 0.01)
-    eager = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6))
+    eager = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6, config=Config(screen_factor=0.01)))
     assert sum(h["held_misses"] for h in eager.history) > 0
-    monkeypatch.setattr(ssnal_module, "SCREEN_MIN_SHARE", math.inf)
-    whole = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6))
+    never = Config(screen_factor=0.01, screen_min_share=math.inf)
+    whole = solve(subproblem(X, y, formulation, C=1.0, tol=1e-6, config=never))
     assert sum(h["held"] for h in whole.history) == 0
     n = X.shape[0]
     Z, c, a, u = np_dual(X, y, formulation, np.full(n, 1.0))
@@ -921,7 +928,7 @@ def test_holding_rows_leaves_the_optimum_and_recovers_from_bad_holds(name, formu
 
 
 @pytest.mark.parametrize("name, estimates", [("a9a", True), ("mushrooms", False)])
-def test_far_outer_iterations_take_eta_from_z_v_without_a_pass(name, estimates, monkeypatch):
+def test_far_outer_iterations_take_eta_from_z_v_without_a_pass(name, estimates):
     """Far from the end an outer iteration takes grad f from Z v + c, which it knows, instead of a
     pass for Z w + c, when the error bound is small against eta (a9a; not mushrooms, whose first
     inner solve ends less tight): the same path and optimum for fewer passes, the stop on an
@@ -929,8 +936,7 @@ def test_far_outer_iterations_take_eta_from_z_v_without_a_pass(name, estimates, 
     X, labels = load(name)
     y = as_pm(labels)
     sol = solve(subproblem(X, y, C=1.0, tol=1e-6))
-    monkeypatch.setattr(ssnal_module, "ESTIMATED_ETA_MIN", math.inf)
-    exact = solve(subproblem(X, y, C=1.0, tol=1e-6))
+    exact = solve(subproblem(X, y, C=1.0, tol=1e-6, config=Config(estimated_eta_min=math.inf)))
     assert not any(h["eta_estimated"] for h in exact.history)
     assert sol.history[0]["eta_estimated"] == estimates
     assert sol.status == "converged" and not sol.history[-1]["eta_estimated"]
@@ -960,7 +966,7 @@ def test_max_outer_after_an_estimated_eta_returns_the_exact_one():
 
 
 @pytest.mark.parametrize("name", ["a9a", "w8a"])
-def test_a_tied_cold_start_steps_along_the_gradient_first(name, monkeypatch):
+def test_a_tied_cold_start_steps_along_the_gradient_first(name):
     """C-SVC from x = 0: every row's y is sigma, the projection frees a whole class; the first step
     goes along -grad psi instead of a Newton direction on that free set. Same optimum, fewer passes
     (to eta <= 1e-3 at C = 1: a9a 27.4 -> 24.6, w8a 30.7 -> 27.8)."""
@@ -968,8 +974,8 @@ def test_a_tied_cold_start_steps_along_the_gradient_first(name, monkeypatch):
     y = as_pm(labels)
     fast, exact = (solve(subproblem(X, y, C=1.0, tol=tol)) for tol in (1e-3, 1e-6))
     assert exact.details["systems"]["none"] >= 1
-    monkeypatch.setattr(ssnal_module, "COLD_GRADIENT_STEP", False)
-    slow, whole = (solve(subproblem(X, y, C=1.0, tol=tol)) for tol in (1e-3, 1e-6))
+    newton_first = Config(cold_gradient_step=False)
+    slow, whole = (solve(subproblem(X, y, C=1.0, tol=tol, config=newton_first)) for tol in (1e-3, 1e-6))
     assert whole.details["systems"]["none"] == 0
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], 1.0))
     assert exact.status == "converged" and np_eta(Z, c, a, u, exact.dual)[0] <= 1e-6
@@ -992,7 +998,7 @@ def test_line_minimum_from_a_start_step_finds_the_same_root_in_fewer_trials():
     for start in (1.0, 2.5e-3):
         calls = []
 
-        def trial(alpha):
+        def trial(alpha, calls=calls):
             calls.append(alpha)
             return (0.0, slope(alpha))
 
@@ -1017,22 +1023,20 @@ def synthetic(kind, rows):
     return to_csr(sp.vstack([X for X, _ in blocks], format="csr")), np.concatenate([y for _, y in blocks]).astype(float)
 
 
-@pytest.mark.parametrize("rows, rules", [(30000, ("EARLY_STEP_PASSES", "EARLY_EVERY_STEP_PASSES")),
-                                         (15000, ("EARLY_EVERY_STEP_PASSES",))])
-def test_costly_newton_steps_test_eta_early(rows, rules, monkeypatch):
+@pytest.mark.parametrize("rows, rules", [(30000, ("early_step_passes", "early_every_step_passes")),
+                                         (15000, ("early_every_step_passes",))])
+def test_costly_newton_steps_test_eta_early(rows, rules):
     """With CG directions a Newton step costs many passes and the exact eta test one: the solve
     makes the test as soon as the inner solve is near its tolerance instead of waiting for the
-    estimated bound (EARLY_STEP_PASSES), and again after every step, not only after |grad psi|
-    fell tenfold since the last test (EARLY_EVERY_STEP_PASSES: text-like 15k rows at C = 1 reach
+    estimated bound (Config.early_step_passes), and again after every step, not only after |grad psi|
+    fell tenfold since the last test (Config.early_every_step_passes: text-like 15k rows at C = 1 reach
     tol a step before that next test). Without the rules it stops steps later (on these two sets;
     on others the rules change nothing, or cost the few passes of their tests); both
     stop at an eta <= tol the NumPy twin confirms."""
     X, y = synthetic("text", rows)
     C, tol = 1.0, 1e-3
     early = solve(subproblem(X, y, C=C, tol=tol))
-    for rule in rules:
-        monkeypatch.setattr(ssnal_module, rule, math.inf)
-    late = solve(subproblem(X, y, C=C, tol=tol))
+    late = solve(subproblem(X, y, C=C, tol=tol, config=Config(**dict.fromkeys(rules, math.inf))))
     assert early.details["systems"]["cg"] > 0
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
     for sol in (early, late):
@@ -1050,8 +1054,7 @@ def test_held_rows_are_not_checked_once_the_iterate_meets_tol(monkeypatch):
     X, y = synthetic("covtype", 20000)
     C, tol = 1.0, 1e-3
     checks = []
-    held_misses = ssnal_module.held_misses
-    monkeypatch.setattr(ssnal_module, "held_misses", lambda *args: checks.append(1) or held_misses(*args))
+    monkeypatch.setattr(ssnal_screening, "held_misses", lambda *args: checks.append(1) or held_misses(*args))
     sol = solve(subproblem(X, y, C=C, tol=tol))
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
     assert sol.status == "converged" and np_eta(Z, c, a, u, sol.dual)[0] <= tol
@@ -1154,28 +1157,28 @@ def test_presolve_row_norms_are_those_of_the_rows_of_z(formulation, copies):
 
 
 def coordinate_epochs(X, y, C, seed=0):
-    """The number of DCD epochs _coordinate_start runs, recounted: epochs while each gains at most
-    COORDINATE_RATE of the one before in DCD's dual objective (a DualCD of the same seed)."""
+    """The number of DCD epochs coordinate_start runs, recounted: epochs while each gains at most
+    Config.coordinate_rate of the one before in DCD's dual objective (a DualCD of the same seed)."""
     n = X.shape[0]
     dcd = DualCD(X, y, np.full(n, C), np.zeros(n), bias=1.0, seed=seed, shrinking=False)
     gains, objective = [], 0.0
-    while len(gains) < ssnal_module.COORDINATE_MAX_EPOCHS:
+    while len(gains) < Config.coordinate_max_epochs:
         while dcd.epoch <= len(gains):
             dcd.run(0.0, len(gains) + 1, 1, 1 << 23)
         gain = dcd.alpha.sum() - 0.5 * dcd.w @ dcd.w - objective
         objective += gain
         gains.append(gain)
-        if len(gains) > 1 and gain > ssnal_module.COORDINATE_RATE * gains[-2]:
+        if len(gains) > 1 and gain > Config.coordinate_rate * gains[-2]:
             break
     return len(gains)
 
 
-def test_many_features_start_from_coordinate_descent_epochs(monkeypatch):
-    """C-SVC with more features than COORDINATE_START_P (Newton systems by CG) starts from DCD
+def test_many_features_start_from_coordinate_descent_epochs():
+    """C-SVC with more features than Config.coordinate_start_p (Newton systems by CG) starts from DCD
     epochs, as many as the recount says; from there the solve reaches LIBSVM's optimum, and
     eta <= 1e-3 in fewer passes over X (the epochs counted) than from x = 0."""
     X, y = synthetic("text", 5000)
-    assert X.shape[1] > ssnal_module.COORDINATE_START_P
+    assert X.shape[1] > Config.coordinate_start_p
     lines = []
     started = solve(subproblem(X, y, C=1.0, tol=1e-3, log=lines.append))
     epochs = coordinate_epochs(X, y, 1.0)
@@ -1184,14 +1187,13 @@ def test_many_features_start_from_coordinate_descent_epochs(monkeypatch):
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], 1.0))
     assert started.status == "converged" and np_eta(Z, c, a, u, started.dual)[0] <= 1e-3
     check_solution_against_libsvm(X, y, "c_svc", 1.0)
-    monkeypatch.setattr(ssnal_module, "COORDINATE_START_P", math.inf)
     cold_lines = []
-    cold = solve(subproblem(X, y, C=1.0, tol=1e-3, log=cold_lines.append))
+    cold = solve(subproblem(X, y, C=1.0, tol=1e-3, log=cold_lines.append, config=Config(coordinate_start_p=math.inf)))
     assert not any("coordinate descent" in line for line in cold_lines)
     assert started.details["passes"] < 0.7 * cold.details["passes"]
 
 
-def test_coordinate_start_sums_equal_copies_into_their_merged_row():
+def testcoordinate_start_sums_equal_copies_into_their_merged_row():
     """With equal samples merged, the start is the unmerged one in the merged variables:
     u = sum of the copies' x / sqrt(copies), in the subspace of equal copies SSsNAL keeps to; the
     solve from it reaches the optimum of the unmerged solve with equal values on the copies."""
@@ -1201,8 +1203,8 @@ def test_coordinate_start_sums_equal_copies_into_their_merged_row():
     plain = linear_dual(subproblem(X, y), merge=False)
     assert merged.merged is not None
     stop = np.zeros(1, dtype=np.int32)
-    x_merged, epochs_merged = _coordinate_start(merged, 0, stop, None)
-    x_plain, epochs_plain = _coordinate_start(plain, 0, stop, None)
+    x_merged, epochs_merged = coordinate_start(merged, 0, stop, None, Config())
+    x_plain, epochs_plain = coordinate_start(plain, 0, stop, None, Config())
     assert epochs_merged == epochs_plain
     np.testing.assert_allclose(x_merged, np.bincount(merged.merged.group, weights=x_plain) / merged.merged.scale,
                                rtol=1e-12, atol=1e-15)
@@ -1212,14 +1214,14 @@ def test_coordinate_start_sums_equal_copies_into_their_merged_row():
     check_copies_share_values(X, y, np.full(X.shape[0], 1.0), sol.dual)
 
 
-def test_stop_flag_stops_the_coordinate_start():
+def test_stop_flag_stops_thecoordinate_start():
     X, y = synthetic("text", 2000)
     stop = np.ones(1, dtype=np.int32)
     with pytest.raises(KeyboardInterrupt):
-        _coordinate_start(linear_dual(subproblem(X, y)), 0, stop, None)
+        coordinate_start(linear_dual(subproblem(X, y)), 0, stop, None, Config())
 
 
-def test_coordinate_start_is_the_same_for_every_thread_count():
+def testcoordinate_start_is_the_same_for_every_thread_count():
     """The start runs on one thread in a seeded order: the same epochs and dual objective (its
     trace line) for 1 and 2 threads, and the same optimum after it."""
     X, y = synthetic("text", 2000)
@@ -1230,3 +1232,50 @@ def test_coordinate_start_is_the_same_for_every_thread_count():
         starts.append(lines[0])
     assert "dual coordinate descent" in starts[0] and starts[0] == starts[1]
     assert solutions[1].objective == pytest.approx(solutions[0].objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("name, formulation", [("heart_scale", "c_svc"), ("mushrooms", "c_svc"),
+                                                ("abalone_scale", "epsilon_svr")])
+def test_a_path_over_c_reaches_the_cold_optima(name, formulation):
+    """solve_path warm-starts each C from the last C's solution (scaled into the new box) and
+    reuses the presolve (mushrooms: equal samples merged): every problem of the path reaches the
+    optimum of its cold solve (dual objective within 1e-6 relative, eta <= tol by the NumPy twin).
+    Whether the warm starts save work depends on the data (a9a: below; mushrooms' first 3000
+    rows: more Newton steps than cold)."""
+    X, labels = load(name)
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    X, y = X[:3000], y[:3000]
+    Cs = [0.25, 1.0, 2.0, 8.0]
+    sub = subproblem(X, y, formulation, C=1.0, tol=1e-6)
+    path = SPEC.solve_path(sub, Cs)
+    cold = [solve(subproblem(X, y, formulation, C=C, tol=1e-6)) for C in Cs]
+    for C, warm, reference in zip(Cs, path, cold):
+        Z, c, a, u = np_dual(X, y, formulation, np.full(X.shape[0], C))
+        assert warm.status == "converged" and np_eta(Z, c, a, u, warm.dual)[0] <= 1e-6
+        assert warm.objective == pytest.approx(reference.objective, rel=1e-6)
+    assert path[0].details["newton"] == cold[0].details["newton"]    # the first C starts cold
+
+
+def test_a_path_on_a9a_takes_fewer_passes_than_cold_solves():
+    """C = 1/8 .. 8 on a9a to eta <= 1e-3: the path's passes over X (its presolve once) and Newton
+    steps are fewer than the cold solves' (181 -> 117 passes over C = 2^-3 .. 2^6)."""
+    X, labels = load("a9a")
+    y = as_pm(labels)
+    Cs = [0.125, 0.5, 2.0, 8.0]
+    path = SPEC.solve_path(subproblem(X, y, C=1.0, tol=1e-3), Cs)
+    cold = [solve(subproblem(X, y, C=C, tol=1e-3)) for C in Cs]
+    assert all(s.status == "converged" for s in path)
+    assert sum(s.details["passes"] for s in path) < 0.85 * sum(s.details["passes"] for s in cold)
+    assert sum(s.details["newton"] for s in path) < sum(s.details["newton"] for s in cold)
+
+
+def test_a_warm_subproblem_starts_from_its_solution():
+    """Subproblem.warm (a Solution of the same rows at other bounds) is honoured by solve: from the
+    solution at C = 2 the problem at C = 2 itself needs no Newton step beyond the checks."""
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    sub = subproblem(X, y, C=2.0, tol=1e-6)
+    first = solve(sub)
+    again = solve(dataclasses.replace(sub, warm=first))
+    assert again.objective == pytest.approx(first.objective, rel=1e-9)
+    assert again.details["newton"] < first.details["newton"]

@@ -1,4 +1,4 @@
-"""SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal_kernel, reached as solver "ssnal") against
+"""SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal.kernel, reached as solver "ssnal") against
 LIBSVM, and NumPy twins of its kernel pieces.
 
 The optimum is judged independently of the solver: the kernel matrix comes from scikit-learn's
@@ -22,14 +22,19 @@ import fastsvm
 from conftest import libsvm_one_thread, shared_file
 from fastsvm import load_svmlight_file
 from fastsvm._core._cache import KernelCache
-from fastsvm._core._ssnal_kernel import (KernelProducts, cache_axpy, cache_block, cache_store, cached, exp_neg,
-                                         move_to_front)
+from fastsvm._core._ssnal_kernel import KernelProducts, exp_neg
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
 from fastsvm.prediction import decision_values
 from fastsvm.solvers import get_solver
-from fastsvm.solvers import ssnal, ssnal_kernel
+from fastsvm.solvers import ssnal
+from fastsvm.solvers.ssnal import Config, kernel_inner
+from fastsvm.solvers.ssnal import kernel as ssnal_kernel
+from fastsvm.solvers.ssnal.kernel_inner import KernelCounters
+from fastsvm.solvers.ssnal.kernel_newton import dense_solve, newton_direction, well_conditioned
+from fastsvm.solvers.ssnal.warm import warm_start
+from fastsvm.solvers.ssnal.working_set import WorkingSet
 from fastsvm.solvers.base import Kernel, Subproblem
 
 svmutil = pytest.importorskip("libsvm.svmutil")
@@ -82,7 +87,7 @@ def np_objective(Q, c, x):
 
 # ---------------------------------------------------------------- helpers
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name, rows=None):
     X, y = load_svmlight_file(str(shared_file(name)), zero_based=False)
     X = to_csr(X)
@@ -96,9 +101,10 @@ def as_pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, kernel, formulation="c_svc", C=1.0, tol=TOL, threads=1, seed=0, **options):
+def subproblem(X, y, kernel, formulation="c_svc", C=1.0, tol=TOL, threads=1, seed=0, config=None, **options):
     params = Params(svm_type=formulation, solver="ssnal", kernel_type=kernel.kind, gamma=kernel.gamma,
-                    degree=kernel.degree, coef0=kernel.coef0, C=C, tol=tol, epsilon=0.1, options=options)
+                    degree=kernel.degree, coef0=kernel.coef0, C=C, tol=tol, epsilon=0.1, options=options,
+                    config=config)
     return Subproblem(formulation, X, y, np.full(X.shape[0], C), kernel, params, seed=seed, n_threads=threads)
 
 
@@ -112,7 +118,8 @@ def dual_vector(sol, y, formulation):
 
 def libsvm_solution(X, y, kernel, formulation, C):
     """LIBSVM at -e 1e-6: (its dual vector x in our variables, rho, model)."""
-    rows = [dict(zip((X.indices[X.indptr[i]:X.indptr[i + 1]] + 1).tolist(), X.data[X.indptr[i]:X.indptr[i + 1]].tolist()))
+    rows = [dict(zip((X.indices[X.indptr[i]:X.indptr[i + 1]] + 1).tolist(),
+                     X.data[X.indptr[i]:X.indptr[i + 1]].tolist()))
             for i in range(X.shape[0])]
     s = 0 if formulation == "c_svc" else 3
     with libsvm_one_thread():
@@ -153,7 +160,7 @@ CASES = [
 def test_optimum_equals_libsvm(name, rows, formulation, kernel, C):
     X, labels = load(name, rows)
     y = as_pm(labels) if formulation == "c_svc" else labels
-    sol = ssnal_kernel.solve(subproblem(X, y, kernel, formulation, C))
+    sol = ssnal.solve(subproblem(X, y, kernel, formulation, C))
     assert sol.status == "converged"
     K = np_kernel(X, X, kernel)
     Q, c, a, u = np_dual(K, y, formulation, C)
@@ -311,23 +318,23 @@ def test_cache_pieces_twin():
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=4096)      # room for a few columns only
     stop = np.zeros(1, dtype=np.int32)
     wanted = np.array([7, 3, 41, 12, 0], dtype=np.int32)
-    row_at = move_to_front(cache, wanted)
+    row_at = cache.move_to_front(wanted)
     np.testing.assert_array_equal(row_at[:5], wanted)
     assert sorted(row_at) == list(range(50))
-    np.testing.assert_array_equal(move_to_front(cache, wanted), row_at)   # already in place
+    np.testing.assert_array_equal(cache.move_to_front(wanted), row_at)   # already in place
     L = 20
     Kp = K[np.ix_(row_at, row_at)]                                        # K by position
     positions = np.array([4, 0, 19, 2], dtype=np.int32)
     coef = np.array([1.5, -2.0, 0.0, 0.25])
     out = np.ones(L)
-    cache_axpy(cache, positions, coef, L, out, stop)
+    cache.axpy_columns(positions, coef, L, out, stop)
     np.testing.assert_allclose(out, 1 + Kp[:L, positions] @ coef, atol=1e-7 * np.abs(coef).sum())  # float32
-    np.testing.assert_allclose(cache_block(cache, positions, L, stop), Kp[np.ix_(positions, positions)], rtol=1e-6)
-    assert cached(cache, positions, L).dtype == bool
+    np.testing.assert_allclose(cache.columns_block(positions, L, stop), Kp[np.ix_(positions, positions)], rtol=1e-6)
+    assert cache.cached_mask(positions, L).dtype == bool
     with pytest.raises(FastSVMError, match="working set"):
-        cache_block(cache, np.array([25], np.int32), L, stop)
+        cache.columns_block(np.array([25], np.int32), L, stop)
     with pytest.raises(FastSVMError, match="distinct"):
-        move_to_front(cache, np.array([1, 1], np.int32))
+        cache.move_to_front(np.array([1, 1], np.int32))
 
 
 def test_cache_axpy_adds_cached_columns_four_at_a_time():
@@ -341,13 +348,13 @@ def test_cache_axpy_adds_cached_columns_four_at_a_time():
     coef = np.array([1.5, -2.0, 0.0, 0.25, 3.0, -1.0, 0.5, 2.0, -0.75, 1.25, 0.125, 0.3])   # groups 4, 4, 3
     for budget in (1 << 20, 1200):          # all columns kept; room for a few only
         cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
-        row_at = move_to_front(cache, np.zeros(0, dtype=np.int32))      # the rows by position
+        row_at = cache.move_to_front(np.zeros(0, dtype=np.int32))      # the rows by position
         Kp = K[np.ix_(row_at, row_at)]
         for _ in range(2):                  # computed, then (as far as they stay) cached
             if budget > 1200:
-                cache_axpy(cache, positions[:6], np.ones(6), L, np.zeros(L), stop)   # some cached first
+                cache.axpy_columns(positions[:6], np.ones(6), L, np.zeros(L), stop)   # some cached first
             out = np.linspace(-1.0, 1.0, L)
-            cache_axpy(cache, positions, coef, L, out, stop)
+            cache.axpy_columns(positions, coef, L, out, stop)
             np.testing.assert_allclose(out, np.linspace(-1.0, 1.0, L) + Kp[:L, positions] @ coef,
                                        atol=1e-7 * np.abs(coef).sum())      # float32 columns
 
@@ -361,13 +368,13 @@ def test_working_set_products_cache_a_column_from_its_second_use():
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=1 << 22)
     products = KernelProducts(X, "rbf", 0.3)
     rows = np.arange(0, 300, 2)                     # U: 150 rows
-    ws = ssnal_kernel._WorkingSet(dual, cache, products, rows, np.zeros(dual.m), np.zeros(1, np.int32))
+    ws = WorkingSet(dual, cache, products, rows, np.zeros(dual.m), np.zeros(1, np.int32))
     v = np.zeros(ws.L)
     v[:100] = np.linspace(-1.0, 1.0, 100)          # 100 >= PRODUCTS_MIN_COLUMNS columns
     Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
     for use in range(3):
         np.testing.assert_allclose(ws.qmul(v), Q @ v, rtol=1e-6, atol=1e-6)
-        held = cached(cache, np.arange(100, dtype=np.int32), ws.L)
+        held = cache.cached_mask(np.arange(100, dtype=np.int32), ws.L)
         assert held.all() == (use >= 1) and held.any() == (use >= 1)
 
 
@@ -382,43 +389,42 @@ def test_cache_store_rounds_as_computed_columns_and_keeps_held_values(signed):
     positions = np.array([4, 17], dtype=np.int32)
     values = K[positions][:, :20].copy()
     values[0, :10] = np.nan
-    cache_store(stored, positions, values, 20)
+    stored.store_columns(positions, values, 20)
     for i in positions:
         np.testing.assert_array_equal(stored.get_column(i, 20), computed.get_column(i, 20))
     assert stored.n_computed == 40                # 10 computed, 10 + 20 stored
     with pytest.raises(FastSVMError, match="working set"):
-        cache_store(stored, np.array([25], np.int32), K[[25]], 20)
+        stored.store_columns(np.array([25], np.int32), K[[25]], 20)
     with pytest.raises(FastSVMError, match="values"):
-        cache_store(stored, positions, np.ascontiguousarray(values[:, :5]), 20)
+        stored.store_columns(positions, np.ascontiguousarray(values[:, :5]), 20)
 
 
-def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget(monkeypatch):
+def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget():
     # many columns used for the second time are cached a chunk at a time (KernelProducts.block,
     # cache_store) after the cached ones are used; a budget of a few columns drops most of them
     # again: the product stays exact
-    monkeypatch.setattr(ssnal_kernel, "STORE_VALUES", 700)     # chunks of 4 columns of 150
     X, y = small_data(n=300, p=9), np.where(np.arange(300) % 2, 1.0, -1.0)
     kernel = Kernel("rbf", gamma=0.3)
     dual = ssnal_kernel.kernel_dual(subproblem(X, y, kernel))
     rows = np.arange(0, 300, 2)
     for budget in (1 << 22, 1 << 12):
         cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
-        ws = ssnal_kernel._WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), rows, np.zeros(dual.m),
-                                      np.zeros(1, np.int32))
+        ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), rows, np.zeros(dual.m), np.zeros(1, np.int32),
+                        config=Config(store_values=700))     # chunks of 4 columns of 150
         Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
         v = np.zeros(ws.L)
         v[:5] = 1.0
         np.testing.assert_allclose(ws.qmul(v), Q @ v, rtol=1e-6, atol=1e-6)   # 5 columns cached
         v[10:140] = np.linspace(-1.0, 1.0, 130)
-        for use in range(3):
+        for _ in range(3):
             np.testing.assert_allclose(ws.qmul(v), Q @ v, rtol=1e-6, atol=1e-6)
         if budget == 1 << 22:
-            assert cached(cache, np.flatnonzero(v).astype(np.int32), ws.L).all()
+            assert cache.cached_mask(np.flatnonzero(v).astype(np.int32), ws.L).all()
 
 
 @pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
 @pytest.mark.parametrize("system", ["dense", "cg", "sparse"])
-def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, system, monkeypatch):
+def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, system):
     """delta, Q delta of the kernel form equal Z^T delta = d, Z d of the linear solver's Newton
     system (I + sigma Z_J^T P_J Z_J) d = -Z^T r, with Z any factor of Q = Z Z^T."""
     X = small_data(n=40, p=6)
@@ -429,12 +435,13 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     dual = ssnal_kernel.kernel_dual(sub)
     cache = KernelCache(X, "rbf", 0.4, cache_bytes=1 << 20)
     products = KernelProducts(X, "rbf", 0.4)
+    config = Config()
     if system == "sparse":      # every value kept: the CG on the kept values solves the same system
-        monkeypatch.setattr(ssnal_kernel, "SPARSE_MIN_ROWS", 1)
-        monkeypatch.setattr(ssnal_kernel, "SPARSE_MAX_DENSITY", 1.0)
-        monkeypatch.setattr(ssnal_kernel, "SPARSE_DROP", 0.0)
-    ws = ssnal_kernel._WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop,
-                                  rbf=system == "sparse", sparse_budget=1 << 20)
+        config = Config(sparse_min_rows=1, sparse_max_density=1.0, sparse_drop=0.0)
+    if system != "dense":
+        config = replace(config, always_dense_j=5, dense_j_max=5, kernel_cg_rtol=1e-12)
+    ws = WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop,
+                    rbf=system == "sparse", sparse_budget=1 << 20, config=config)
     assert (ws.sparse is not None) == (system == "sparse")
     Q, _, a, _ = np_dual(np_kernel(X, X, kernel), y, formulation, 1.0)
     Q = Q[np.ix_(ws.vars, ws.vars)]
@@ -444,12 +451,8 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     r = rng.normal(size=dual.m)
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
-    if system != "dense":
-        monkeypatch.setattr(ssnal_kernel, "ALWAYS_DENSE_J", 5)
-        monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 5)
-        monkeypatch.setattr(ssnal_kernel, "CG_RTOL", 1e-12)
-    counters = ssnal_kernel._Counters()
-    delta, hdelta = ssnal_kernel._newton_direction(ws, J, r, Q @ r, sigma, 1 << 20, counters)
+    counters = KernelCounters()
+    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, 1 << 20, counters)
     assert counters.systems[system] == 1
     aJ = a[J]
     P = np.eye(15) - np.outer(aJ, aJ) / (aJ @ aJ)
@@ -466,12 +469,12 @@ def test_same_seed_same_model_for_any_thread_count():
     X, labels = load("a9a", 1500)
     y = as_pm(labels)
     kernel = Kernel("rbf", gamma=1 / 123)
-    runs = [ssnal_kernel.solve(subproblem(X, y, kernel, tol=1e-4, threads=t)) for t in (1, 2, 1)]
+    runs = [ssnal.solve(subproblem(X, y, kernel, tol=1e-4, threads=t)) for t in (1, 2, 1)]
     for sol in runs[1:]:
         np.testing.assert_array_equal(sol.coef, runs[0].coef)
         assert sol.rho == runs[0].rho and sol.stop_measure == runs[0].stop_measure
     # another seed: another random Fourier map, another warm start, the same optimum
-    other = ssnal_kernel.solve(subproblem(X, y, kernel, tol=1e-4, seed=12345))
+    other = ssnal.solve(subproblem(X, y, kernel, tol=1e-4, seed=12345))
     assert not np.array_equal(other.coef, runs[0].coef)
     assert other.objective == pytest.approx(runs[0].objective, rel=1e-4)
 
@@ -484,12 +487,12 @@ def test_warm_start_maps(warm):
     y = as_pm(labels)
     kernel = Kernel("rbf", gamma=1 / 13)
     sub = subproblem(X, y, kernel)
-    x0, sigma0, linear = ssnal_kernel.warm_start(sub, 256, 1e-4, warm)
+    x0, sigma0, linear = warm_start(sub, 256, 1e-4, warm)
     assert linear.stop_measure <= 1e-4 and sigma0 > 0
     assert abs(y @ x0) <= 1e-9 and x0.min() >= 0 and x0.max() <= 1.0
     Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
     assert np_eta(Q, c, a, u, x0) < 0.1
-    sol = ssnal_kernel.solve(subproblem(X, y, kernel, warm=warm, rff=256))
+    sol = ssnal.solve(subproblem(X, y, kernel, warm=warm, rff=256))
     assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
 
 
@@ -502,42 +505,38 @@ def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     kernel = Kernel("rbf", gamma=1 / 112)
     tol = 1e-3
     targets = []
-    solve_working_set = ssnal_kernel._solve_working_set
+    solve_working_set = kernel_inner.solve_working_set
 
     def recording(ws, x, hx, sigma, target, *args):
         targets.append(target)
         return solve_working_set(ws, x, hx, sigma, target, *args)
 
-    monkeypatch.setattr(ssnal_kernel, "_solve_working_set", recording)
-    sol = ssnal_kernel.solve(subproblem(X, y, kernel, tol=tol))
+    monkeypatch.setattr(ssnal_kernel, "solve_working_set", recording)
+    sol = ssnal.solve(subproblem(X, y, kernel, tol=tol))
     Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
     x = dual_vector(sol, y, "c_svc")
     assert sol.status == "converged" and np_eta(Q, c, a, u, x) <= tol
     # the first round's target from the warm start's x0, by the NumPy twins
-    x0 = ssnal_kernel.warm_start(subproblem(X, y, kernel, tol=tol), ssnal.KERNEL_FEATURES,
-                                 max(ssnal.KERNEL_WARM_TOL, tol))[0]
+    x0 = warm_start(subproblem(X, y, kernel, tol=tol), Config.rff, max(Config.warm_tol, tol))[0]
     scale = 1.0 + np.linalg.norm(x0) + np.linalg.norm(Q @ x0 + c)
-    assert targets[0] == pytest.approx(ssnal_kernel.ROUND_REDUCTION * np_eta(Q, c, a, u, x0) * scale, rel=1e-6)
+    assert targets[0] == pytest.approx(Config.round_reduction * np_eta(Q, c, a, u, x0) * scale, rel=1e-6)
     assert targets[0] > 0.5 * tol * scale
-    monkeypatch.setattr(ssnal_kernel, "ROUND_REDUCTION", 0.0)
-    tight = ssnal_kernel.solve(subproblem(X, y, kernel, tol=tol))
+    tight = ssnal.solve(subproblem(X, y, kernel, tol=tol, config=Config(round_reduction=0.0)))
     assert sol.details["newton"] < tight.details["newton"]
 
 
-def test_tiny_cache_and_cg_give_the_same_optimum(monkeypatch):
+def test_tiny_cache_and_cg_give_the_same_optimum():
     """A cache of a few columns (everything recomputed) and CG Newton directions from cached
     columns reach the optimum of the default run."""
     X, labels = load("mushrooms", 800)
     y = as_pm(labels)
     kernel = Kernel("rbf", gamma=1 / 112)
     Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
-    reference = ssnal_kernel.solve(subproblem(X, y, kernel))
+    reference = ssnal.solve(subproblem(X, y, kernel))
     sub = subproblem(X, y, kernel)
     sub.params.cache_size = 0.01
-    tiny = ssnal_kernel.solve(sub)
-    monkeypatch.setattr(ssnal_kernel, "ALWAYS_DENSE_J", 10)
-    monkeypatch.setattr(ssnal_kernel, "DENSE_J_MAX", 10)
-    cg = ssnal_kernel.solve(subproblem(X, y, kernel))
+    tiny = ssnal.solve(sub)
+    cg = ssnal.solve(subproblem(X, y, kernel, config=Config(always_dense_j=10, dense_j_max=10)))
     assert cg.details["systems"]["cg"] > 0
     for sol in (tiny, cg):
         assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
@@ -551,7 +550,7 @@ def test_stop_flag_raises_keyboard_interrupt():
     sub = subproblem(X, y, kernel)
     sub.stop[0] = 1
     with pytest.raises(KeyboardInterrupt):
-        ssnal_kernel.solve(sub)
+        ssnal.solve(sub)
     # set in the middle of the exact-kernel phase (from the progress callback)
     sub = subproblem(X, y, kernel)
     lines = []
@@ -563,7 +562,7 @@ def test_stop_flag_raises_keyboard_interrupt():
 
     sub.log = log
     with pytest.raises(KeyboardInterrupt):
-        ssnal_kernel.solve(sub)
+        ssnal.solve(sub)
     assert lines[-1].startswith("ssnal: round 1")
 
 
@@ -577,7 +576,7 @@ def test_stop_flag_from_another_thread_is_seen_within_a_second():
     import time
     start = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
-        ssnal_kernel.solve(sub)
+        ssnal.solve(sub)
     assert time.perf_counter() - start < 0.3 + 1.0
     timer.join()
 
@@ -587,7 +586,7 @@ def test_progress_lines_and_summary():
     sub = subproblem(X, as_pm(labels), Kernel("rbf", gamma=1 / 13))
     lines = []
     sub.log = lines.append
-    sol = ssnal_kernel.solve(sub)
+    sol = ssnal.solve(sub)
     iters = [line for line in lines if line.startswith("ssnal: iter")]
     rounds = [line for line in lines if line.startswith("ssnal: round")]
     assert len(iters) == sol.n_iter >= 1 and len(rounds) == sol.details["rounds"] >= 2
@@ -605,7 +604,7 @@ def test_progress_lines_and_summary():
     assert sol.history and sol.history[-1]["eta"] == sol.stop_measure
     lines.clear()                                      # the summary names the map used
     sub.params = replace(sub.params, options={"warm": "nystroem"})
-    ssnal_kernel.solve(sub)
+    ssnal.solve(sub)
     assert any(line.startswith("ssnal: warm start (Nystroem, D = ") for line in lines)
 
 
@@ -620,7 +619,7 @@ def test_sigmoid_kernel_gives_a_kkt_point_or_a_clear_error():
         K = np_kernel(X, X, kernel)
         assert np.linalg.eigvalsh(K)[0] < -0.1
         try:
-            sol = ssnal_kernel.solve(subproblem(X, y, kernel))
+            sol = ssnal.solve(subproblem(X, y, kernel))
         except FastSVMError as error:
             assert "positive semidefinite" in str(error)
             continue
@@ -638,10 +637,10 @@ def test_dense_newton_system_when_only_the_projected_matrix_is_definite():
     B = rng.normal(size=(n, n))
     for Q in (P @ B @ B.T @ P, P @ B @ B.T @ P - 3.0 * np.outer(a, a) / n):
         t = P @ rng.normal(size=n)
-        z = ssnal_kernel._dense_solve(lambda: Q.copy(), t, a, float(n), sigma)
+        z = dense_solve(lambda Q=Q: Q.copy(), t, a, float(n), sigma)
         np.testing.assert_allclose(z, np.linalg.solve(np.eye(n) + sigma * P @ Q @ P, t), rtol=1e-9, atol=1e-12)
     with pytest.raises(FastSVMError, match="positive semidefinite"):
-        ssnal_kernel._dense_solve(lambda: -np.eye(n), t, a, float(n), sigma)
+        dense_solve(lambda: -np.eye(n), t, a, float(n), sigma)
 
 
 # ---------------------------------------------------------------- errors
@@ -653,23 +652,23 @@ def test_bad_input_gives_clear_errors():
     dual = ssnal_kernel.kernel_dual(subproblem(X, y, sigmoid))
     cache = KernelCache(X, "sigmoid", 1 / 13, coef0=-1.0)
     products = KernelProducts(X, "sigmoid", 1 / 13, coef0=-1.0)
-    ws = ssnal_kernel._WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32))
+    ws = WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32))
     r = np.ones(dual.m)
     with pytest.raises(FastSVMError, match="positive semidefinite"):
-        ssnal_kernel._newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, 1 << 30, ssnal_kernel._Counters())
+        newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, 1 << 30, KernelCounters())
     with pytest.raises(ParameterError, match="unknown option"):
-        ssnal_kernel.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), bogus=1))
+        ssnal.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), bogus=1))
     with pytest.raises(ParameterError, match="rff"):
-        ssnal_kernel.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), rff=0))
+        ssnal.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), rff=0))
     with pytest.raises(ParameterError, match="warm"):
-        ssnal_kernel.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), warm="fourier"))
+        ssnal.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), warm="fourier"))
     with pytest.raises(ParameterError, match="precomputed"):
-        ssnal_kernel.solve(subproblem(X, y, Kernel("precomputed")))
+        ssnal.solve(subproblem(X, y, Kernel("precomputed")))
     with pytest.raises(ParameterError, match="nu_svc"):
-        ssnal_kernel.solve(Subproblem("nu_svc", X, y, np.ones(y.size), Kernel("rbf", gamma=0.1),
+        ssnal.solve(Subproblem("nu_svc", X, y, np.ones(y.size), Kernel("rbf", gamma=0.1),
                                       Params(solver="ssnal")))
     with pytest.raises(FastSVMError, match="labels"):
-        ssnal_kernel.solve(subproblem(X, 2 * y, Kernel("rbf", gamma=0.1)))
+        ssnal.solve(subproblem(X, 2 * y, Kernel("rbf", gamma=0.1)))
 
 
 # ---------------------------------------------------------------- through the front doors
@@ -679,7 +678,7 @@ def test_registered_as_ssnal_for_nonlinear_kernels():
     assert {"rbf", "polynomial", "sigmoid", "linear"} <= set(spec.kernels)
     X, labels = load("heart_scale")
     sub = subproblem(X, as_pm(labels), Kernel("rbf", gamma=1 / 13))
-    np.testing.assert_array_equal(spec.solve(sub).coef, ssnal_kernel.solve(sub).coef)
+    np.testing.assert_array_equal(spec.solve(sub).coef, ssnal.solve(sub).coef)
 
 
 def test_cli_train_rbf_and_predict(tmp_path):
@@ -748,7 +747,7 @@ def test_larger_problems_reach_smos_optimum(name, rows):
     keep = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:rows])
     X, y = to_csr(X[keep]), as_pm(labels[keep])
     kernel = Kernel("rbf", gamma=1.0 / X.shape[1])
-    sol = ssnal_kernel.solve(subproblem(X, y, kernel, threads=2))
+    sol = ssnal.solve(subproblem(X, y, kernel, threads=2))
     smo = get_solver("smo").solve(subproblem(X, y, kernel))
     x = dual_vector(sol, y, "c_svc")
     grad = np_gradient_blocked(X, y, x, kernel)
@@ -770,8 +769,9 @@ def test_cache_products_refuse_positions_outside_the_working_set(positions):
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=1 << 16)
     out = np.zeros(3)
     with pytest.raises(FastSVMError, match="position outside the working set"):
-        cache_axpy(cache, np.array(positions, dtype=np.int32), np.ones(len(positions)), 3, out, np.zeros(1, dtype=np.int32))
-    cache_axpy(cache, np.array([0, 2], dtype=np.int32), np.ones(2), 3, out, np.zeros(1, dtype=np.int32))
+        cache.axpy_columns(np.array(positions, dtype=np.int32), np.ones(len(positions)), 3, out,
+                           np.zeros(1, dtype=np.int32))
+    cache.axpy_columns(np.array([0, 2], dtype=np.int32), np.ones(2), 3, out, np.zeros(1, dtype=np.int32))
     assert np.all(out > 0)
 
 def spread_data(n=2000, seed=0):
@@ -783,17 +783,16 @@ def spread_data(n=2000, seed=0):
     return to_csr(sp.csr_matrix(D)), y
 
 
-def test_numerically_sparse_kernel_is_held_sparse(monkeypatch):
+def test_numerically_sparse_kernel_is_held_sparse():
     """A numerically sparse K_UU is held sparse and its Newton systems solved by CG on the kept
     values: the optimum is LIBSVM's and the dense path's, eta recomputed here."""
     X, y = spread_data()
     kernel = Kernel("rbf", gamma=0.25)
     Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
     assert np.mean(np.abs(Q) >= 1e-16) < 0.02
-    held = ssnal_kernel.solve(subproblem(X, y, kernel))
+    held = ssnal.solve(subproblem(X, y, kernel))
     assert held.details["systems"]["sparse"] > 0 and held.details["systems"]["cg"] == 0
-    monkeypatch.setattr(ssnal_kernel, "SPARSE_MAX_DENSITY", 0.0)
-    dense = ssnal_kernel.solve(subproblem(X, y, kernel))
+    dense = ssnal.solve(subproblem(X, y, kernel, config=Config(sparse_max_density=0.0)))
     assert dense.details["systems"]["sparse"] == 0
     x_lib = libsvm_solution(X, y, kernel, "c_svc", 1.0)[0]
     f_lib = np_objective(Q, c, x_lib)
@@ -804,7 +803,7 @@ def test_numerically_sparse_kernel_is_held_sparse(monkeypatch):
         assert sol.objective == pytest.approx(np_objective(Q, c, x), rel=1e-6)
 
 
-def test_well_conditioned_newton_systems_take_cg(monkeypatch):
+def test_well_conditioned_newton_systems_take_cg():
     """Binary rows with few features in common and a large gamma: K is dense but diagonally
     dominant, so Gershgorin bounds every Newton system's condition number by CG_CONDITION and
     CG replaces Cholesky. The row sums behind the bound are NumPy's; the optimum is LIBSVM's and
@@ -819,17 +818,16 @@ def test_well_conditioned_newton_systems_take_cg(monkeypatch):
     assert np.mean(Q != 0.0) > 0.9                   # not numerically sparse: no SparseKernel
     sub = subproblem(X, y, kernel)
     dual = ssnal_kernel.kernel_dual(sub)
-    ws = ssnal_kernel._WorkingSet(dual, KernelCache(X, "rbf", 0.5, cache_bytes=1 << 24),
+    ws = WorkingSet(dual, KernelCache(X, "rbf", 0.5, cache_bytes=1 << 24),
                                   KernelProducts(X, "rbf", 0.5), np.arange(n), np.zeros(n), sub.stop, rbf=True)
     J = np.sort(rng.permutation(n)[:700])
     QJ = Q[np.ix_(ws.vars[J], ws.vars[J])]
     np.testing.assert_allclose(ws.row_sums(J), np.abs(QJ).sum(axis=1), rtol=1e-6)
     radius = np.abs(QJ).sum(axis=1).max() - 1.0
-    assert (1 + radius) / (1 - radius) <= ssnal_kernel.CG_CONDITION and ssnal_kernel._well_conditioned(ws, J)
-    held = ssnal_kernel.solve(subproblem(X, y, kernel))
+    assert (1 + radius) / (1 - radius) <= Config.cg_condition and well_conditioned(ws, J)
+    held = ssnal.solve(subproblem(X, y, kernel))
     assert held.details["systems"]["cg"] > 0 and held.details["systems"]["sparse"] == 0
-    monkeypatch.setattr(ssnal_kernel, "CG_CONDITION", 0.0)
-    dense = ssnal_kernel.solve(subproblem(X, y, kernel))
+    dense = ssnal.solve(subproblem(X, y, kernel, config=Config(cg_condition=0.0)))
     assert dense.details["systems"]["cg"] == 0
     f_lib = np_objective(Q, c, libsvm_solution(X, y, kernel, "c_svc", 1.0)[0])
     for sol in (held, dense):

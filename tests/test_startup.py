@@ -11,7 +11,7 @@ import pytest
 ALLOWED_PACKAGES = {"fastsvm", "numpy", "scipy", "threadpoolctl", "Cython", "cython"}
 # modules the plain commands must not load: each costs tens of milliseconds and none is used
 HEAVY = ("sklearn", "scipy.linalg", "scipy.optimize", "scipy.sparse.linalg", "fastsvm.estimators",
-         "fastsvm.kernel_approximation", "fastsvm.solvers.ssnal", "fastsvm.solvers.ssnal_kernel",
+         "fastsvm.kernel_approximation", "fastsvm.solvers.ssnal", "fastsvm.problems",
          "fastsvm.solvers.nystroem", "fastsvm.solvers.dcd", "fastsvm.crossval")
 
 

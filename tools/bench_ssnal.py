@@ -237,7 +237,7 @@ def libsvm_run(npz, C, timeout):
 def memory_worker(args):
     """Train SSsNAL or liblinear once on the saved problem; print the extra peak RSS."""
     import gc
-    from liblinear import liblinearutil  # noqa: F401  (imported before the baseline on both sides)
+    from liblinear import liblinearutil
     data = np.load(args.worker)
     X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
     y = data["y"]

@@ -38,10 +38,11 @@ import numpy as np
 import scipy.linalg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_ssnal as bench  # noqa: E402  (this script's folder: its loaders and problem set-up)
+import bench_ssnal as bench
 
-from fastsvm.parallel import one_blas_thread  # noqa: E402
-from fastsvm.solvers import ssnal  # noqa: E402
+from fastsvm.parallel import one_blas_thread
+from fastsvm.solvers import ssnal
+from fastsvm.solvers.ssnal.problem import coordinate_start
 
 LEVELS = (1e-3, 1e-6)
 CHECK_EVERY = 5
@@ -159,17 +160,17 @@ def main(argv=None):
                 ref = ssnal.solve(sub, merge=False)
                 runs = {tol: ssnal.solve(bench.subproblem(X, y, C, tol, args.threads)) for tol in LEVELS}
                 x0, epochs = np.zeros(qp.m), 0.0
-                if qp.Z.p > ssnal.COORDINATE_START_P:   # SSsNAL's start on such sets
-                    x0, epochs = ssnal._coordinate_start(qp, sub.seed, sub.stop, None)
+                if qp.Z.p > ssnal.Config.coordinate_start_p:   # SSsNAL's start on such sets
+                    x0, epochs = coordinate_start(qp, sub.seed, sub.stop, None, ssnal.Config())
                 start = f"coordinate descent ({epochs:g})" if epochs else "x = 0 (0)"
                 floors = [cg_passes(qp, ref.dual, x0, LEVELS, args.max_iter, rank, sub.seed)
                           for rank in [0] + ranks]
             cells = []
-            for reached, sketch, size, share in floors:
+            for reached, sketch, size, share in floors:  # noqa: B007 - the last size is printed
                 cell = " / ".join(f"{epochs + reached[tol]:.1f}" if tol in reached
                                   else f"> {epochs + sketch + 2 * args.max_iter * share:.0f}" for tol in LEVELS)
                 cells.append(cell + (f" ({sketch:.1f})" if sketch else ""))
-            ours = " / ".join(f"{runs[tol].details["passes"]:.1f}" for tol in LEVELS)
+            ours = " / ".join(f"{runs[tol].details['passes']:.1f}" for tol in LEVELS)
             print(f"| {name} | {C:g} | {size} ({share:.2f}) | {start} | {' | '.join(cells)} | {ours} |", flush=True)
     return 0
 

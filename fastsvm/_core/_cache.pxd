@@ -60,3 +60,4 @@ cdef class KernelCache:
     cdef void swap(self, int i, int j) noexcept nogil
     cdef double diagonal(self, int i) noexcept nogil
     cdef int block(self, const int* idx, int m, double* out) noexcept nogil
+    cdef void check_positions(self, const int[::1] positions, int length) except *

@@ -13,9 +13,10 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 cimport numpy as cnp
 import numpy as np
 
-from ._csr cimport csr_view, row_dot, row_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, dot_cols, dot_rows, kernel_from_dot, kernel_params,
-                       rbf_block, scatter_row, store_float, unscatter_row)
+from ._csr cimport csr_view, indices_within, row_dot, row_sqnorm
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, axpy_float_cols, dot_cols, dot_rows, kernel_from_dot,
+                       kernel_params, rbf_block, scatter_row, store_float, unscatter_row)
+from ._status cimport Status, stop_flag_set
 from ..errors import FastSVMError
 
 cnp.import_array()
@@ -44,6 +45,7 @@ cdef enum:
     # dense rows with fewer features are held feature-major: a row-major dot product of so few
     # values would be mostly the sum across its vector's lanes
     NARROW = 8
+    STOP_POLL_COLUMNS = 64  # columns between two looks at the stop flag (working-set products)
 
 
 cdef inline double wall_seconds() noexcept nogil:
@@ -456,6 +458,144 @@ cdef class KernelCache:
             h = self.lru_next[h]
         return out
 
+    # ---- the working set of SSsNAL's kernel front end: positions 0 .. length-1 ----
+
+    def move_to_front(self, const int[::1] rows):
+        """Swap positions so that data row rows[t] sits at position t (rows distinct); returns
+        the data row of every position (int32). Rows already in place cost nothing."""
+        cdef int n = self.n, k = <int>rows.shape[0], t, r, p, q
+        if k and (np.min(rows) < 0 or np.max(rows) >= n):
+            raise FastSVMError("move_to_front: row out of range")
+        if k != np.unique(np.asarray(rows)).shape[0]:
+            raise FastSVMError("move_to_front: rows must be distinct")
+        cdef int[::1] where = np.empty(max(n, 1), dtype=np.int32)
+        cdef int[::1] row_at = np.empty(n, dtype=np.int32)
+        with nogil:
+            for p in range(n):
+                where[self.rows[p]] = p
+            for t in range(k):
+                r = rows[t]
+                p = where[r]
+                if p != t:
+                    q = self.rows[t]
+                    self.swap(t, p)
+                    where[r] = t
+                    where[q] = p
+            for p in range(n):
+                row_at[p] = self.rows[p]
+        return np.asarray(row_at)
+
+    def axpy_columns(self, const int[::1] positions, const double[::1] coef, int length, double[::1] out,
+                     const int[::1] stop):
+        """out[t] += sum_j coef[j] K(position t, positions[j]) for t < length, from cached columns
+        (computed when missing); columns with coef 0 are skipped. KeyboardInterrupt when stopped."""
+        cdef int k = <int>positions.shape[0], j, g = 0
+        cdef int status = Status.CONVERGED
+        cdef float* col
+        cdef const float* group[4]           # cached columns, added four at a time (axpy_float_cols)
+        cdef double group_coef[4]
+        cdef double cj
+        self.check_positions(positions, length)
+        if coef.shape[0] != k or out.shape[0] < length:
+            raise FastSVMError("axpy_columns: coef must match positions and out cover length")
+        with nogil:
+            for j in range(k):
+                if j % STOP_POLL_COLUMNS == STOP_POLL_COLUMNS - 1 and stop_flag_set(stop):
+                    status = Status.INTERRUPTED
+                    break
+                cj = coef[j]
+                if cj == 0.0:
+                    continue
+                if self.length[positions[j]] >= length:
+                    # cached: column() only relinks it, so the pointers held stay valid
+                    group[g] = self.column(positions[j], length)
+                    group_coef[g] = cj
+                    g += 1
+                    if g == 4:
+                        axpy_float_cols(group, group_coef, g, length, &out[0])
+                        g = 0
+                    continue
+                if g:                        # in column order: the held group first
+                    axpy_float_cols(group, group_coef, g, length, &out[0])
+                    g = 0
+                col = self.column(positions[j], length)
+                if col == NULL:
+                    status = Status.NO_MEMORY
+                    break
+                axpy_float_cols(<const float**>&col, &cj, 1, length, &out[0])
+            if g and status == Status.CONVERGED:
+                axpy_float_cols(group, group_coef, g, length, &out[0])
+        _raise_for(status)
+        return np.asarray(out)
+
+    def store_columns(self, const int[::1] positions, const double[:, ::1] values, int length):
+        """Cache the columns at `positions` on [0, length) from values[j, t] = k(position j,
+        position t), kernel values computed elsewhere (KernelProducts.block: many new columns at
+        once by the inverted index, on the threads) and rounded to float32 as computed ones are;
+        the values a column already held are kept."""
+        cdef int k = <int>positions.shape[0], j, t, i, have
+        cdef int status = Status.CONVERGED
+        cdef float* col
+        cdef double s_i
+        self.check_positions(positions, length)
+        if values.shape[0] != k or (k and values.shape[1] < length):
+            raise FastSVMError("store_columns: values must have a row of at least length values per position")
+        with nogil:
+            for j in range(k):
+                i = positions[j]
+                have = min(self.length[i], length)
+                col = self.reserve(i, length)
+                if col == NULL:
+                    status = Status.NO_MEMORY
+                    break
+                if self.sign == NULL:
+                    for t in range(have, length):
+                        col[t] = <float>values[j, t]
+                else:
+                    s_i = self.sign[i]
+                    for t in range(have, length):
+                        col[t] = <float>(s_i * self.sign[t] * values[j, t])
+                self.n_computed += length - have
+        _raise_for(status)
+
+    def cached_mask(self, const int[::1] positions, int length):
+        """bool mask: whether the column of each position is cached on [0, length)."""
+        cdef int k = <int>positions.shape[0], j
+        self.check_positions(positions, self.n)
+        out = np.empty(k, dtype=np.uint8)
+        cdef unsigned char[::1] out_ = out
+        for j in range(k):
+            out_[j] = self.length[positions[j]] >= length
+        return out.view(bool)
+
+    def columns_block(self, const int[::1] positions, int length, const int[::1] stop):
+        """K[positions][:, positions] (float64 from the float32 columns), every position < length."""
+        cdef int k = <int>positions.shape[0], a, b
+        cdef int status = Status.CONVERGED
+        cdef float* col
+        self.check_positions(positions, length)
+        block = np.empty((k, k))
+        cdef double[:, ::1] out = block
+        with nogil:
+            for a in range(k):
+                if a % STOP_POLL_COLUMNS == STOP_POLL_COLUMNS - 1 and stop_flag_set(stop):
+                    status = Status.INTERRUPTED
+                    break
+                col = self.column(positions[a], length)
+                if col == NULL:
+                    status = Status.NO_MEMORY
+                    break
+                for b in range(k):
+                    out[a, b] = col[positions[b]]
+        _raise_for(status)
+        return block
+
+    cdef void check_positions(self, const int[::1] positions, int length) except *:
+        if not 0 <= length <= self.n:
+            raise FastSVMError("column length out of range")
+        if not indices_within(positions, length):
+            raise FastSVMError("position outside the working set")
+
     @property
     def dense_rows(self):
         """True when the rows are held dense (few, mostly nonzero features)."""
@@ -471,6 +611,13 @@ cdef class KernelCache:
         """The most this cache has held at once, counted as its budget is (bookkeeping
         included): the budget with which it would have dropped no column."""
         return int(self.header_bytes + self.peak_floats * sizeof(float))
+
+
+cdef void _raise_for(int status) except *:
+    if status == Status.NO_MEMORY:
+        raise MemoryError("kernel cache: out of memory")
+    if status == Status.INTERRUPTED:
+        raise KeyboardInterrupt
 
 
 def bytes_to_hold_all(Py_ssize_t n):

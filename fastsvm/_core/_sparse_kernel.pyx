@@ -1,5 +1,5 @@
 """The working set's RBF kernel block held sparse, for SSsNAL on nonlinear kernels
-(fastsvm.solvers.ssnal_kernel), without the GIL.
+(fastsvm.solvers.ssnal.working_set), without the GIL.
 
 RBF values of rows far apart underflow: on unscaled features or with a large gamma almost every
 value of K_UU is below 1e-16, almost every row is a free support vector, and the dense Newton

@@ -5,17 +5,19 @@ C-SVC: source = 0..n-1, sign = y (Z = diag(y) X); epsilon-SVR: source = [0..n-1,
 sign = [+1, -1] (Z = [X; -X]). Here: products with Z, Z^T and with the rows of a free set J,
 the pieces of the Newton system I + sigma Z_J^T P_J Z_J (P_J = I - a_J a_J^T / a_J^T a_J): the
 Gram matrix Z_J^T Z_J, the kernel block Z_J Z_J^T, matrix-free preconditioned CG, and the O(m)
-point of the line search. Dense factorizations are LAPACK's (SciPy's, from Cython).
+point of the line search. The small dense solves are fastsvm._core._linalg's; the screening of
+held rows fastsvm._core._screening's.
 """
 from cython.parallel cimport prange
-from libc.math cimport INFINITY, NAN, fabs, fmax, sqrt
+from libc.math cimport NAN, fabs, sqrt
 from libc.string cimport memset
-from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 import numpy as np
 
 from ._csr cimport (CSR, ROW_BLOCKS_MAX, csr_view, indices_within, matvec, rmatvec, row_axpy, row_blocks, row_dot,
                    row_sqnorm)
-from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project, select_kth
+from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project
+from ._status cimport Status, read_flag, stop_flag_set
+from ._status import Status as StatusCode
 
 from ..errors import FastSVMError
 
@@ -23,12 +25,6 @@ cdef extern from "_vectorized.h":
     # diag[j] = max(1, 1 + sigma (sq[j] - s[j]^2 inv_aa))^(7/8), vectorized
     void damped_diagonal "fastsvm_damped_diagonal"(double* diag, const double* sq, const double* s, int n,
                                                    double sigma, double inv_aa) noexcept nogil
-
-cdef enum:
-    CG_CONVERGED = 0
-    CG_MAX_ITER = 1
-    CG_INTERRUPTED = 2
-    CG_BREAKDOWN = 3
 
 cdef int PARALLEL_ROWS = 2048      # fewer rows than this: one thread
 cdef int STOP_POLL_ROWS = 4096     # rows between two looks at the stop flag in long loops
@@ -279,7 +275,7 @@ cdef class StackedRows:
         cdef double xv, sg, sg2
         cdef Py_ssize_t p = self.p
         for j in range(k):
-            if j % STOP_POLL_ROWS == 0 and self._stop[0]:
+            if j % STOP_POLL_ROWS == 0 and stop_flag_set(self._stop):
                 return 1
             r = rows[j]
             i = self.source[r]
@@ -303,7 +299,7 @@ cdef class StackedRows:
         cdef int i, j, kk, ri
         cdef double v
         for i in range(k):
-            if i % 256 == 0 and self._stop[0]:
+            if i % 256 == 0 and stop_flag_set(self._stop):
                 return 1
             ri = self.source[rows[i]]
             for kk in range(self.X.indptr[ri], self.X.indptr[ri + 1]):
@@ -426,11 +422,11 @@ cdef class NewtonCG:
     def solve(self, const int[::1] rows, const double[::1] a_rows, double sigma, const double[::1] rhs,
               double[::1] out, double rtol, int max_iter, bint compact=True):
         """d into ``out``, for J = rows (distinct) and P_J t = t - a_J (a_J^T t) / (a_J^T a_J).
-        Returns (iterations, status) with status 'converged' (residual <= rtol |rhs|),
-        'max_iter', 'interrupted' (stop flag) or 'breakdown'. compact: on the kept copy of the
+        Returns (iterations, status), a Status: CONVERGED (residual <= rtol |rhs|), MAX_ITER,
+        INTERRUPTED (stop flag) or BREAKDOWN. compact: on the kept copy of the
         rows (else on Z's rows where they lie). Keeps what add_products needs."""
         cdef StackedRows Z = self.Z
-        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = CG_CONVERGED, j, c, pc = p, n_rows = k
+        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = Status.CONVERGED, j, c, pc = p, n_rows = k
         cdef int n_threads = Z.n_threads
         Z._check(rhs.shape[0], p)
         Z._check(out.shape[0], p)
@@ -438,7 +434,7 @@ cdef class NewtonCG:
         Z._check_rows(rows)
         self.n_products = 0
         if p == 0:
-            return 0, "converged"
+            return 0, StatusCode.CONVERGED
         cdef bint copy = compact
         cdef Py_ssize_t nnz = int(Z.rows_nnz(rows)[0]) if copy else 0
         if 2 * nnz >= 2 ** 31 - 1:   # int32 indices, dead rows included
@@ -512,7 +508,7 @@ cdef class NewtonCG:
         self.n_products = pc
         self.product_columns = copy
         self.last_iters = it
-        return it, ("converged", "max_iter", "interrupted", "breakdown")[status]
+        return it, StatusCode(status)
 
     def add_products(self, double[::1] out, double coef_q, double coef_s):
         """out += coef_q Z_J^T P_J Z_J d + coef_s Z_J^T a_J for the last system's J and solution
@@ -793,19 +789,19 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned ch
     x_off[0] = 0.0
     n_iter[0] = 0
     if bnorm == 0.0:
-        return CG_CONVERGED
+        return Status.CONVERGED
     rz = rhs_off
     for c in range(p):
         z[c] = r[c] / diag[c]
         d[c] = z[c]
         rz += r[c] * z[c]
     for it in range(max_iter):
-        if stop[0]:
-            return CG_INTERRUPTED
+        if read_flag(stop):
+            return Status.INTERRUPTED
         dhd = (_apply_hessian(X, src, sgn, live, k, acc, n_threads, a_rows, aa, sigma, s_a, d, t, hd, col_threads, part)
                + d_off * d_off * rhs_off)
         if not dhd > 0.0:
-            return CG_BREAKDOWN
+            return Status.BREAKDOWN
         alpha = rz / dhd
         x_off[0] += alpha * d_off
         r_off -= alpha * d_off
@@ -819,7 +815,7 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned ch
             rz_new += part[2 * cb + 1]
         n_iter[0] = it + 1
         if sqrt(rnorm) <= rtol * bnorm:
-            return CG_CONVERGED
+            return Status.CONVERGED
         beta = rz_new / rz
         rz = rz_new
         d_off = r_off + beta * d_off
@@ -827,7 +823,7 @@ cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned ch
             lo = cb * COLUMN_BLOCK
             for c in range(lo, min(lo + COLUMN_BLOCK, p)):
                 d[c] = z[c] + beta * d[c]
-    return CG_MAX_ITER
+    return Status.MAX_ITER
 
 
 def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, double step,
@@ -921,149 +917,6 @@ def off_system_moves(const int[::1] changed, const int[::1] J, const int[::1] fr
     return n
 
 
-cdef extern from "_fpmode.h":
-    unsigned int flush_denormals "fastsvm_flush_denormals"() noexcept nogil
-    void restore_fp_mode "fastsvm_restore_fp_mode"(unsigned int mode) noexcept nogil
-
-
-cdef bint _cholesky_solve(double[:, ::1] H, double[::1] rhs) noexcept nogil:
-    # LAPACK on the row-major buffer: its column-major lower triangle is our upper one (H is
-    # symmetric), so H = U^T U with U in the upper triangle; denormals flushed (_fpmode.h)
-    cdef int n = <int>H.shape[0], one = 1, info = 0, i
-    cdef char uplo = b'L'
-    cdef unsigned int mode
-    if n == 0:
-        return True
-    mode = flush_denormals()
-    dpotrf(&uplo, &n, &H[0, 0], &n, &info)
-    if info == 0:
-        dpotrs(&uplo, &n, &one, &H[0, 0], &n, &rhs[0], &n, &info)
-    restore_fp_mode(mode)
-    if info != 0:
-        return False
-    for i in range(n):                          # a NaN pivot passes dpotrf's test
-        if not fabs(rhs[i]) < INFINITY:
-            return False
-    return info == 0
-
-
-def bordered_solve(double[:, ::1] M, double[::1] t, const double[::1] a):
-    """z with P M z = P t and a^T z = 0 (P = I - a a^T / a^T a), in place of t, for a symmetric
-    positive definite M (overwritten by its Cholesky factor): z = M^-1 (t + mu a), mu =
-    -a^T M^-1 t / a^T M^-1 a. This is the solution of (I + sigma P K P) z = P t for M = I +
-    sigma K (the SMW Newton systems: P K P and its three outer products are never formed).
-    Returns False when M is not numerically positive definite."""
-    cdef Py_ssize_t n = M.shape[0], i
-    if M.shape[1] != n or t.shape[0] != n or a.shape[0] != n:
-        raise FastSVMError("bordered_solve: M must be square and t, a match it")
-    cdef double[::1] w = np.array(a, dtype=np.float64)
-    cdef int n_ = <int>n, one = 1, info = 0
-    cdef char uplo = b'L'
-    cdef double aw = 0.0, at = 0.0, mu
-    cdef bint ok
-    cdef unsigned int mode
-    if n == 0:
-        return True
-    with nogil:
-        ok = _cholesky_solve(M, t)
-        if ok:
-            mode = flush_denormals()
-            dpotrs(&uplo, &n_, &one, &M[0, 0], &n_, &w[0], &n_, &info)
-            restore_fp_mode(mode)
-            for i in range(n):
-                aw += a[i] * w[i]
-                at += a[i] * t[i]
-            ok = info == 0 and aw == aw          # aw is > 0 for a != 0: M^-1 is positive definite
-            if ok and aw > 0.0:
-                mu = -at / aw
-                for i in range(n):
-                    t[i] += mu * w[i]
-    return ok
-
-
-def dense_newton(const double[:, ::1] G, const double[::1] s, double aa, double sigma,
-                 const double[::1] g, double[:, ::1] H, double[::1] d):
-    """d = -H^-1 g for H = I + sigma (G - s s^T / aa) (G = Z_J^T Z_J, s = Z_J^T a_J; no s term
-    when aa = 0), H formed in the given buffer and factored there by cholesky_solve. Returns
-    False when H is not numerically positive definite."""
-    cdef Py_ssize_t p = G.shape[0], i, j
-    if G.shape[1] != p or s.shape[0] != p or g.shape[0] != p or H.shape[0] != p or H.shape[1] != p \
-            or d.shape[0] != p:
-        raise FastSVMError("dense_newton: G, H must be p x p and s, g, d of length p")
-    cdef double scale = 1.0 / aa if aa > 0.0 else 0.0
-    cdef bint ok
-    with nogil:
-        for i in range(p):
-            for j in range(p):
-                H[i, j] = sigma * (G[i, j] - scale * s[i] * s[j])
-            H[i, i] += 1.0
-            d[i] = -g[i]
-        ok = _cholesky_solve(H, d)
-    return ok
-
-
-def hold_rows(const double[::1] pt, double lam, const double[::1] pt0, double lam0, const double[::1] x,
-              const double[::1] a, const double[::1] lower, const double[::1] upper, const int[::1] row_nnz,
-              double factor, double quantile, int[::1] rows, int[::1] held):
-    """Split the rows by how far z = pt - lam a lies beyond its bounds: held (increasing, into
-    ``held``) when further than factor x the `quantile` of |z - z0| (z0 = pt0 - lam0 a; taken
-    over a sample of at most 4096 rows), the others into ``rows``. Returns (n_rows, n_held,
-    stored values of the held rows, a_held . x_held); n_held = 0 when every z stayed put."""
-    cdef Py_ssize_t m = pt.shape[0], i, stride, k = 0, n_rows = 0, n_held = 0
-    if not (pt0.shape[0] == x.shape[0] == a.shape[0] == lower.shape[0] == upper.shape[0] == row_nnz.shape[0]
-            == rows.shape[0] == held.shape[0] == m) or m == 0:
-        raise FastSVMError("hold_rows: vectors must have one nonzero length")
-    stride = (m + 4095) // 4096
-    cdef double[::1] moves = np.empty((m + stride - 1) // stride)
-    cdef double threshold, z, held_nnz = 0.0, held_ax = 0.0
-    with nogil:
-        i = 0
-        while i < m:
-            moves[k] = fabs((pt[i] - lam * a[i]) - (pt0[i] - lam0 * a[i]))
-            k += 1
-            i += stride
-        threshold = factor * select_kth(&moves[0], k, min(<Py_ssize_t>(quantile * k), k - 1))
-        if threshold > 0.0:
-            for i in range(m):
-                z = pt[i] - lam * a[i]
-                if fmax(lower[i] - z, z - upper[i]) > threshold:
-                    held[n_held] = <int>i
-                    n_held += 1
-                    held_nnz += row_nnz[i]
-                    held_ax += a[i] * x[i]
-                else:
-                    rows[n_rows] = <int>i
-                    n_rows += 1
-    return n_rows, n_held, held_nnz, held_ax
-
-
-def held_misses(const int[::1] held, const double[::1] center, const double[::1] x, const double[::1] Zw,
-                const double[::1] c, const double[::1] a, const double[::1] lower, const double[::1] upper,
-                double sigma, double lam, const double[::1] norms, double slack, int[::1] out):
-    """The held rows i not certainly beyond the bound x_i they are held at, into ``out``; their
-    number is returned. z_i = center_i - sigma (Zw_i + c_i) - lam a_i must lie beyond it by more
-    than slack norms_i."""
-    cdef Py_ssize_t j, m = x.shape[0]
-    cdef int i, misses = 0
-    cdef double z
-    if not (center.shape[0] == Zw.shape[0] == c.shape[0] == a.shape[0] == lower.shape[0] == upper.shape[0]
-            == norms.shape[0] == m) or out.shape[0] < held.shape[0]:
-        raise FastSVMError("held_misses: vectors must have one length")
-    for j in range(held.shape[0]):
-        if not 0 <= held[j] < m:
-            raise FastSVMError("held_misses: row index out of range")
-    with nogil:
-        for j in range(held.shape[0]):
-            i = held[j]
-            z = center[i] - sigma * (Zw[i] + c[i]) - lam * a[i]
-            out[misses] = i                                   # branch-free append
-            if x[i] == lower[i]:
-                misses += not lower[i] - z > slack * norms[i]
-            else:
-                misses += not (x[i] == upper[i] and z - upper[i] > slack * norms[i])
-    return misses
-
-
 def search_scalars(const double[::1] d, const double[::1] g, const double[::1] zd,
                    const double[::1] a, const int[::1] free):
     """(d.d, g.d, a_J.a_J, a_J.zd_J) for the free set J: the line search's constants."""
@@ -1082,18 +935,3 @@ def search_scalars(const double[::1] d, const double[::1] g, const double[::1] z
             aa += a[free[j]] * a[free[j]]
             az += a[free[j]] * zd[free[j]]
     return dd, gd, aa, az
-
-
-def cholesky_solve(double[:, ::1] H, double[::1] rhs):
-    """Solve H d = rhs for a symmetric positive definite H, in place: H is overwritten by its
-    Cholesky factor (upper triangle, H = U^T U) and rhs by d. Returns False when H is not
-    numerically positive definite. LAPACK (dpotrf, dpotrs: SciPy's) without the GIL: on one BLAS
-    thread, as fit_model runs the solvers, faster than our former right-looking loop from order
-    ~60 on (0.22 / 0.57 / 1.08 ms against 0.56 / 1.85 / 4.28 at 200 / 301 / 400; 4.0 against
-    2.5 us at 20)."""
-    if H.shape[1] != H.shape[0] or rhs.shape[0] != H.shape[0]:
-        raise FastSVMError("cholesky_solve: H must be square and rhs match it")
-    cdef bint ok
-    with nogil:
-        ok = _cholesky_solve(H, rhs)
-    return ok

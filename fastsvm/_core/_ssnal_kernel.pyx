@@ -1,4 +1,4 @@
-"""The kernel work of SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal_kernel), without the GIL.
+"""The kernel work of SSsNAL on nonlinear kernels (fastsvm.solvers.ssnal.kernel), without the GIL.
 
 KernelProducts: out[r] += sum_j coef[j] k(x_{rows[r]}, x_{cols[j]}) for many rows at once (the
 gradient Q x of the whole problem, and its updates on the rows outside the working set), without
@@ -19,19 +19,17 @@ and their kernel values are looked up in a table of exp(-gamma k) instead, the s
 (rbf_table_block: mushrooms 1.6 -> 1.3 ns per value, a9a 1.3 -> 1.0). Each row is summed by
 one thread in a fixed order, so the result does not depend on the thread count.
 
-cache_axpy / cache_block / cache_store: products with, blocks of and new values for the kernel
-columns of a KernelCache whose positions 0 .. length-1 hold the working set (move_to_front
-arranges that).
+The working set's products with, blocks of and new values for cached kernel columns are
+KernelCache's own methods (fastsvm._core._cache).
 """
 from cython.parallel cimport prange, threadid
 from libc.string cimport memset
 cimport numpy as cnp
 import numpy as np
 
-from ._cache cimport KernelCache
 from ._status cimport stop_requested
-from ._csr cimport CSR, csr_view, indices_within
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, axpy_float_cols, count_slots, dot_rows, dot_slots,
+from ._csr cimport CSR, csr_view
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, count_slots, dot_rows, dot_slots,
                        dot_slots_f32, exp_neg_block, kernel_params, kernel_from_dot, rbf_block,
                        rbf_table_block)
 from ._kernel import row_sqnorms
@@ -46,7 +44,6 @@ cdef enum:
     DENSE_FRACTION = 4             # a feature in >= 1/4 of the columns is indexed densely,
     DENSE_FRACTION_NARROW = 8      # in >= 1/8 when the dense vectors are float32 (cheaper to read)
     DENSE_FRACTION_BINARY = 32     # in >= 1/32 when they are bytes
-    STOP_POLL_COLUMNS = 64         # cached columns between two looks at the stop flag
 
 
 cdef class KernelProducts:
@@ -304,9 +301,6 @@ cdef void _rows(KernelParams kp, CSR X, const double* sqnorm, const int* rows, i
         _row(kp, X, rows[r], sqnorm[rows[r]], inv, threadid(), r, out)
 
 
-# ---------------------------------------------------------------------------------------------
-# the working set's kernel columns, from a KernelCache
-
 def exp_neg(values):
     """exp(-max(v, 0)) elementwise by the vectorized routine of the RBF products (KernelProducts'
     table for binary rows, and tests)."""
@@ -316,148 +310,3 @@ def exp_neg(values):
         exp_neg_block(&v[0] if v.shape[0] else NULL, <int>v.shape[0])
     return out
 
-
-def move_to_front(KernelCache cache, const int[::1] rows):
-    """Swap cache positions so that data row rows[t] sits at position t (rows distinct); returns
-    the data row of every position (int32). Rows already in place cost nothing."""
-    cdef int n = cache.n, k = <int>rows.shape[0], t, r, p, q
-    if k and (np.min(rows) < 0 or np.max(rows) >= n):
-        raise FastSVMError("move_to_front: row out of range")
-    if k != np.unique(np.asarray(rows)).shape[0]:
-        raise FastSVMError("move_to_front: rows must be distinct")
-    cdef int[::1] where = np.empty(max(n, 1), dtype=np.int32)
-    cdef int[::1] row_at = np.empty(n, dtype=np.int32)
-    with nogil:
-        for p in range(n):
-            where[cache.rows[p]] = p
-        for t in range(k):
-            r = rows[t]
-            p = where[r]
-            if p != t:
-                q = cache.rows[t]
-                cache.swap(t, p)
-                where[r] = t
-                where[q] = p
-        for p in range(n):
-            row_at[p] = cache.rows[p]
-    return np.asarray(row_at)
-
-
-def cache_axpy(KernelCache cache, const int[::1] positions, const double[::1] coef, int length,
-               double[::1] out, const int[::1] stop):
-    """out[t] += sum_j coef[j] K(position t, positions[j]) for t < length, from cached columns
-    (computed when missing); columns with coef 0 are skipped. KeyboardInterrupt when stopped."""
-    cdef int k = <int>positions.shape[0], j, g = 0, status = 0
-    cdef float* col
-    cdef const float* group[4]           # cached columns, added four at a time (axpy_float_cols)
-    cdef double group_coef[4]
-    cdef double cj
-    _check_positions(cache, positions, length)
-    if coef.shape[0] != k or out.shape[0] < length:
-        raise FastSVMError("cache_axpy: coef must match positions and out cover length")
-    with nogil:
-        for j in range(k):
-            if j % STOP_POLL_COLUMNS == STOP_POLL_COLUMNS - 1 and stop[0]:
-                status = 2
-                break
-            cj = coef[j]
-            if cj == 0.0:
-                continue
-            if cache.length[positions[j]] >= length:
-                # cached: column() only relinks it, so the pointers held stay valid
-                group[g] = cache.column(positions[j], length)
-                group_coef[g] = cj
-                g += 1
-                if g == 4:
-                    axpy_float_cols(group, group_coef, g, length, &out[0])
-                    g = 0
-                continue
-            if g:                        # in column order: the held group first
-                axpy_float_cols(group, group_coef, g, length, &out[0])
-                g = 0
-            col = cache.column(positions[j], length)
-            if col == NULL:
-                status = 1
-                break
-            axpy_float_cols(<const float**>&col, &cj, 1, length, &out[0])
-        if g and status == 0:
-            axpy_float_cols(group, group_coef, g, length, &out[0])
-    _raise_for(status)
-    return np.asarray(out)
-
-
-def cache_store(KernelCache cache, const int[::1] positions, const double[:, ::1] values, int length):
-    """Cache the columns at `positions` on [0, length) from values[j, t] = k(position j,
-    position t), kernel values computed elsewhere (KernelProducts.block: many new columns at
-    once by the inverted index, on the threads) and rounded to float32 as computed ones are;
-    the values a column already held are kept."""
-    cdef int k = <int>positions.shape[0], j, t, i, have, status = 0
-    cdef float* col
-    cdef double s_i
-    _check_positions(cache, positions, length)
-    if values.shape[0] != k or (k and values.shape[1] < length):
-        raise FastSVMError("cache_store: values must have a row of at least length values per position")
-    with nogil:
-        for j in range(k):
-            i = positions[j]
-            have = min(cache.length[i], length)
-            col = cache.reserve(i, length)
-            if col == NULL:
-                status = 1
-                break
-            if cache.sign == NULL:
-                for t in range(have, length):
-                    col[t] = <float>values[j, t]
-            else:
-                s_i = cache.sign[i]
-                for t in range(have, length):
-                    col[t] = <float>(s_i * cache.sign[t] * values[j, t])
-            cache.n_computed += length - have
-    _raise_for(status)
-
-
-def cached(KernelCache cache, const int[::1] positions, int length):
-    """uint8 mask: whether the column of each position is cached on [0, length)."""
-    cdef int k = <int>positions.shape[0], j
-    _check_positions(cache, positions, cache.n)
-    out = np.empty(k, dtype=np.uint8)
-    cdef unsigned char[::1] out_ = out
-    for j in range(k):
-        out_[j] = cache.length[positions[j]] >= length
-    return out.view(bool)
-
-
-def cache_block(KernelCache cache, const int[::1] positions, int length, const int[::1] stop):
-    """K[positions][:, positions] (float64 from the float32 columns), every position < length."""
-    cdef int k = <int>positions.shape[0], a, b, status = 0
-    cdef float* col
-    _check_positions(cache, positions, length)
-    block = np.empty((k, k))
-    cdef double[:, ::1] out = block
-    with nogil:
-        for a in range(k):
-            if a % STOP_POLL_COLUMNS == STOP_POLL_COLUMNS - 1 and stop[0]:
-                status = 2
-                break
-            col = cache.column(positions[a], length)
-            if col == NULL:
-                status = 1
-                break
-            for b in range(k):
-                out[a, b] = col[positions[b]]
-    _raise_for(status)
-    return block
-
-
-cdef void _check_positions(KernelCache cache, const int[::1] positions, int length) except *:
-    if not 0 <= length <= cache.n:
-        raise FastSVMError("column length out of range")
-    if not indices_within(positions, length):
-        raise FastSVMError("position outside the working set")
-
-
-cdef void _raise_for(int status) except *:
-    if status == 1:
-        raise MemoryError("kernel cache: out of memory")
-    if status == 2:
-        raise KeyboardInterrupt

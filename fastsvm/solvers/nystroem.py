@@ -21,11 +21,11 @@ import time
 from dataclasses import fields, make_dataclass, replace
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..errors import FastSVMError, ParameterError
+from ..csr import dense_as_csr
+from ..errors import ParameterError
 from ..kernel_approximation import EIG_RTOL, nystroem_map, sample_landmarks
-from . import ssnal
+from . import get_solver
 from .base import Kernel, Solution, SolverSpec, Subproblem, checked_arrays, option, solver_config
 
 DEFAULT_LANDMARKS = 500
@@ -34,7 +34,9 @@ OWN_OPTIONS = ("landmarks", "rtol")
 
 def _linear_ssnal_fields():
     """The linear ssnal's options, for any kernel here: passed on to the solve on the features."""
-    for f in fields(ssnal.Config):
+    for f in fields(get_solver("ssnal").config):
+        if "option" not in f.metadata:   # an internal knob, not an option
+            continue
         kind, meaning, schema = f.metadata["option"]
         if "linear" in schema.get("kernels", ("linear",)):
             schema = {key: value for key, value in schema.items() if key != "kernels"}
@@ -48,18 +50,6 @@ Config = make_dataclass("Config", [
     ("rtol", float, option(EIG_RTOL, "eigenvalues of K(L, L) kept: those above rtol times the largest",
                            low=0.0, below=1.0)),
     *_linear_ssnal_fields()], frozen=True)
-
-
-def dense_as_csr(A):
-    """A dense C-contiguous matrix as CSR sharing its values (every entry stored): no scan for
-    zeros, no copy of the n x r features."""
-    n, r = A.shape
-    if n * r >= np.iinfo(np.int32).max:
-        raise FastSVMError(f"nystroem: {n} x {r} features exceed 2**31 stored values; use fewer landmarks")
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    indices = np.tile(np.arange(r, dtype=np.int32), n)
-    indptr = np.arange(0, n * r + 1, r, dtype=np.int32) if r else np.zeros(n + 1, dtype=np.int32)
-    return sp.csr_matrix((A.reshape(-1), indices, indptr), shape=(n, r), copy=False)
 
 
 def solve(sub: Subproblem) -> Solution:
@@ -97,10 +87,10 @@ def solve(sub: Subproblem) -> Solution:
 
     linear = Subproblem(
         formulation=sub.formulation, X=dense_as_csr(features), y=y, upper=upper, kernel=Kernel(kind="linear"),
-        params=replace(params, solver=ssnal.SPEC.name, kernel_type="linear", options=ssnal_options, config=None),
+        params=replace(params, solver="ssnal", kernel_type="linear", options=ssnal_options, config=None),
         seed=sub.seed, stop=sub.stop, log=log, n_threads=sub.n_threads)
     del features
-    solution = ssnal.SPEC.solve(linear)
+    solution = get_solver("ssnal").solve(linear)
 
     beta = fmap.normalization @ solution.w[: fmap.n_components]
     coef = np.zeros(n)
@@ -134,7 +124,7 @@ SPEC = SolverSpec(
     kernels=("rbf", "polynomial", "sigmoid", "linear"),
     multiclass="ovo",
     default_kernel="rbf",
-    default_tol=ssnal.DEFAULT_TOL,
+    default_tol=get_solver("ssnal").default_tol,
     description="kernel SVM on a low-rank kernel approximation (-o landmarks=m): fast, approximate",
     config=Config,
     stop_measure="eta of the linear problem on the Nystroem features",

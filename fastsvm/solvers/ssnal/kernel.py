@@ -1,0 +1,270 @@
+"""SSsNAL on nonlinear kernels (RBF, polynomial, sigmoid) for C-SVC and epsilon-SVR (seed 000
+sections 3 and 4.3-4.4; ALGORITHMS.md sections 0-2). Reached through the ``ssnal`` solver, which
+hands every non-linear kernel here.
+
+The dual (P) min 1/2 x^T Q x + c^T x over K = {a^T x = 0, 0 <= x <= u} has m = n variables
+(C-SVC, Q = (y y^T) o K) or 2n (epsilon-SVR, Q = [K -K; -K K]); variable r sits on data row
+src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
+
+1. Warm start (warm.py). The explicit-feature problem is solved by the linear SSsNAL: random
+   Fourier features (option ``rff`` = D, seeded from Subproblem.seed) for the RBF kernel, a
+   Nystroem map on D sampled landmarks for the polynomial and sigmoid kernels (random Fourier
+   features only approximate shift-invariant kernels). Its dual vector is x^0 -- feasible for
+   (P), which has the same constraints -- and its final sigma is sigma_0.
+
+2. The exact gradient grad f(x^0) = Q x^0 + c on all rows (the one product with every support
+   vector: KernelProducts, an inverted-index kernel mat-vec that stores nothing), and from it the
+   working set U: the rows of the free variables and of the KKT violators (option ``theta``
+   adds the variables whose margin grad f_r + b a_r is within theta of a bound's switch; 0 by
+   default: rows missed join in the next round at less cost). All other variables are held at
+   their bound.
+
+3. Rounds. SSsNAL on the exact kernel restricted to U (the other variables fixed, so the
+   equality constraint keeps its value over U): the AL outer loop and semismooth Newton inner
+   solves of ALGORITHMS.md section 2 in the kernel form (kernel_inner.py) -- the inner iterate is
+   a vector of kernel coefficients u (the linear solver's v = Z^T u), so every product Z v
+   becomes Q u. Newton directions by Sherman-Morrison-Woodbury on the free set J
+   (kernel_newton.py): a Cholesky factorization of I + sigma P_J Q_JJ P_J while Q_JJ fits the
+   cache budget (and |J| <= 4000), CG beyond (on cached columns) -- accurate directions: inexact
+   ones cost more Newton steps than CG. CG also when Gershgorin bounds the system's condition
+   number by 3 (RBF with a large gamma: K diagonally dominant; ~11 products instead of |J|^3 / 3
+   flops). When K_UU is numerically sparse (RBF on unscaled features or with a large gamma:
+   nearly every value underflows and nearly every row is a free support vector), it is held as a
+   SparseKernel of its values above Config.sparse_drop / |U| instead, and its products and Newton
+   systems (CG) cost the kept values (svmguide1: 6.2 -> 0.18 s). Otherwise the kernel columns of
+   U come from the LRU KernelCache (-m MB), U at its first positions, so a column is computed on
+   U only (working_set.py); Q u and Q x-hat are updated over the coordinates that change (the
+   free set and the projection's switches), never recomputed; many new columns at once (a warm
+   start's violators) bypass the cache through KernelProducts. Each round starts from the warm
+   start's sigma, raised until the first projection's free set is small (<= 500) -- a small
+   sigma keeps a warm start's free variables free. After the round the gradient of the rows
+   outside U is updated over the coordinates that changed (KernelProducts again), eta is
+   computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
+   the violators outside U join it and the round is repeated (or, when there are none, the next
+   round is solved more tightly). A round's target is Config.round_reduction times the whole
+   problem's eta at its start, tol / 2 at the least. This active-set layer keeps the method
+   exact: the final eta is the full problem's, from a gradient kept on every row.
+
+The sigmoid kernel matrix is indefinite in general and (P) then nonconvex: the method still
+reaches a KKT point (as SMO does) while the Newton matrices on the free sets stay positive
+definite, and stops with a clear FastSVMError when one is not.
+
+Solution.coef is y_i x_i (C-SVC) or x_i - x_{n+i} (epsilon-SVR), rho = -b, objective = LIBSVM's
+dual objective, stop_measure = eta.
+"""
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._core._cache import KernelCache
+from ..._core._ssnal_kernel import KernelProducts
+from ...errors import FastSVMError, ParameterError
+from ...memory import check_kernel_cache
+from ...problems.dual import OverDual, SvmDual, kkt_residual, svm_dual
+from ...problems.vector import dot, norm
+from ..base import Kernel, Solution, SolveStatus, Subproblem, checked_arrays
+from .config import DEFAULT_MAX_OUTER, DEFAULT_TOL, NONLINEAR
+from .kernel_inner import KernelCounters, RoundContext, solve_working_set
+from .warm import warm_start
+from .working_set import WorkingSet
+
+
+@dataclass
+class KernelDual(OverDual):
+    """(P) for a nonlinear kernel (problems.dual.SvmDual), the kernel kept implicit."""
+
+    X: object
+    kernel: Kernel
+    dual: SvmDual
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    @property
+    def m(self):
+        return self.dual.m
+
+    def row_coef(self, x):
+        """beta with Q x = a o (K beta)[source]."""
+        return self.dual.row_coef(x)
+
+    def gradient(self, h):
+        """grad f = Q x + c from h = K beta(x) (one value per row)."""
+        return self.dual.gradient_from_rows(h)
+
+    def objective(self, x, grad):
+        """f(x) = 1/2 x^T (grad - c) + c^T x: LIBSVM's obj."""
+        return self.dual.objective(x, 0.5 * dot(x, grad - self.c))
+
+    def primal_objective(self, x, grad, b):
+        """The hinge / epsilon-insensitive primal at the expansion x with bias b."""
+        return self.dual.primal_objective(0.5 * dot(x, grad - self.c), grad, b)
+
+
+def kernel_dual(sub: Subproblem) -> KernelDual:
+    """The dual of a C-SVC or epsilon-SVR subproblem (problems.dual.svm_dual), the kernel kept implicit."""
+    X, y, upper = checked_arrays(sub)
+    if X.shape[0] == 0:
+        raise FastSVMError("ssnal: the subproblem has no samples")
+    eps = float(sub.params.epsilon) if sub.formulation == "epsilon_svr" else 0.0
+    return KernelDual(X=X, kernel=sub.kernel,
+                      dual=svm_dual(sub.formulation, y, upper, eps, n_threads=sub.n_threads))
+
+
+def working_rows(dual, x, grad, b, theta, exclude=None):
+    """Rows with a free variable, a KKT violator, or a margin grad_r + b a_r within theta of a
+    bound's switch (rows in ``exclude`` left out)."""
+    margin = grad + b * dual.K.a
+    upper = dual.K.upper
+    free = (x > 0.0) & (x < upper)
+    violating = ((x < upper) & (margin < 0.0)) | ((x > 0.0) & (margin > 0.0))
+    pick = free | violating | (np.abs(margin) < theta)
+    rows = np.zeros(dual.n, dtype=bool)
+    rows[dual.source[pick]] = True
+    if exclude is not None:
+        rows[exclude] = False
+    return np.flatnonzero(rows)
+
+
+def check_kernel_problem(sub):
+    """A ParameterError unless the kernel front end solves sub."""
+    if sub.kernel.kind not in NONLINEAR:
+        raise ParameterError(f"ssnal (kernel) supports the {', '.join(NONLINEAR)} kernels, not {sub.kernel.kind}")
+    if sub.params.loss not in (None, "hinge"):
+        raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
+    if sub.kernel.kind == "polynomial" and sub.kernel.degree < 0:
+        raise ParameterError("degree of polynomial kernel < 0")
+
+
+def update_outside(dual, products, ws, x, grad, x_new, hx_new, in_set, stats):
+    """x and grad after a round on the working set ws: grad on U from the round, outside U updated
+    over the rows whose coefficient changed (one KernelProducts mat-vec)."""
+    x_old_u = x[ws.vars]
+    x[ws.vars] = x_new
+    d_beta = np.bincount(ws.pos, weights=ws.a * (x_new - x_old_u), minlength=ws.L)
+    moved = np.flatnonzero(d_beta)
+    grad[ws.vars] = hx_new + ws.c
+    outside = np.flatnonzero(~in_set).astype(np.int32)
+    if moved.shape[0] and outside.shape[0]:
+        h_out = np.zeros(outside.shape[0])
+        products.matvec(outside, ws.rows[moved].astype(np.int32), d_beta[moved], h_out)
+        stats["kernel_values"] += outside.shape[0] * moved.shape[0]
+        out_vars = np.concatenate([outside + kk * dual.n for kk in range(dual.m // dual.n)])
+        grad[out_vars] += dual.K.a[out_vars] * np.tile(h_out, dual.m // dual.n)
+
+
+def solve_kernel(sub: Subproblem, config) -> Solution:
+    """Solve one C-SVC or epsilon-SVR subproblem with an RBF, polynomial or sigmoid kernel."""
+    params = sub.params
+    check_kernel_problem(sub)
+    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
+    max_outer = DEFAULT_MAX_OUTER if params.max_iter is None else int(params.max_iter)
+    dual = kernel_dual(sub)
+    t0 = time.perf_counter()
+    stats = {"kernel_values": 0}
+    log = sub.log
+
+    x, sigma0, warm = warm_start(sub, config.rff, max(config.warm_tol, tol), config.warm)
+    sigma = sigma0
+    times = {"warm_start": time.perf_counter() - t0}
+    if log is not None:
+        rff = sub.kernel.kind == "rbf" and config.warm == "rff"      # as warm_start chooses
+        log(f"ssnal: warm start ({'random Fourier features' if rff else 'Nystroem'}, "
+            f"D = {config.rff}): {warm.n_iter} iterations, KKT residual {warm.stop_measure:.3e}  "
+            f"{times['warm_start']:.2f}s")
+
+    k = sub.kernel
+    threads = max(1, int(sub.n_threads))
+    products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, threads, sub.stop)
+    budget = int(params.cache_size * (1 << 20))
+    check_kernel_cache(params.cache_size, dual.n)
+    cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, budget, threads)
+    all_rows = np.arange(dual.n, dtype=np.int32)
+
+    # the gradient at x^0 on every row
+    beta = dual.row_coef(x)
+    support = np.flatnonzero(beta).astype(np.int32)
+    h = np.zeros(dual.n)
+    products.matvec(all_rows, support, beta[support], h)
+    stats["kernel_values"] += dual.n * support.shape[0]
+    grad = dual.gradient(h)
+    times["gradient"] = time.perf_counter() - t0 - times["warm_start"]
+
+    history = []
+    counters = KernelCounters()
+    run = RoundContext(tol=tol, max_outer=max_outer, budget_bytes=budget, counters=counters, stop=sub.stop,
+                       log=log, t0=t0)
+    eta, b = kkt_residual(x, grad, dual.K)
+    b_last = b
+    status = SolveStatus.MAX_ITER
+    in_set = np.zeros(dual.n, dtype=bool)
+    ws_rows = np.zeros(0, dtype=np.int64)
+    target_scale = 1.0
+    rounds = 0
+    for rounds in range(1, config.kernel_max_rounds + 1):
+        scale = 1.0 + norm(x) + norm(grad)
+        entry = {"round": rounds, "eta": eta, "dual": dual.objective(x, grad),
+                 "primal": dual.primal_objective(x, grad, b), "sigma": sigma, "working_set": int(in_set.sum()),
+                 "time": time.perf_counter() - t0}
+        history.append(entry)
+        if log is not None:
+            log(f"ssnal: round {rounds} of working rows  KKT residual {eta:.3e} (stops at {tol:g})  "
+                f"objective {entry['dual']:.10g}  duality gap {entry['primal'] + entry['dual']:.3e}  "
+                f"{entry['working_set']} working rows  {entry['time']:.2f}s")
+        if eta <= tol:
+            status = SolveStatus.CONVERGED
+            break
+        if counters.outer >= max_outer:
+            break
+        if rounds == 1:
+            new = working_rows(dual, x, grad, b, config.theta)
+        else:
+            new = working_rows(dual, x, grad, b, config.theta, exclude=in_set)
+            if new.shape[0] == 0:
+                target_scale *= 0.1          # no violators outside U: solve U more tightly
+        if new.shape[0] == 0 and ws_rows.shape[0] == 0:
+            break                            # nothing to work on (eta is rounding-limited)
+        in_set[new] = True
+        ws_rows = np.concatenate([ws_rows, new])
+        # K_UU held sparse may take half the -m budget
+        ws = WorkingSet(dual, cache, products, ws_rows, x, sub.stop, k.kind == "rbf", budget // 2, config)
+        ws_rows = ws.rows
+        if log is not None and ws.sparse is not None:
+            log(f"ssnal: kernel block of the working rows held sparse: {ws.sparse.nnz} values kept "
+                f"({100.0 * ws.sparse.nnz / max(ws.L, 1) ** 2:.2g}%)")
+        x_u = x[ws.vars]
+        hx = grad[ws.vars] - ws.c
+        # each round restarts the AL from the warm start's sigma: new rows make the prox center
+        # far from the round's solution, and a large sigma would make psi almost nonsmooth
+        t_round = time.perf_counter()
+        target = scale * max(0.5 * tol * target_scale, config.round_reduction * eta)
+        x_new, hx_new, sigma, lam = solve_working_set(ws, x_u, hx, sigma0, target, run, entry["dual"])
+        if not math.isnan(lam):
+            b_last = lam
+        t_update = time.perf_counter()
+        times["working_set"] = times.get("working_set", 0.0) + t_update - t_round
+        update_outside(dual, products, ws, x, grad, x_new, hx_new, in_set, stats)
+        eta, b = kkt_residual(x, grad, dual.K, hint=b_last)
+        times["update"] = times.get("update", 0.0) + time.perf_counter() - t_update
+
+    stats["kernel_values"] += int(cache.n_computed)
+    times["total"] = time.perf_counter() - t0
+    n = dual.n
+    coef = dual.K.a * x if sub.formulation == "c_svc" else x[:n] - x[n:]
+    return Solution(
+        coef=np.ascontiguousarray(coef, dtype=np.float64),
+        rho=-b_last,
+        objective=dual.objective(x, grad),
+        n_iter=counters.outer,
+        stop_measure=eta,
+        dual=x,
+        status=status,
+        history=history,
+        details={"newton": counters.newton, "rounds": rounds, "working_set": int(in_set.sum()),
+                 "trials": counters.trials, "cg": counters.cg, "systems": dict(counters.systems),
+                 "sigma": sigma, "b_kkt": b, "time": times, "kernel_values": stats["kernel_values"],
+                 "warm_start": {"iterations": warm.n_iter, "eta": warm.stop_measure}, "tol": tol},
+    )

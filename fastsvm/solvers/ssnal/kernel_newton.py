@@ -1,0 +1,121 @@
+"""Newton directions of the kernel front end, in kernel coefficients: the Sherman-Morrison-
+Woodbury form of the linear solver's system, its |J| x |J| part by Cholesky (bordered by the
+equality constraint) or by CG on the cached columns or on K_UU's kept values."""
+import numpy as np
+
+from ..._core._linalg import bordered_solve, cholesky_solve
+from ...errors import FastSVMError
+from ...problems.vector import dot
+
+
+def newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
+    """(delta, Q delta): the SMW form of (I + sigma Z_J^T P_J Z_J) d = -g with g = Z^T r in the
+    coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J.
+    The |J| x |J| system by CG on K_UU's kept values when it is held sparse (and |J| exceeds
+    Config.always_dense_j), else by Cholesky (bordered_solve, on I + sigma Q_JJ) while Q_JJ fits the
+    cache budget and |J| <= Config.dense_j_max, unless the system is well conditioned; otherwise by CG
+    on the cached columns."""
+    k = J.shape[0]
+    if k == 0:
+        counters.systems["none"] += 1
+        return -r, -hr
+    aJ = ws.a[J]
+    aa = dot(aJ, aJ)
+    t = hr[J] - (dot(aJ, hr[J]) / aa) * aJ
+    fits = 8.0 * k * k <= budget_bytes
+    if ws.sparse is not None and k > ws.cfg.always_dense_j and sigma * ws.cfg.sparse_drop <= ws.cfg.kernel_cg_rtol:
+        counters.systems["sparse"] += 1
+        z, iterations = ws.sparse.newton_cg(ws.pos[J], aJ, sigma, t, ws.cfg.kernel_cg_rtol, ws.cfg.kernel_cg_max_iter,
+                                            ws.stop)
+        if iterations < 0:
+            raise not_psd()
+        counters.cg += iterations
+    elif k <= ws.cfg.always_dense_j or (fits and k <= ws.cfg.dense_j_max and not well_conditioned(ws, J)):
+        counters.systems["dense"] += 1
+        z = dense_solve(lambda: ws.q_block(J), t, aJ, aa, sigma)
+    else:
+        counters.systems["cg"] += 1
+        z = coefficient_cg(ws, J, aJ, aa, sigma, t, counters)
+    z -= (dot(aJ, z) / aa) * aJ
+    delta = -r
+    delta[J] += sigma * z
+    zfull = np.zeros(r.shape[0])
+    zfull[J] = z
+    return delta, sigma * ws.qmul(zfull, J) - hr
+
+
+def well_conditioned(ws, J):
+    """RBF: whether I + sigma P Q_JJ P has a condition number <= Config.cg_condition for every sigma, by
+    Gershgorin (Q_JJ's eigenvalues lie within 1 -+ its rows' off-diagonal sums, one product):
+    a large gamma makes K diagonally dominant, and CG then needs a few products (on the cached
+    columns) where Cholesky needs |J|^3 / 3 flops."""
+    if not ws.rbf:
+        return False
+    radius = np.max(ws.row_sums(J)) - 1.0
+    return radius < 1.0 and (1.0 + radius) / (1.0 - radius) <= ws.cfg.cg_condition
+
+
+def dense_solve(block, t, a, aa, sigma):
+    """z with (I + sigma P Q P) z = t, a^T z = 0 (P = I - a a^T / aa, t = P t), Q = block()
+    (a new array): bordered_solve on I + sigma Q, or, when that is not positive definite (a
+    sigmoid kernel) but the projected matrix may be, Cholesky of I + sigma P Q P."""
+    M = block()
+    M *= sigma
+    M.flat[:: M.shape[0] + 1] += 1.0
+    z = t.copy()
+    if bordered_solve(M, z, a):
+        return z
+    z = t.copy()
+    if not cholesky_solve(projected_matrix(block(), a, aa, sigma), z):
+        raise not_psd()
+    return z
+
+
+def projected_matrix(Q, a, aa, sigma):
+    """I + sigma P Q P, P = I - a a^T / aa, in place of Q."""
+    Qa = Q @ a
+    Q -= (np.outer(Qa, a) + np.outer(a, Qa)) / aa
+    Q += (dot(a, Qa) / (aa * aa)) * np.outer(a, a)
+    Q *= sigma
+    Q.flat[:: Q.shape[0] + 1] += 1.0
+    return Q
+
+
+def not_psd():
+    return FastSVMError("ssnal: the kernel matrix is not positive semidefinite on the working set (a sigmoid "
+                        "kernel usually is not): SSsNAL needs a convex dual; use -s smo")
+
+
+def coefficient_cg(ws, J, aJ, aa, sigma, t, counters):
+    """z with (I + sigma P Q_JJ P) z = t by CG to the relative residual Config.kernel_cg_rtol (an inexact
+    Newton direction), products from the cached columns (a formed block of order > Config.dense_j_max
+    is read as slowly as the float32 columns, and forming it costs as much again)."""
+    full = np.zeros(ws.a.shape[0])
+
+    def apply(v):
+        v = v - (dot(aJ, v) / aa) * aJ
+        full[J] = v
+        w = ws.qmul(full, J)[J]
+        full[J] = 0.0
+        return v + sigma * (w - (dot(aJ, w) / aa) * aJ)
+
+    z = np.zeros_like(t)
+    res = t.copy()
+    d = res.copy()
+    rr = dot(res, res)
+    bound = (ws.cfg.kernel_cg_rtol ** 2) * rr
+    for _ in range(ws.cfg.kernel_cg_max_iter):
+        if rr <= bound:
+            break
+        counters.cg += 1
+        Hd = apply(d)
+        dHd = dot(d, Hd)
+        if not dHd > 0.0:
+            raise not_psd()
+        alpha = rr / dHd
+        z += alpha * d
+        res -= alpha * Hd
+        rr_new = dot(res, res)
+        d = res + (rr_new / rr) * d
+        rr = rr_new
+    return z
