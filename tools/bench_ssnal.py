@@ -341,7 +341,8 @@ HEADER = ("| dataset | n × p (nnz) | C | SSsNAL s to η≤1e-3 / 1e-6 | outer, 
           "| passes (1e-3 / 1e-6) | rel. gap (1e-3 / 1e-6) | LIBSVM -e 1e-3: s, η | liblinear -e 0.1: s, epochs, gap "
           "| liblinear: -e, s, epochs (1e-3 / 1e-6 level) "
           "| not reached by liblinear: its algorithm uncapped: epochs, s; liblinear est. s (1e-3 / 1e-6 level) "
-          "| ratio vs LIBSVM | ratio vs liblinear (1e-3 / 1e-6) | ratio vs the uncapped run, est. liblinear (1e-3 / 1e-6) | test acc (SSsNAL / LIBSVM / liblinear) "
+          "| ratio vs LIBSVM | ratio vs liblinear (1e-3 / 1e-6) "
+          "| ratio vs the uncapped run, est. liblinear (1e-3 / 1e-6) | test acc (SSsNAL / LIBSVM / liblinear) "
           "| extra peak MB (SSsNAL / LIBSVM / liblinear) |")
 
 
@@ -453,13 +454,15 @@ def main(argv=None):
             "algorithm is run on without the cap (fastsvm's DualCD, -s 3 -B 1, shrinking, one thread; its gap looked "
             "at every 10 epochs, untimed): its epochs and time to the gap, and liblinear's time at those epochs "
             "estimated from its own time per epoch. Ratios: SSsNAL time / peer time (< 1: SSsNAL faster); "
-            "vs LIBSVM at η ≤ 1e-3. Extra peak memory: peak RSS during training minus RSS after loading, fresh process.",
+            "vs LIBSVM at η ≤ 1e-3. Extra peak memory: peak RSS during training minus RSS after loading, "
+            "fresh process.",
             "",
             HEADER,
             "|" + "---|" * HEADER.count(" | ") + "---|",
             *(markdown_row(r, args.libsvm_timeout) for r in rows),
             "",
-            f"Geometric mean time ratio vs liblinear at η ≤ 1e-3: {float(np.exp(np.mean(np.log(ll_ratios)))):.2f}" if ll_ratios else "",
+            (f"Geometric mean time ratio vs liblinear at η ≤ 1e-3: {float(np.exp(np.mean(np.log(ll_ratios)))):.2f}"
+             if ll_ratios else ""),
             f"Machine: {os.uname().nodename}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}.",
         ]
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

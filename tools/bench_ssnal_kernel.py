@@ -18,7 +18,8 @@ can be compared; the objectives are printed too. --fastsvm-e sets SSsNAL's toler
 
 Datasets (from --data-dir): a9a, w8a, ijcnn1 (train files; test on the .t files) and mushrooms
 (seeded 80/20 split) by default; the other binary sets of tools/bench_smo.py by name (e.g.
-svmguide1, unscaled), and --gamma for a gamma other than LIBSVM's default. The target: fastsvm with 2 threads in <= 0.5x LIBSVM's time with 2 threads,
+svmguide1, unscaled), and --gamma for a gamma other than LIBSVM's default. The target: fastsvm with 2 threads
+in <= 0.5x LIBSVM's time with 2 threads,
 test accuracy within 0.1 percentage point.
 
     python tools/bench_ssnal_kernel.py --out bench_out/ssnal_kernel.md
@@ -210,7 +211,8 @@ def header_line(args, load_before):
             f"load average {load_before:.2f} before / {os.getloadavg()[0]:.2f} after; libsvm-official "
             f"{libsvm_version}. C-SVC, RBF kernel, -c {args.C:g} -e {args.e:g} -m {args.m:g}"
             + (f" (fastsvm -e {args.fastsvm_e:g})" if args.fastsvm_e else "") + ", "
-            f"gamma = {args.gamma or '1/n_features'}; fastsvm -s ssnal (options: {options}). Median of {args.repeat} runs, "
+            f"gamma = {args.gamma or '1/n_features'}; fastsvm -s ssnal (options: {options}). "
+            f"Median of {args.repeat} runs, "
             "each a fresh process; wall time of training only; peak = extra resident memory during "
             f"training. Target: fastsvm 2 threads <= {TARGET_RATIO:g}x LIBSVM 2 threads, accuracy within "
             f"{TARGET_ACCURACY_PP:g} pp. eta: relative KKT residual (seed 000 eq. 4.1)"

@@ -9,6 +9,7 @@ cimport cython
 from ._csr cimport CSR
 from ._kernel cimport KernelParams
 
+
 @cython.final
 cdef class KernelCache:
     cdef readonly int n               # positions (= columns that can be cached)

@@ -14,7 +14,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport csr_view, indices_within, row_dot, row_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, axpy_float_cols, dot_cols, dot_rows, kernel_from_dot,
+from ._kernel cimport (PRECOMPUTED, RBF, axpy_float_cols, dot_cols, dot_rows, kernel_from_dot,
                        kernel_params, rbf_block, scatter_row, store_float, unscatter_row)
 from ._status cimport Status, stop_flag_set
 from ..errors import FastSVMError
@@ -298,7 +298,8 @@ cdef class KernelCache:
             cost = (wall_seconds() - started) / (stop - start)
             if threads:
                 probe = self.cost_serial != 0.0 and not self.parallel_was_winning
-                self.cost_parallel = cost if self.cost_parallel == 0.0 or probe else 0.875 * self.cost_parallel + 0.125 * cost
+                self.cost_parallel = (cost if self.cost_parallel == 0.0 or probe
+                                      else 0.875 * self.cost_parallel + 0.125 * cost)
             else:
                 probe = self.cost_parallel != 0.0 and self.parallel_was_winning
                 self.cost_serial = cost if self.cost_serial == 0.0 or probe else 0.875 * self.cost_serial + 0.125 * cost
@@ -343,36 +344,32 @@ cdef class KernelCache:
         """Exchange positions i and j: their rows, signs, cached columns and the two entries of
         every cached column (a column too short to hold both is dropped)."""
         cdef int h, nxt, lo, hi
-        cdef double q
-        cdef float f
-        cdef signed char s
         cdef float* d
         cdef double* xt_f
-        cdef const double* row
         if i == j:
             return
         if self.length[i] > 0:
             self.unlink(i)
         if self.length[j] > 0:
             self.unlink(j)
-        d = self.data[i]; self.data[i] = self.data[j]; self.data[j] = d
-        h = self.length[i]; self.length[i] = self.length[j]; self.length[j] = h
+        self.data[i], self.data[j] = self.data[j], self.data[i]
+        self.length[i], self.length[j] = self.length[j], self.length[i]
         if self.length[i] > 0:
             self.append(i)
         if self.length[j] > 0:
             self.append(j)
-        h = self.rows[i]; self.rows[i] = self.rows[j]; self.rows[j] = h
-        q = self.sqnorm[i]; self.sqnorm[i] = self.sqnorm[j]; self.sqnorm[j] = q
+        self.rows[i], self.rows[j] = self.rows[j], self.rows[i]
+        self.sqnorm[i], self.sqnorm[j] = self.sqnorm[j], self.sqnorm[i]
         if self.xt != NULL:
             for h in range(self.X.n_cols):
                 xt_f = self.xt + <Py_ssize_t>h * self.n
-                q = xt_f[i]; xt_f[i] = xt_f[j]; xt_f[j] = q
+                xt_f[i], xt_f[j] = xt_f[j], xt_f[i]
         if self.xd != NULL:
-            row = self.xd[i]; self.xd[i] = self.xd[j]; self.xd[j] = row
+            self.xd[i], self.xd[j] = self.xd[j], self.xd[i]
         if self.serial != NULL:
-            h = self.serial[i]; self.serial[i] = self.serial[j]; self.serial[j] = h
+            self.serial[i], self.serial[j] = self.serial[j], self.serial[i]
         if self.sign != NULL:
-            s = self.sign[i]; self.sign[i] = self.sign[j]; self.sign[j] = s
+            self.sign[i], self.sign[j] = self.sign[j], self.sign[i]
         lo = min(i, j)
         hi = max(i, j)
         h = self.lru_next[self.n]
@@ -381,7 +378,7 @@ cdef class KernelCache:
             if self.length[h] > lo:
                 if self.length[h] > hi:
                     d = self.data[h]
-                    f = d[lo]; d[lo] = d[hi]; d[hi] = f
+                    d[lo], d[hi] = d[hi], d[lo]
                 else:
                     self.drop(h)
             h = nxt
@@ -634,6 +631,6 @@ def _serial_numbers(X, rows):
     in_col0[in_col0] = X.indices[first[in_col0]] == 0
     serial[in_col0] = X.data[first[in_col0]]
     if rows.size and (np.any(serial < 1) or np.any(serial != np.round(serial))
-                       or np.any(serial > np.iinfo(np.int32).max)):
+                      or np.any(serial > np.iinfo(np.int32).max)):
         raise FastSVMError("precomputed kernel: column 0 must hold each row's serial number (1, 2, ...)")
     return np.ascontiguousarray(serial, dtype=np.int32)

@@ -32,7 +32,8 @@ cdef enum:
     PIVOT_MEDIAN = 1
 cdef Py_ssize_t SMALL_SELECT = 16
 cdef int PARALLEL_M = 32768        # fewer coordinates: the passes over them run on one thread
-DEF MAX_BLOCKS = 64               # blocks of coordinates of the passes (each of >= PARALLEL_M / 2)
+cdef enum:
+    MAX_BLOCKS = 64               # blocks of coordinates of the passes (each of >= PARALLEL_M / 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,7 +438,7 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
     J = {i : l_i < v_i - lam a_i < u_i} in increasing order. K must have passed knapsack_check.
     When g is flat at its root (no coordinate free) lam is the midpoint of the flat piece, so the
     result does not depend on the hint."""
-    cdef int it, nw, side = 0
+    cdef int nw, side = 0
     cdef double lam_l = -INFINITY, lam_r = INFINITY, g_l = NAN, g_r = NAN
     cdef double t, g, slope, step, r, mag = fabs(K.d)
     cdef _Sums acc
@@ -454,7 +455,7 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
         if g - g != 0.0:
             return KNAPSACK_BAD_BOUNDS
         _update_bracket(t, g, &lam_l, &g_l, &lam_r, &g_r)
-        for it in range(NEWTON_PASSES):
+        for _ in range(NEWTON_PASSES):
             if g == 0.0 or slope == 0.0:
                 break
             r = t + g / slope
@@ -475,7 +476,7 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
                 side = -1
             t = r
         step = 0.0
-        for it in range(HINT_EVALUATIONS):       # close an open bracket by doubled steps
+        for _ in range(HINT_EVALUATIONS):       # close an open bracket by doubled steps
             if g == 0.0 or slope == 0.0 or (lam_l > -INFINITY and lam_r < INFINITY):
                 break
             step = fmax(2.0 * fabs(g) / slope, fmax(2.0 * step, 1e-12 * (1.0 + fabs(t))))
@@ -529,7 +530,8 @@ cdef class KnapsackSet:
         cdef const double[::1] upper_ = self.upper
         cdef Py_ssize_t m = a_.shape[0]
         if self.a.ndim != 1 or lower_.shape[0] != m or upper_.shape[0] != m:
-            raise FastSVMError(f"a, lower and upper must be vectors of one length ({m}, {lower_.shape[0]}, {upper_.shape[0]})")
+            raise FastSVMError(f"a, lower and upper must be vectors of one length "
+                               f"({m}, {lower_.shape[0]}, {upper_.shape[0]})")
         if m == 0 or m >= 2 ** 30:
             raise FastSVMError(f"cannot project a vector of length {m}")
         self._breaks = np.empty(2 * m)

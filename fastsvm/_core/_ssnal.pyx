@@ -14,7 +14,7 @@ from libc.string cimport memset
 import numpy as np
 
 from ._csr cimport (CSR, ROW_BLOCKS_MAX, csr_view, indices_within, matvec, rmatvec, row_axpy, row_blocks, row_dot,
-                   row_sqnorm)
+                    row_sqnorm)
 from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project
 from ._status cimport Status, read_flag, stop_flag_set
 from ._status import Status as StatusCode
@@ -30,8 +30,8 @@ cdef int PARALLEL_ROWS = 2048      # fewer rows than this: one thread
 cdef int STOP_POLL_ROWS = 4096     # rows between two looks at the stop flag in long loops
 cdef int PARALLEL_COLUMNS = 16384  # shorter vectors of the CG: one thread
 cdef int COLUMN_BLOCK = 4096       # a sum over the columns adds fixed blocks of this many in order
-cdef double COPY_CHANGE = 0.25     # NewtonCG updates its copy of J's rows while the changes hold this share
-                                  # of J's values
+# NewtonCG updates its copy of J's rows while the changes hold this share of J's values
+cdef double COPY_CHANGE = 0.25
 
 
 cdef class StackedRows:
@@ -129,7 +129,8 @@ cdef class StackedRows:
         if out is None:
             out = np.empty(rows.shape[0])
         with nogil:
-            self._rows_matvec(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0], &v[0] if self.p else NULL, &out[0] if rows.shape[0] else NULL)
+            self._rows_matvec(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0], &v[0] if self.p else NULL,
+                              &out[0] if rows.shape[0] else NULL)
         return np.asarray(out)
 
     def rows_rmatvec(self, const int[::1] rows, const double[::1] coef, double[::1] out=None,
@@ -145,7 +146,8 @@ cdef class StackedRows:
         with nogil:
             if not accumulate:
                 memset(&out[0], 0, self.p * sizeof(double))
-            self._rows_rmatvec(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0], &coef[0] if rows.shape[0] else NULL, &out[0])
+            self._rows_rmatvec(&rows[0] if rows.shape[0] else NULL, <int>rows.shape[0],
+                               &coef[0] if rows.shape[0] else NULL, &out[0])
         return np.asarray(out)
 
     def rows_rmatvec_diff(self, const int[::1] rows, const double[::1] x_new, const double[::1] x_old,
@@ -831,8 +833,8 @@ def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, doubl
                int[::1] free, int[::1] changed):
     """The point of the line search at step alpha (step = alpha sigma), in one O(m) pass after
     the projection: pt = pt0 - step zd, x = Pi_K(pt) (lam0 is the multiplier of x0 = Pi_K(pt0);
-    lam0 + lam_shift, the hint, is exact while the free set stays). Returns (lam, n_free, zd.dx, s) with dx = x - x0, r = pt0 - lam0 a - x0 (zero on
-    the free set of x0) and s = r.dx - |dx|^2 / 2, from which
+    lam0 + lam_shift, the hint, is exact while the free set stays). Returns (lam, n_free, zd.dx, s)
+    with dx = x - x0, r = pt0 - lam0 a - x0 (zero on the free set of x0) and s = r.dx - |dx|^2 / 2, from which
 
         psi(v + alpha d) - psi(v) = alpha g.d + alpha^2 |d|^2 / 2 - alpha zd.dx + s / sigma,
         d/dalpha psi(v + alpha d) = g.d + alpha |d|^2 - zd.dx.

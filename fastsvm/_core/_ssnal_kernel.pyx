@@ -23,7 +23,6 @@ The working set's products with, blocks of and new values for cached kernel colu
 KernelCache's own methods (fastsvm._core._cache).
 """
 from cython.parallel cimport prange, threadid
-from libc.string cimport memset
 cimport numpy as cnp
 import numpy as np
 
@@ -36,7 +35,6 @@ from ._kernel import row_sqnorms
 from ..errors import FastSVMError
 
 cnp.import_array()
-
 
 
 cdef enum:
@@ -309,4 +307,3 @@ def exp_neg(values):
     with nogil:
         exp_neg_block(&v[0] if v.shape[0] else NULL, <int>v.shape[0])
     return out
-
