@@ -92,10 +92,14 @@ def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
     wrong-size point, or one the new box cannot be made feasible from.
 
     ``regression``: the 2n variables (a, a*) over the n rows; ``keep``: the rows with C_i > 0
-    of the ``n_all`` the warm point covers (None: all). Each alpha_i keeps its place in its box (alpha_i C_i / C_i_old: the bounded stay bounded, the
-    free ones scale as the optimum does along a path of C), then each sign's sum is brought to
-    what the equality constraints ask: the cold start's sums for the nu formulations and
-    one-class (``fixed_sums``), else the smaller of the two (y^T alpha = 0)."""
+    of the ``n_all`` the warm point covers (None: all). A variable at its bound stays at its
+    new bound. The nu formulations and one-class (``fixed_sums``) are homogeneous in the
+    bounds (box and sums scale together), so the free variables scale by C_i / C_i_old too;
+    for C-SVC and epsilon-SVR they scale by (C_i / C_i_old)^theta, theta the share of the
+    support vectors at their bound: the optimum scales with C when all are bounded and stays
+    put when none is (a hard margin reached). Each sign's sum is then brought to what the
+    equality constraints ask: the cold start's sums (``fixed_sums``), else the smaller of the
+    two (y^T alpha = 0)."""
     if warm is None or warm.dual is None or warm.upper is None:
         return None
     old_alpha = np.asarray(warm.dual, dtype=np.float64).ravel()
@@ -112,7 +116,10 @@ def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = C / old_upper
     scaled = np.isfinite(ratio) & (old_upper > 0)
-    alpha = np.clip(np.where(scaled, old_alpha * np.where(scaled, ratio, 1.0), old_alpha), 0.0, C)
+    ratio = np.where(scaled, ratio, 1.0)
+    bounded = scaled & (old_alpha >= old_upper)
+    theta = 1.0 if fixed_sums else np.count_nonzero(bounded) / max(np.count_nonzero(old_alpha > 0), 1)
+    alpha = np.clip(np.where(bounded, C, old_alpha * ratio ** theta), 0.0, C)
     groups = [group for group in (signs > 0, signs < 0) if group.any()]
     sums = [alpha[group].sum() for group in groups]
     targets = [alpha0[group].sum() for group in groups] if fixed_sums else [min(sums)] * len(groups)
@@ -125,13 +132,18 @@ def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
 
 
 def _moved_to_sum(alpha, C, total, target):
-    """alpha (sum ``total``, within [0, C]) with its sum moved to ``target`` inside the box: scaled
-    down, or each moved toward its bound in proportion to its room; None when the box cannot
-    hold ``target``."""
+    """alpha (sum ``total``, within [0, C]) with its sum moved to ``target`` inside the box:
+    lowered by scaling its free entries down (all of them when those hold too little), or
+    raised by moving each toward its bound in proportion to its room; None when the box
+    cannot hold ``target``."""
     if abs(total - target) <= SUM_RTOL * max(abs(total), abs(target)):
         return alpha
     if total > target:
-        return alpha * (target / total)
+        free = alpha < C
+        free_total = alpha[free].sum()
+        if free_total < total - target:
+            return alpha * (target / total)
+        return np.where(free, alpha * ((free_total - (total - target)) / free_total), alpha)
     room = C - alpha
     room_total = room.sum()
     if not (np.isfinite(room_total) and room_total >= target - total):
