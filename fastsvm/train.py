@@ -327,14 +327,17 @@ class _Trainer:
             solutions = self._solutions(problem, names[k])
             calibrated = calibrations[k](problem) if calibrations[k] is not None else None
             lines = []
-            if self.log is not None:
-                Cs = [1.0] if self.path is None else self.path.Cs
-                lines = [line for C, solution in zip(Cs, solutions)
+            if self.log is not None and self.path is None:
+                lines = summary_lines(problem, solutions[0])
+            elif self.log is not None:
+                lines = [f"[C = {C:g}] {line}" for C, solution in zip(self.path.Cs, solutions)
                          for line in summary_lines(replace(problem, upper=problem.upper * C), solution)]
             held = max(solution.cache_peak_bytes for solution in solutions) or None
             if self.warm is not None:
                 left[k] = Solution(coef=np.empty(0), rho=solutions[-1].rho, dual=solutions[-1].dual,
                                    upper=solutions[-1].upper)
+            if self.path is not None:   # the path's models are built from the rest
+                solutions = [replace(solution, dual=None, upper=None) for solution in solutions]
             if keep is not None:
                 solutions = [keep(k, solution) for solution in solutions]
             return solutions, calibrated, lines, held

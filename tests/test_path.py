@@ -29,26 +29,21 @@ Cs = [2.0 ** k for k in range(-3, 7)]   # the grid of issue 38
 TOL = 1e-6
 
 
-def _read(name, n=None):
-    from sklearn.datasets import load_svmlight_file
-
-    X, y = load_svmlight_file(str(shared_file(name)), zero_based=False)
+def rows_of(name, n=None):
+    """The first n rows (all: None) of a shared dataset, as fastsvm reads it."""
+    X, y = fastsvm.load_svmlight_file(str(shared_file(name)), zero_based=False)
     return to_csr(X[:n]), np.asarray(y[:n], dtype=np.float64)
 
 
 @pytest.fixture(scope="module")
 def heart():
-    X, y = _read("heart_scale")
-    return X, np.where(y > 0, 1.0, -1.0)
+    X, labels = rows_of("heart_scale")
+    return X, np.where(labels > 0, 1.0, -1.0)
 
 
-@pytest.fixture(scope="module")
-def housing():
-    return _read("housing_scale", 300)
-
-
-def smo_subproblem(formulation, heart, housing, **params):
-    X, y = housing if formulation in ("epsilon_svr", "nu_svr") else heart
+def smo_subproblem(formulation, heart, **params):
+    """The subproblem on heart (on the first 300 rows of housing for regression), bounds 1 and 2."""
+    X, y = rows_of("housing_scale", 300) if formulation in ("epsilon_svr", "nu_svr") else heart
     if formulation == "one_class":
         y = np.ones(X.shape[0])
     # per-sample bounds that are not all equal: the warm start must scale each by its own ratio
@@ -96,8 +91,8 @@ def smo_objective(sub, alpha):
 # ---------------------------------------------------------------- SMO
 
 @pytest.mark.parametrize("formulation", ["c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"])
-def test_smo_path_optima_equal_cold_optima(formulation, heart, housing):
-    sub = smo_subproblem(formulation, heart, housing)
+def test_smo_path_optima_equal_cold_optima(formulation, heart):
+    sub = smo_subproblem(formulation, heart)
     path = smo.SPEC.solve_path(sub, Cs, smo.SPEC.prepare(sub))
     cold = solve_path_cold(smo.SPEC, sub, Cs)
     assert len(path) == len(Cs)
@@ -112,10 +107,10 @@ def test_smo_path_optima_equal_cold_optima(formulation, heart, housing):
     assert sum(s.n_iter for s in path[1:]) < sum(s.n_iter for s in cold[1:])
 
 
-def test_smo_path_first_solve_and_shared_cache_give_the_cold_result(heart, housing):
+def test_smo_path_first_solve_and_shared_cache_give_the_cold_result(heart):
     """A path's first problem (no warm point) is the cold solve, bit for bit; so is a cold solve
     on the cache a path left behind (its positions put back in order)."""
-    sub = smo_subproblem("c_svc", heart, housing)
+    sub = smo_subproblem("c_svc", heart)
     columns = smo.prepare(sub)
     first, = smo.solve_path(sub, [4.0], columns)
     cold = smo.solve(dataclasses.replace(sub, upper=sub.upper * 4.0))
@@ -126,8 +121,8 @@ def test_smo_path_first_solve_and_shared_cache_give_the_cold_result(heart, housi
     assert columns.cache is not None
 
 
-def test_smo_path_in_any_order(heart, housing):
-    sub = smo_subproblem("c_svc", heart, housing)
+def test_smo_path_in_any_order(heart):
+    sub = smo_subproblem("c_svc", heart)
     down = smo.solve_path(sub, Cs[::-1])
     for C, s in zip(Cs[::-1], down):
         np.testing.assert_array_equal(s.upper, sub.upper * C)
@@ -135,8 +130,8 @@ def test_smo_path_in_any_order(heart, housing):
 
 
 @pytest.mark.parametrize("warm", [None, "no dual", "wrong size", "nan"])
-def test_smo_unusable_warm_point_falls_back_to_cold(warm, heart, housing):
-    sub = smo_subproblem("c_svc", heart, housing)
+def test_smo_unusable_warm_point_falls_back_to_cold(warm, heart):
+    sub = smo_subproblem("c_svc", heart)
     n = sub.y.shape[0]
     point = {None: None,
              "no dual": Solution(coef=np.zeros(n), rho=0.0, upper=sub.upper),
@@ -149,11 +144,11 @@ def test_smo_unusable_warm_point_falls_back_to_cold(warm, heart, housing):
 
 
 @pytest.mark.parametrize("formulation", ["c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"])
-def test_smo_warm_point_from_other_bounds_is_made_feasible(formulation, heart, housing):
+def test_smo_warm_point_from_other_bounds_is_made_feasible(formulation, heart):
     """A warm point whose bounds are not a multiple of the new ones (other class weights, another
     nu): warm_alpha brings it into the new box and onto the equality constraints, and SMO
     reaches the cold optimum from it."""
-    sub = smo_subproblem(formulation, heart, housing)
+    sub = smo_subproblem(formulation, heart)
     old = smo.solve(dataclasses.replace(sub, upper=np.linspace(0.5, 3.0, sub.y.shape[0]),
                                         params=dataclasses.replace(sub.params, nu=0.6)))
     p, signs, alpha0, C, nu_variant, regression = smo.dual_problem(
