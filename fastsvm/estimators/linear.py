@@ -60,6 +60,8 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
     of value ``intercept_scaling``. ``solver="auto"`` picks the solver of the problem those
     arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained
     LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
+    ``warm_start=True``: a refit (e.g. after set_params(C=...)) starts from the previous fit's
+    solution where the solver can (dcd), as scikit-learn's linear models do.
     """
 
     _parameter_constraints: dict = {
