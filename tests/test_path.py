@@ -21,7 +21,7 @@ from fastsvm._core._smo import SMO
 from fastsvm.csr import to_csr
 from fastsvm.errors import ParameterError
 from fastsvm.params import Params
-from fastsvm.solvers import dcd, get_solver, smo
+from fastsvm.solvers import dcd, smo
 from fastsvm.solvers.base import Kernel, Solution, Subproblem, solve_path_cold
 from fastsvm.train import WarmStart, fit_model
 
