@@ -6,7 +6,7 @@ the subproblems are solved in threads, and the model is assembled in LIBSVM's la
 """
 import sys
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,7 +21,8 @@ from .model import Model
 from .parallel import effective_n_jobs, one_blas_thread, run_tasks
 from .prediction import decision_values
 from .probability import density_marks, fold_orders, platt_parameters, svr_probability
-from .solvers import Kernel, Subproblem, get_solver
+from .solvers import Kernel, Solution, Subproblem, get_solver
+from .solvers.base import solve_path_cold
 
 # the largest pair's cache peak, as a fraction of its whole kernel matrix, above which the other
 # pairs are solved one at a time (with every thread) rather than side by side
@@ -89,7 +90,33 @@ def resolve_kernel(params, spec, n_features):
     return Kernel(kind=kind, gamma=float(gamma), degree=int(params.degree), coef0=float(params.coef0))
 
 
-def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None):
+@dataclass
+class WarmStart:
+    """What one fit leaves for the next fit on the same rows to start from (the estimators'
+    warm_start=True): per subproblem, in the trainer's order, a Solution holding only what a warm
+    start reads (dual, upper). A fit given one starts from its solutions when there is one per
+    subproblem, and leaves its own there."""
+
+    solutions: list = field(default_factory=list)
+
+
+def fit_path(X, y, Cs, params, sample_weight=None, log=None, stop=None):
+    """One Model per C of ``Cs``, in order: fit_model's model with params.C = C, each subproblem
+    (one-vs-one pair, one-vs-rest class, the regression) solved as a path over Cs, every C
+    started from the previous one's solution (the solver's SolverSpec.solve_path; a solver
+    without one solves them one by one)."""
+    Cs = [float(C) for C in np.atleast_1d(np.asarray(Cs, dtype=np.float64))]
+    if not Cs or not all(np.isfinite(C) and C > 0 for C in Cs):
+        raise ParameterError("a path needs one or more values of C, each finite and > 0")
+    if params.svm_type in ("nu_svc", "one_class"):
+        raise ParameterError(f"C does not enter the {params.svm_type} problem: a path over C is for "
+                             "c_svc, epsilon_svr and nu_svr")
+    if params.probability:
+        raise ParameterError("probability estimates (-b 1) are not computed along a path")
+    return fit_model(X, y, replace(params, C=1.0), sample_weight, log, stop, path=Cs)
+
+
+def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None, warm=None, path=None):
     """Train a Model on rows X (any matrix fastsvm.csr.to_csr accepts) with labels/targets y.
 
     The model's support vectors are rows of X read in place (as LIBSVM's model points into its
@@ -100,6 +127,8 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     thread of its own pass its Ctrl-C flag down to the solvers. ``stream`` (a CRand) is LIBSVM's
     rand() stream, where this training's probability folds are drawn from; with
     ``params.libsvm_folds`` and no stream a fresh one starts, as in a fresh svm-train process.
+    ``warm`` (a WarmStart): start from a previous fit's solutions and leave this one's there.
+    ``path`` (fit_path's Cs, params.C being 1): a list of models, one per C.
     """
     params.check()
     spec = get_solver(params.solver)
@@ -134,10 +163,13 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     # (a feature index of 2**31 - 2 then costs what its value costs)
     columns = columns_to_keep(X) if kernel.kind != "precomputed" else None
     with one_blas_thread():
-        trainer = _Trainer(spec, params, kernel, log, stop, stream)
-        if columns is None:
-            return trainer.train(X, y, weights)
-        return _widened(trainer.train(compressed(X, columns), y, weights), X, columns)
+        trainer = _Trainer(spec, params, kernel, log, stop, stream, warm)
+        if path is None:
+            if columns is None:
+                return trainer.train(X, y, weights)
+            return _widened(trainer.train(compressed(X, columns), y, weights), X, columns)
+        models = trainer.train_path(X if columns is None else compressed(X, columns), y, weights, path)
+        return models if columns is None else [_widened(model, X, columns) for model in models]
 
 
 def _widened(model, X, columns):
@@ -194,21 +226,63 @@ def _check_precomputed(X):
     return int(serial.max())
 
 
+@dataclass
+class _PathRun:
+    """A path's models are assembled one C at a time, from the one split: the first assembly
+    solves every subproblem along the path, the others read their C's solutions."""
+
+    Cs: list
+    at: int = 0                  # the position in Cs of the model being assembled
+    solved: tuple | None = None  # _solve_all's (solutions, calibrations), a list per C each
+
+
 class _Trainer:
     """Splits the problem for one solver, runs the pieces, assembles the Model."""
 
-    def __init__(self, spec, params, kernel, log, stop, stream=None):
+    def __init__(self, spec, params, kernel, log, stop, stream=None, warm=None):
         self.spec = spec
         self.params = params
         self.kernel = kernel
         self.log = log
         self.stop = np.zeros(1, dtype=np.int32) if stop is None else stop
         self.stream = stream  # LIBSVM's rand(), for the probability folds; None: seeded
+        self.warm = warm      # a WarmStart, or None
+        self.path = None      # a _PathRun while train_path runs
 
     def train(self, X, y, weights):
         if self.params.svm_type in ("c_svc", "nu_svc"):
             return self.classification(X, y, weights)
         return self.single(X, y, weights)
+
+    def train_path(self, X, y, weights, Cs):
+        """One model per C of Cs (the subproblems' bounds times C)."""
+        self.path = _PathRun(list(Cs))
+        try:
+            models = []
+            for at in range(len(Cs)):
+                self.path.at = at
+                models.append(self.train(X, y, weights))
+            return models
+        finally:
+            self.path = None
+
+    def _solutions(self, problem, name):
+        """The problem's solution in a list, or its solutions along the path."""
+        try:
+            if self.path is None:
+                solutions = [self.spec.solve(problem)]
+            elif self.spec.solve_path is not None:
+                state = self.spec.prepare(problem) if self.spec.prepare is not None else None
+                solutions = self.spec.solve_path(problem, self.path.Cs, state)
+            else:
+                solutions = solve_path_cold(self.spec, problem, self.path.Cs)
+        except (FloatingPointError, OverflowError):
+            raise _breakdown(self.spec.name, name) from None
+        for solution in solutions:
+            if not all(np.all(np.isfinite(v)) for v in (solution.coef, solution.rho, solution.w)
+                       if v is not None):
+                raise _breakdown(self.spec.name, name)   # never a NaN in a model
+        return solutions
 
     # -- running subproblems -------------------------------------------------------------
     def _solve_all(self, problems, names, calibrations=None, keep=None, sizes=None):
@@ -227,10 +301,18 @@ class _Trainer:
         ``calibrations[k](problem)``, the probability fit of problem k, runs in the same task
         after the solve; (solutions, calibration results or None) are returned. ``keep(k,
         solution)``, when given, is what the task returns of its solution (the rest is freed as
-        the task ends)."""
+        the task ends). Along a path (train_path) the first call solves each subproblem for
+        every C and each call returns its C's solutions; with a WarmStart each subproblem
+        starts from the previous fit's solution."""
+        if self.path is not None and self.path.solved is not None:
+            solutions, calibrated = self.path.solved
+            return [s[self.path.at] for s in solutions], calibrated
         n_jobs = effective_n_jobs(self.params.n_jobs)
         seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
         calibrations = calibrations or [None] * len(problems)
+        starts = self.warm.solutions if self.warm is not None else []
+        starts = starts if len(starts) == len(problems) else [None] * len(problems)
+        left = [None] * len(problems)
 
         def task(k, budget, inner):
             problem = problems[k]()
@@ -238,22 +320,27 @@ class _Trainer:
             problem.seed = int(seeds[k])
             problem.stop = self.stop
             problem.n_threads = inner
+            problem.warm = starts[k]
             if self.log is not None:
                 prefix = f"[{names[k]}] " if len(problems) > 1 else ""
                 problem.log = (lambda line, p=prefix: self.log(p + line))
-            try:
-                solution = self.spec.solve(problem)
-            except (FloatingPointError, OverflowError):
-                raise _breakdown(self.spec.name, names[k]) from None
-            if not all(np.all(np.isfinite(v)) for v in (solution.coef, solution.rho, solution.w)
-                       if v is not None):
-                raise _breakdown(self.spec.name, names[k])   # never a NaN in a model
+            solutions = self._solutions(problem, names[k])
             calibrated = calibrations[k](problem) if calibrations[k] is not None else None
-            lines = summary_lines(problem, solution) if self.log is not None else []
-            held = solution.cache_peak_bytes or None
+            lines = []
+            if self.log is not None and self.path is None:
+                lines = summary_lines(problem, solutions[0])
+            elif self.log is not None:
+                lines = [f"[C = {C:g}] {line}" for C, solution in zip(self.path.Cs, solutions)
+                         for line in summary_lines(replace(problem, upper=problem.upper * C), solution)]
+            held = max(solution.cache_peak_bytes for solution in solutions) or None
+            if self.warm is not None:
+                left[k] = Solution(coef=np.empty(0), rho=solutions[-1].rho, dual=solutions[-1].dual,
+                                   upper=solutions[-1].upper)
+            if self.path is not None:   # the path's models are built from the rest
+                solutions = [replace(solution, dual=None, upper=None) for solution in solutions]
             if keep is not None:
-                solution = keep(k, solution)
-            return solution, calibrated, lines, held
+                solutions = [keep(k, solution) for solution in solutions]
+            return solutions, calibrated, lines, held
 
         def run(order, budget, side_by_side):
             running = max(1, min(n_jobs if side_by_side else 1, len(order)))
@@ -283,13 +370,18 @@ class _Trainer:
             # pairs' results; after one problem they are left for the next fit to reuse (as
             # LIBSVM's are): given back, every page would fault in again (mg: ~15% of a fit)
             release_free_memory()
-        for (solution, _, lines, _), name in zip(results, names):
-            if solution.status == "max_iter":
+        for (solutions, _, lines, _), name in zip(results, names):
+            if any(solution.status == "max_iter" for solution in solutions):
                 warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
                               "the model may not be optimal", RuntimeWarning, stacklevel=3)
             for line in lines:
                 self.log(line)
-        return [r[0] for r in results], [r[1] for r in results]
+        if self.warm is not None:
+            self.warm.solutions = left
+        if self.path is not None:
+            self.path.solved = [r[0] for r in results], [r[1] for r in results]
+            return self._solve_all(problems, names)
+        return [r[0][0] for r in results], [r[1] for r in results]
 
     def _subproblem(self, formulation, X, y, upper, rows=None):
         return Subproblem(formulation=formulation, X=X, y=y, upper=upper,

@@ -209,7 +209,8 @@ cdef class DualCD:
     X: canonical CSR (fastsvm.csr.to_csr); y: +1/-1 (float64); upper: U_i (may be inf); diag: D_ii;
     bias: the value B of the appended constant feature (0 for none); seed: any integer; prefetch:
     whether rows are prefetched ahead of the random visiting order (None: when X exceeds
-    PREFETCH_MIN_BYTES); the results are the same either way.
+    PREFETCH_MIN_BYTES); the results are the same either way. alpha: the starting point (a warm
+    start, within [0, U]; None: zero), w is built from it.
     """
     cdef object X                       # keeps the CSR arrays alive
     cdef const double[::1] data
@@ -222,7 +223,8 @@ cdef class DualCD:
     cdef State S
     cdef readonly bint shrinking
 
-    def __init__(self, X, y, upper, diag, double bias=0.0, seed=0, bint shrinking=True, prefetch=None):
+    def __init__(self, X, y, upper, diag, double bias=0.0, seed=0, bint shrinking=True, prefetch=None,
+                 alpha=None):
         n, p = X.shape
         self.X = X
         self.data = X.data
@@ -238,6 +240,8 @@ cdef class DualCD:
             raise FastSVMError("dcd: a squared row norm overflows; scale the data")
         self.alpha_ = np.zeros(n)
         self.w_ = np.zeros(p + 1)
+        if alpha is not None:
+            self.start_from(alpha, bias)
         self.index_ = np.arange(n, dtype=np.int32)
         self.shrinking = shrinking
 
@@ -264,6 +268,23 @@ cdef class DualCD:
         self.S.violation = INFINITY
         self.S.epoch = 0
         self.S.rng = rng_state(seed)
+
+    cdef start_from(self, alpha, double bias):
+        """alpha = the given start and w = sum_i alpha_i y_i [x_i, B] (rows in order)."""
+        cdef const double[::1] start = np.ascontiguousarray(alpha, dtype=np.float64)
+        cdef int i, n = self.alpha_.shape[0]
+        cdef double d
+        cdef CSR X = csr_view(self.data, self.indices, self.indptr, n, self.w_.shape[0] - 1)
+        if start.shape[0] != n:
+            raise ValueError("alpha must have one entry per row of X")
+        for i in range(n):
+            if not (0.0 <= start[i] <= self.upper[i]):
+                raise ValueError("alpha must lie within [0, upper]")
+            self.alpha_[i] = start[i]
+            d = start[i] * self.y[i]
+            if d != 0.0:
+                row_axpy(X, i, d, &self.w_[0])
+                self.w_[X.n_cols] += d * bias
 
     def run(self, double eps, long max_epochs, long chunk_epochs=10, long budget=1 << 23, stop=None):
         """Continue the run; return a Status. `stop` is an int32[1] array polled at every epoch."""

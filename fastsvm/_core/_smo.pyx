@@ -813,6 +813,31 @@ cdef class SMO:
         if r != 0:
             raise RuntimeError(f"step failed with status {_status.Status(r).name}")
 
+    def restore_order(self):
+        """Put every variable back at its own position (undo shrinking's swaps, in the kernel
+        cache too), so that the next SMO on the same cache starts from the original order: a
+        path of problems reuses the cache's columns. After the solve has finished."""
+        cdef int i, j, moved, l = self.l
+        cdef int* where
+        if self.active_size != l:
+            raise RuntimeError("the solve has not finished")
+        if self.n_data > 0:
+            return  # the regression duals never swap the cache's positions
+        where = <int*>malloc(max(l, 1) * sizeof(int))
+        if where == NULL:
+            raise MemoryError("cannot allocate the SMO state")
+        with nogil:
+            for i in range(l):
+                where[self.active_set[i]] = i
+            for i in range(l):
+                j = where[i]
+                if j != i:
+                    moved = self.active_set[i]
+                    self.swap_index(i, j)
+                    where[moved] = j
+                    where[i] = i
+        free(where)
+
     def alpha_now(self):
         out = np.empty(self.l)
         cdef double[::1] o = out

@@ -1,9 +1,11 @@
-"""Pieces every fastsvm estimator shares: seeds, class weights, the fitted Model."""
+"""Pieces every fastsvm estimator shares: seeds, class weights, warm starts, the fitted Model."""
 import numbers
 
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
+
+from ..train import WarmStart
 
 
 def seed_from(random_state):
@@ -40,3 +42,11 @@ def positive_weights(sample_weight, n_samples):
     if not np.all(np.isfinite(weights)):
         raise ValueError("sample_weight contains NaN or infinity")
     return np.where(weights > 0, weights, 0.0)
+
+
+def warm_start_of(estimator):
+    """The WarmStart an estimator's fit starts from and leaves its solutions in (fit_model's
+    ``warm``): kept on the estimator while its warm_start is True, dropped when it is not."""
+    previous = getattr(estimator, "_warm_solutions", None)
+    estimator._warm_solutions = (previous or WarmStart()) if estimator.warm_start else None
+    return estimator._warm_solutions

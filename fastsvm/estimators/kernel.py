@@ -1,8 +1,9 @@
 """SVC, NuSVC, SVR, NuSVR, OneClassSVM: scikit-learn's kernel SVMs over fastsvm's solvers.
 
 The parameters and fitted attributes are those of ``sklearn.svm`` (LIBSVM inside), plus
-``solver`` (a name in ``fastsvm.solvers.SOLVERS``) and ``n_jobs`` (threads for the one-vs-one
-pairs and the kernel rows; None = all cores). The trained LIBSVM model is ``model_``, so
+``solver`` (a name in ``fastsvm.solvers.SOLVERS``), ``n_jobs`` (threads for the one-vs-one
+pairs and the kernel rows; None = all cores) and ``warm_start`` (scikit-learn's meaning: a refit,
+e.g. after set_params(C=...), starts from the previous fit's solution). The trained LIBSVM model is ``model_``, so
 ``fastsvm.save_model(est.model_, path)`` writes a file LIBSVM's own tools read.
 
 Classes are trained in sorted order (scikit-learn's ``classes_``), so the one-vs-one pairs and
@@ -33,7 +34,8 @@ from ..params import Params
 from ..prediction import decision_values, predict, predict_probability
 from ..solvers import get_solver
 from ..train import fit_model
-from ._common import ALL_MASKED, ONE_CLASS_LEFT, class_weights_by_code, positive_weights, seed_from
+from ._common import (ALL_MASKED, ONE_CLASS_LEFT, class_weights_by_code, positive_weights, seed_from,
+                      warm_start_of)
 
 # scikit-learn's kernel names -> LIBSVM's
 KERNELS = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid",
@@ -66,6 +68,7 @@ class _KernelSVM(BaseEstimator):
         "max_iter": [Options(Integral, {-1}), Interval(Integral, 1, None, closed="left")],
         "solver": [str],
         "n_jobs": [None, Integral],
+        "warm_start": ["boolean"],
     }
     _C = {"C": [Interval(Real, 0.0, None, closed="right")]}
     _NU = {"nu": [Interval(Real, 0.0, 1.0, closed="right")]}
@@ -103,8 +106,8 @@ class _KernelSVM(BaseEstimator):
             # reported below as scikit-learn does, with fit_status_
             warnings.filterwarnings("ignore", message=_ITERATION_LIMIT, category=RuntimeWarning)
             # the estimator keeps its model, the caller keeps X and may change it: own copies
-            self.model_ = fit_model(rows, targets, self._params(targets),
-                                    sample_weight=sample_weight).detached()
+            self.model_ = fit_model(rows, targets, self._params(targets), sample_weight=sample_weight,
+                                    warm=warm_start_of(self)).detached()
         support = np.asarray(self.model_.info["support_rows"], dtype=np.int64)
         self.support_ = (support if order is None else order[support]).astype(np.int32)
         self._set_attributes(X)
@@ -408,7 +411,7 @@ class SVC(_KernelClassifier):
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  probability=PROBABILITY_DEFAULT, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False, random_state=None,
-                 solver="smo", n_jobs=None):
+                 solver="smo", n_jobs=None, warm_start=False):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -426,6 +429,7 @@ class SVC(_KernelClassifier):
         self.random_state = random_state
         self.solver = solver
         self.n_jobs = n_jobs
+        self.warm_start = warm_start
 
 
 class NuSVC(_KernelClassifier):
@@ -438,7 +442,7 @@ class NuSVC(_KernelClassifier):
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  probability=PROBABILITY_DEFAULT, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False, random_state=None,
-                 solver="smo", n_jobs=None):
+                 solver="smo", n_jobs=None, warm_start=False):
         self.nu = nu
         self.kernel = kernel
         self.degree = degree
@@ -456,6 +460,7 @@ class NuSVC(_KernelClassifier):
         self.random_state = random_state
         self.solver = solver
         self.n_jobs = n_jobs
+        self.warm_start = warm_start
 
 
 class _KernelRegressor(RegressorMixin, _KernelSVM):
@@ -473,7 +478,7 @@ class SVR(_KernelRegressor):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=False, max_iter=-1,
-                 solver="smo", n_jobs=None):
+                 solver="smo", n_jobs=None, warm_start=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -487,6 +492,7 @@ class SVR(_KernelRegressor):
         self.max_iter = max_iter
         self.solver = solver
         self.n_jobs = n_jobs
+        self.warm_start = warm_start
 
 
 class NuSVR(_KernelRegressor):
@@ -498,7 +504,7 @@ class NuSVR(_KernelRegressor):
 
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, tol=1e-3, cache_size=200, verbose=False, max_iter=-1,
-                 solver="smo", n_jobs=None):
+                 solver="smo", n_jobs=None, warm_start=False):
         self.nu = nu
         self.C = C
         self.kernel = kernel
@@ -512,6 +518,7 @@ class NuSVR(_KernelRegressor):
         self.max_iter = max_iter
         self.solver = solver
         self.n_jobs = n_jobs
+        self.warm_start = warm_start
 
 
 class OneClassSVM(OutlierMixin, _KernelSVM):
@@ -522,7 +529,7 @@ class OneClassSVM(OutlierMixin, _KernelSVM):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5,
                  shrinking=True, cache_size=200, verbose=False, max_iter=-1, solver="smo",
-                 n_jobs=None):
+                 n_jobs=None, warm_start=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -535,6 +542,7 @@ class OneClassSVM(OutlierMixin, _KernelSVM):
         self.max_iter = max_iter
         self.solver = solver
         self.n_jobs = n_jobs
+        self.warm_start = warm_start
 
     def fit(self, X, y=None, sample_weight=None):
         """Detect the soft boundary of the set of samples X (y is ignored)."""

@@ -13,7 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from ..params import Params
 from ..train import fit_model
-from ._common import class_weights_by_code, seed_from
+from ._common import class_weights_by_code, seed_from, warm_start_of
 
 # (penalty, loss, dual) -> the fastsvm solver of that problem (LIBLINEAR's -s 3, -s 1, -s 2, -s 5)
 SOLVER_OF = {
@@ -60,6 +60,8 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
     of value ``intercept_scaling``. ``solver="auto"`` picks the solver of the problem those
     arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained
     LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
+    ``warm_start=True``: a refit (e.g. after set_params(C=...)) starts from the previous fit's
+    solution where the solver can (dcd), as scikit-learn's linear models do.
     """
 
     _parameter_constraints: dict = {
@@ -76,11 +78,12 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         "random_state": ["random_state"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions({"auto", *SOLVER_OF.values(), JOINT_SOLVER})],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, penalty="l2", loss="squared_hinge", *, dual="auto", tol=1e-4, C=1.0,
                  multi_class="ovr", fit_intercept=True, intercept_scaling=1, class_weight=None,
-                 verbose=0, random_state=None, max_iter=1000, solver="auto"):
+                 verbose=0, random_state=None, max_iter=1000, solver="auto", warm_start=False):
         self.penalty = penalty
         self.loss = loss
         self.dual = dual
@@ -94,6 +97,7 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         self.random_state = random_state
         self.max_iter = max_iter
         self.solver = solver
+        self.warm_start = warm_start
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()
@@ -127,7 +131,7 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
             # said once below, in scikit-learn's words and category
             warnings.filterwarnings("ignore", message="solver .* reached its iteration limit",
                                     category=RuntimeWarning)
-            self.model_ = fit_model(X, labels, params, sample_weight=sample_weight)
+            self.model_ = fit_model(X, labels, params, sample_weight=sample_weight, warm=warm_start_of(self))
         self._set_linear_attributes()
         self.n_iter_ = int(max(self.model_.info["n_iter"]))
         # scikit-learn's rule: a run that used every iteration it had is reported, even when its

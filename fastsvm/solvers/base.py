@@ -151,6 +151,8 @@ class Solution:
         from coef and the bounds would not give them (None: the trainer counts).
     cache_peak_bytes : the most the kernel cache held (0: the solver keeps none).
     dual : the solver's own dual point (what a warm start of the same solver reads), or None.
+    upper : the per-sample bounds C_i it was solved at (a warm start at other bounds scales
+        ``dual`` by new / old), or None.
     details : solver-specific diagnostics for tools and tests; the trainer never reads them.
     """
 
@@ -168,6 +170,7 @@ class Solution:
     n_bounded_sv: int | None = None
     cache_peak_bytes: int = 0
     dual: np.ndarray | None = None
+    upper: np.ndarray | None = None
     details: dict = field(default_factory=dict)
 
 
@@ -308,11 +311,12 @@ class SolverSpec:
         return options_of(self.config)
 
 
-def linear_spec(name, solve, config, default_tol, stop_measure, description, multiclass="ovr"):
-    """The SolverSpec of a linear solver of LIBLINEAR's C-SVC problems (linear kernel only)."""
+def linear_spec(name, solve, config, default_tol, stop_measure, description, multiclass="ovr", **more):
+    """The SolverSpec of a linear solver of LIBLINEAR's C-SVC problems (linear kernel only);
+    ``more``: its other SolverSpec fields (solve_path, ...)."""
     return SolverSpec(name=name, solve=solve, formulations=("c_svc",), kernels=("linear",),
                       multiclass=multiclass, default_kernel="linear", default_tol=default_tol,
-                      description=description, config=config, stop_measure=stop_measure)
+                      description=description, config=config, stop_measure=stop_measure, **more)
 
 
 def solve_path_cold(spec, sub, Cs):
@@ -320,3 +324,15 @@ def solve_path_cold(spec, sub, Cs):
     against, and the path of a solver that has none."""
     return [spec.solve(dataclasses.replace(sub, upper=np.asarray(sub.upper, dtype=np.float64) * C, warm=None))
             for C in Cs]
+
+
+def solve_path_warm(solve_one, sub, Cs):
+    """The problems of a C path solved in order by ``solve_one(subproblem)``, each started from
+    the previous solution (the first from sub.warm): a solve_path built on a solver's warm start."""
+    upper = np.asarray(sub.upper, dtype=np.float64)
+    solutions = []
+    warm = sub.warm
+    for C in Cs:
+        warm = solve_one(dataclasses.replace(sub, upper=upper * C, warm=warm))
+        solutions.append(warm)
+    return solutions

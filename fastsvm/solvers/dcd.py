@@ -16,7 +16,7 @@ from .._core._dcd import DualCD
 from .._core._status import Status
 from ..errors import FastSVMError
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_run_settings,
-                   linear_spec)
+                   linear_spec, solve_path_warm)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for the dual SVC solvers
 CHUNK_WORK = 1 << 23     # stored values visited per call into the sweep: Ctrl-C is seen within ~10 ms
@@ -68,6 +68,24 @@ def dual_objective(alpha, w_full, diag):
     return 0.5 * _dot(w_full, w_full) + 0.5 * _dot(diag * alpha, alpha) - float(alpha.sum())
 
 
+def warm_alpha(warm, upper, U, keep):
+    """DCD's start from ``warm``, a Solution of the same rows at other bounds: alpha_i C_i / C_i_old
+    on the rows ``keep`` (mask), clipped into [0, U_i] (the dual has no equality constraint, so
+    that point is feasible); None (start from zero) when there is no warm point or it does not
+    fit these rows."""
+    if warm is None or warm.dual is None or warm.upper is None:
+        return None
+    old_alpha = np.asarray(warm.dual, dtype=np.float64).ravel()
+    old_upper = np.asarray(warm.upper, dtype=np.float64).ravel()
+    if old_alpha.shape != keep.shape or old_upper.shape != keep.shape or \
+            not (np.all(np.isfinite(old_alpha)) and np.all(old_upper >= 0)):
+        return None
+    old_alpha, old_upper = old_alpha[keep], old_upper[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(old_upper > 0, upper / old_upper, 1.0)
+    return np.clip(old_alpha * ratio, 0.0, U)
+
+
 def _check(sub):
     X, y, upper = checked_arrays(sub)
     if not np.all(np.abs(y) == 1.0):
@@ -90,7 +108,8 @@ def solve(sub: Subproblem) -> Solution:
     else:
         X_run, y_run, c_run = X, y, upper
     U, D = dual_bounds(c_run, loss)
-    cd = DualCD(X_run, y_run, U, D, bias=bias, seed=sub.seed, shrinking=params.shrinking)
+    cd = DualCD(X_run, y_run, U, D, bias=bias, seed=sub.seed, shrinking=params.shrinking,
+                alpha=warm_alpha(sub.warm, c_run, U, keep))
 
     n_run = X_run.shape[0]
     history = []
@@ -138,11 +157,19 @@ def solve(sub: Subproblem) -> Solution:
         status=solve_status,
         history=history,
         dual_objective=dual_objective(cd.alpha, w_full, D),
-        dual=cd.alpha,
+        dual=alpha,
+        upper=upper,
         details={"bias_weight": w_bias, "tol": tol, "max_iter": max_iter},
     )
 
 
+def solve_path(sub, Cs, state=None):
+    """SPEC.solve_path: the problems with bounds C * sub.upper for C in Cs, in order, each started
+    from the previous solution (the first from sub.warm). DCD shares no state between them."""
+    return solve_path_warm(solve, sub, Cs)
+
+
 SPEC = linear_spec("dcd", solve, Config, DEFAULT_TOL,
                    stop_measure="the largest projected-gradient violation (LIBLINEAR's)",
-                   description="linear SVM by dual coordinate descent, for large sparse data (LIBLINEAR -s 1, -s 3)")
+                   description="linear SVM by dual coordinate descent, for large sparse data (LIBLINEAR -s 1, -s 3)",
+                   solve_path=solve_path)

@@ -9,6 +9,7 @@ box of every sample (C x class weight x sample weight for C-SVC and the SVRs; th
 for nu-SVC and one-class, whose LIBSVM box is 1), and the nu-formulations' equality constraints
 become sum_i alpha_i = nu sum_i C_i (LIBSVM: nu l for bounds of 1).
 """
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass
@@ -20,11 +21,15 @@ from .._core._smo import SMO
 from .._core._status import Status
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
-from .base import Solution, SolverSpec, SolveStatus, Subproblem, checked_rows, solver_config
+from .base import Solution, SolverSpec, SolveStatus, Subproblem, checked_rows, solve_path_warm, solver_config
 
 FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 DEFAULT_TOL = 1e-3
+# a warm start's sums of alpha per sign within this relative distance of what the equality
+# constraints ask are left alone (the rounding of scaling by new / old bounds): a rescale
+# would move bounded variables off their bounds by an ulp
+SUM_RTOL = 1e-12
 _INT_MAX = 2**31 - 1
 
 
@@ -91,6 +96,99 @@ def dual_problem(formulation, y, upper, nu, epsilon):
     return np.concatenate([-y, y]), signs, np.concatenate([a, a]), C, True, True
 
 
+def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
+    """A feasible start for SMO's dual (bounds C, signs, cold start alpha0) from ``warm``, a
+    Solution of the same rows at other bounds, or None (SMO then starts cold): a missing or
+    wrong-size point, or one the new box cannot be made feasible from.
+
+    ``regression``: the 2n variables (a, a*) over the n rows; ``keep``: the rows with C_i > 0
+    of the ``n_all`` the warm point covers (None: all). A variable at its bound stays at its
+    new bound. The nu formulations and one-class (``fixed_sums``) are homogeneous in the
+    bounds (box and sums scale together), so the free variables scale by C_i / C_i_old too;
+    for C-SVC and epsilon-SVR they scale by (C_i / C_i_old)^theta, theta the share of the
+    support vectors at their bound: the optimum scales with C when all are bounded and stays
+    put when none is (a hard margin reached). Each sign's sum is then brought to what the
+    equality constraints ask: the cold start's sums (``fixed_sums``), else the smaller of the
+    two (y^T alpha = 0)."""
+    if warm is None or warm.dual is None or warm.upper is None:
+        return None
+    old_alpha = np.asarray(warm.dual, dtype=np.float64).ravel()
+    old_upper = np.asarray(warm.upper, dtype=np.float64).ravel()
+    if old_upper.shape != (n_all,) or old_alpha.shape != ((2 if regression else 1) * n_all,):
+        return None
+    if keep is not None:
+        old_upper = old_upper[keep]
+        old_alpha = old_alpha[np.concatenate([keep, keep + n_all]) if regression else keep]
+    if regression:
+        old_upper = np.concatenate([old_upper, old_upper])
+    if not (np.all(np.isfinite(old_alpha)) and np.all(old_upper >= 0)):
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = C / old_upper
+    scaled = np.isfinite(ratio) & (old_upper > 0)
+    ratio = np.where(scaled, ratio, 1.0)
+    bounded = scaled & (old_alpha >= old_upper)
+    theta = 1.0 if fixed_sums else np.count_nonzero(bounded) / max(np.count_nonzero(old_alpha > 0), 1)
+    alpha = np.clip(np.where(bounded, C, old_alpha * ratio ** theta), 0.0, C)
+    groups = [group for group in (signs > 0, signs < 0) if group.any()]
+    sums = [alpha[group].sum() for group in groups]
+    targets = [alpha0[group].sum() for group in groups] if fixed_sums else [min(sums)] * len(groups)
+    for group, total, target in zip(groups, sums, targets):
+        moved = _moved_to_sum(alpha[group], C[group], total, target)
+        if moved is None:
+            return None
+        alpha[group] = moved
+    return alpha
+
+
+def _moved_to_sum(alpha, C, total, target):
+    """alpha (sum ``total``, within [0, C]) with its sum moved to ``target`` inside the box:
+    lowered by scaling its free entries down (all of them when those hold too little), or
+    raised by moving each toward its bound in proportion to its room; None when the box
+    cannot hold ``target``."""
+    if abs(total - target) <= SUM_RTOL * max(abs(total), abs(target)):
+        return alpha
+    if total > target:
+        free = alpha < C
+        free_total = alpha[free].sum()
+        if free_total < total - target:
+            return alpha * (target / total)
+        return np.where(free, alpha * ((free_total - (total - target)) / free_total), alpha)
+    room = C - alpha
+    room_total = room.sum()
+    if not (np.isfinite(room_total) and room_total >= target - total):
+        return None
+    return np.minimum(alpha + room * ((target - total) / room_total), C)
+
+
+@dataclasses.dataclass
+class KernelColumns:
+    """What the problems of a path share (SPEC.prepare): the kernel cache of their rows with
+    C_i > 0 (Q's columns do not depend on C), kept between solves in its original order."""
+
+    cache: KernelCache | None = None
+    positive: np.ndarray | None = None   # the rows with C_i > 0 it holds
+    signs: np.ndarray | None = None      # its signs (classification), or None
+
+    def take(self, positive, signs):
+        """The cache, when it serves these rows and signs (None else); it is held by the caller
+        until given back."""
+        cache, self.cache = self.cache, None
+        if cache is None or not np.array_equal(positive, self.positive) or \
+                (signs is None) != (self.signs is None) or \
+                (signs is not None and not np.array_equal(signs, self.signs)):
+            return None
+        return cache
+
+    def give_back(self, cache, positive, signs):
+        self.cache, self.positive, self.signs = cache, positive, signs
+
+
+def prepare(sub):
+    """SPEC.prepare: the path's shared kernel cache (built by its first solve)."""
+    return KernelColumns()
+
+
 def _check(sub):
     if sub.formulation not in FORMULATIONS:
         raise ParameterError(f"smo does not solve {sub.formulation!r} (it solves: {', '.join(FORMULATIONS)})")
@@ -116,19 +214,34 @@ def solve(sub: Subproblem) -> Solution:
     LIBSVM does), rho and objective are LIBSVM's, stop_measure the final maximal violation, with
     what LIBSVM prints: nu (C-SVC when all bounds are equal, epsilon-SVR), n_bounded_sv and the
     margin scale r (nu formulations); details["h0_warnings"] counts the times LIBSVM would print
-    "using -h 0 may be faster".
+    "using -h 0 may be faster". Solution.dual is alpha ([a, a*] for regression) over all rows.
     status "max_iter" means the iteration cap (LIBSVM's max(10^7, 100 l) unless params.max_iter)
-    was reached; the caller warns.
+    was reached; the caller warns. With ``sub.warm`` SMO starts from warm_alpha's point.
     """
-    X, rows, y, upper, tol = _check(sub)
+    return _solve(sub, None)
+
+
+def solve_path(sub, Cs, state=None):
+    """SPEC.solve_path: the problems with bounds C * sub.upper for C in Cs, in order, each started
+    from the previous solution (the first from sub.warm) on one kernel cache (``state``, from
+    prepare)."""
+    columns = prepare(sub) if state is None else state
+    return solve_path_warm(lambda problem: _solve(problem, columns), sub, Cs)
+
+
+def _solve(sub, columns):
+    """solve(sub), on the kernel cache ``columns`` (KernelColumns) holds when it serves sub."""
+    X, rows, y, upper_all, tol = _check(sub)
     params = sub.params
     config = solver_config(SPEC, params, sub.kernel.kind)
     n_all = y.shape[0]
+    upper = upper_all
     # a sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out is exact and
     # spares SMO pairs that cannot move
     keep = None
-    if not np.all(upper > 0):
-        keep = np.flatnonzero(upper > 0)
+    positive = upper > 0
+    if not np.all(positive):
+        keep = np.flatnonzero(positive)
         rows = keep if rows is None else rows[keep]
         y, upper = y[keep], upper[keep]
     n = y.shape[0]
@@ -137,11 +250,18 @@ def solve(sub: Subproblem) -> Solution:
     formulation = sub.formulation
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
-    k = sub.kernel
-    check_kernel_cache(params.cache_size, n)
-    cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
-                        int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
-                        None if regression else signs, rows)
+    start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression,
+                       keep, n_all)
+    if start is not None:
+        alpha0 = start
+    cache_signs = None if regression else signs
+    cache = columns.take(positive, cache_signs) if columns is not None else None
+    if cache is None:
+        k = sub.kernel
+        check_kernel_cache(params.cache_size, n)
+        cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
+                            int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
+                            cache_signs, rows)
     l = p.shape[0]
     max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
@@ -155,13 +275,27 @@ def solve(sub: Subproblem) -> Solution:
     _raise_for(smo.init())
     status, history = _iterate(smo, sub.log, config)
     res = smo.result()
+    if columns is not None:
+        smo.restore_order()
+        columns.give_back(cache, positive, cache_signs)
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
         raise DegenerateProblemError("SMO produced a non-finite rho or alpha (a classification subproblem "
                            "with one class only, or kernel values / C far too large)")
     solution = _solution(formulation, res, signs, upper, keep, n_all, status, history,
                          smo.n_unshrink_warnings)
     solution.cache_peak_bytes = cache.peak_bytes
+    solution.dual = _scattered(res["alpha"], keep, n_all, regression)
+    solution.upper = upper_all
     return solution
+
+
+def _scattered(alpha, keep, n_all, regression):
+    """SMO's alpha over the rows with C_i > 0 as alpha over all n_all rows (zeros elsewhere)."""
+    if keep is None:
+        return alpha
+    full = np.zeros(2 * n_all if regression else n_all)
+    full[np.concatenate([keep, keep + n_all]) if regression else keep] = alpha
+    return full
 
 
 def _raise_for(status):
@@ -242,4 +376,6 @@ SPEC = SolverSpec(
     stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
     config=Config,
     stops_on_signals=True,
+    prepare=prepare,
+    solve_path=solve_path,
 )
