@@ -4,6 +4,7 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 from fastsvm._core._sparse_kernel import SparseKernel, kept_above
+from fastsvm._core._status import Status
 from fastsvm.errors import FastSVMError
 
 
@@ -75,8 +76,8 @@ def test_newton_cg_twin(threads, repeat):
     t = rng.normal(size=a.shape[0])
     t -= (a @ t) / (a @ a) * a
     sigma = 25.0
-    z, iterations = S.newton_cg(pos, a, sigma, t, 1e-12, 1000, np.zeros(1, np.int32))
-    assert 0 < iterations < 1000
+    z, iterations, status = S.newton_cg(pos, a, sigma, t, 1e-12, 1000, np.zeros(1, np.int32))
+    assert 0 < iterations < 1000 and status == Status.CONVERGED
     np.testing.assert_allclose(z, np_newton(Q, a, sigma, t), rtol=0, atol=1e-9 * np.abs(t).max())
     assert abs(a @ z) <= 1e-9 * np.abs(z).sum()
 
@@ -89,14 +90,15 @@ def test_newton_cg_iterations_rtol_and_indefinite():
     t = np.random.default_rng(6).normal(size=200)
     t -= t.mean()
     stop = np.zeros(1, np.int32)
-    z, it = S.newton_cg(pos, a, 10.0, t, 1e-3, 1000, stop)
+    z, it, status = S.newton_cg(pos, a, 10.0, t, 1e-3, 1000, stop)
+    assert status == Status.CONVERGED
     H = np.eye(200) + 10.0 * (np.eye(200) - 1 / 200) @ K @ (np.eye(200) - 1 / 200)
     assert np.linalg.norm(H @ z - t) <= 1e-3 * np.linalg.norm(t)
-    assert S.newton_cg(pos, a, 10.0, t, 1e-3, 2, stop)[1] == 2          # max_iter caps it
-    assert S.newton_cg(pos, a, 10.0, np.zeros(200), 1e-3, 100, stop)[1] == 0
-    # -K is negative definite: I - 10 P K P is not positive definite, reported as iterations < 0
+    assert S.newton_cg(pos, a, 10.0, t, 1e-3, 2, stop)[1:] == (2, Status.MAX_ITER)     # max_iter caps it
+    assert S.newton_cg(pos, a, 10.0, np.zeros(200), 1e-3, 100, stop)[1:] == (0, Status.CONVERGED)
+    # -K is negative definite: I - 10 P K P is not positive definite, reported as a breakdown
     N = sparse_of(-K, -np.inf)
-    assert N.newton_cg(pos, a, 10.0, t, 1e-3, 1000, stop)[1] < 0
+    assert N.newton_cg(pos, a, 10.0, t, 1e-3, 1000, stop)[2] == Status.BREAKDOWN
 
 
 def test_newton_cg_stop_flag_raises_keyboard_interrupt():

@@ -14,7 +14,7 @@ from cython.parallel cimport prange
 cimport numpy as cnp
 import numpy as np
 
-from ._status cimport stop_requested
+from ._status cimport Status, stop_requested
 from ._csr cimport CSR, csr_view, row_axpy, row_dot, indices_within
 from ..errors import FastSVMError
 
@@ -87,23 +87,25 @@ cdef class SparseKernel:
 
     def newton_cg(self, const int[::1] positions, const double[::1] a, double sigma, const double[::1] t,
                   double rtol, int max_iter, const int[::1] stop):
-        """(z, iterations): CG on (I + sigma P Q P) z = t, Q = (a a^T) o K[positions][:, positions],
+        """(z, iterations, status): CG on (I + sigma P Q P) z = t, Q = (a a^T) o K[positions][:, positions],
         P = I - a a^T / a^T a, t = P t, to the relative residual rtol. Positions may repeat
-        (epsilon-SVR: both variables of a row). iterations < 0: CG met a direction d with
-        d^T H d <= 0 (H not positive definite). KeyboardInterrupt when stopped."""
+        (epsilon-SVR: both variables of a row). status: a _status.Status -- CONVERGED, MAX_ITER,
+        or BREAKDOWN when CG met a direction d with d^T H d <= 0 (H not positive definite).
+        KeyboardInterrupt when stopped."""
         cdef Py_ssize_t k = positions.shape[0], i
         if a.shape[0] != k or t.shape[0] != k or not indices_within(positions, self.n):
             raise FastSVMError("newton_cg: positions outside K, or a / t of the wrong length")
         z_ = np.zeros(k)
         cdef double[::1] z = z_
         if k == 0:
-            return z_, 0
+            return z_, 0, Status.CONVERGED
         cdef double[::1] res = np.array(t, dtype=np.float64)
         cdef double[::1] d = np.array(t, dtype=np.float64)
         cdef double[::1] hd = np.empty(k)
         cdef double[::1] beta = np.zeros(self.n)          # a o d summed on the positions
         cdef double aa = 0.0, rr = 0.0, bound, rr_new, dhd, step, ad, aw
-        cdef int it = 0, status = 0, threads = self.n_threads
+        cdef int it = 0, threads = self.n_threads
+        cdef Status status = Status.CONVERGED
         cdef Py_ssize_t values = 0, polled = 0
         with nogil:
             for i in range(k):
@@ -115,12 +117,13 @@ cdef class SparseKernel:
             bound = rtol * rtol * rr
             while rr > bound:
                 if it >= max_iter:
+                    status = Status.MAX_ITER
                     break
                 polled += values
                 if polled >= STOP_POLL_VALUES:
                     polled = 0
                     if stop_requested(stop):
-                        status = 2
+                        status = Status.INTERRUPTED
                         break
                 it += 1
                 # hd = P d + sigma P (a o K (a o P d)); d stays in range(P) up to rounding
@@ -144,7 +147,7 @@ cdef class SparseKernel:
                     hd[i] = hd[i] - aw * a[i]
                     dhd = dhd + d[i] * hd[i]
                 if not dhd > 0.0:
-                    status = 1
+                    status = Status.BREAKDOWN
                     break
                 step = rr / dhd
                 rr_new = 0.0
@@ -155,6 +158,6 @@ cdef class SparseKernel:
                 for i in range(k):
                     d[i] = res[i] + (rr_new / rr) * d[i]
                 rr = rr_new
-        if status == 2:
+        if status == Status.INTERRUPTED:
             raise KeyboardInterrupt
-        return z_, (-it if status == 1 else it)
+        return z_, it, status

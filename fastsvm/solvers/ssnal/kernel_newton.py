@@ -4,6 +4,7 @@ equality constraint) or by CG on the cached columns or on K_UU's kept values."""
 import numpy as np
 
 from ..._core._linalg import bordered_solve, cholesky_solve
+from ..._core._status import Status
 from ...errors import FastSVMError
 from ...problems.vector import dot
 
@@ -25,9 +26,9 @@ def newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     fits = 8.0 * k * k <= budget_bytes
     if ws.sparse is not None and k > ws.cfg.always_dense_j and sigma * ws.cfg.sparse_drop <= ws.cfg.kernel_cg_rtol:
         counters.systems["sparse"] += 1
-        z, iterations = ws.sparse.newton_cg(ws.pos[J], aJ, sigma, t, ws.cfg.kernel_cg_rtol, ws.cfg.kernel_cg_max_iter,
-                                            ws.stop)
-        if iterations < 0:
+        z, iterations, status = ws.sparse.newton_cg(ws.pos[J], aJ, sigma, t, ws.cfg.kernel_cg_rtol,
+                                                    ws.cfg.kernel_cg_max_iter, ws.stop)
+        if status == Status.BREAKDOWN:
             raise not_psd()
         counters.cg += iterations
     elif k <= ws.cfg.always_dense_j or (fits and k <= ws.cfg.dense_j_max and not well_conditioned(ws, J)):

@@ -368,8 +368,8 @@ def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None
         status=result["status"],
         history=result["history"],
         dual=x,
+        upper=upper,
         details={k: result[k] for k in ("newton", "passes", "trials", "cg", "systems", "sigma", "time",
                                         "primal_objective", "b_kkt")}
-        | {"tol": tol, "merged_samples": 0 if qp.merged is None else qp.merged.group.shape[0] - qp.Z.n,
-           "upper": upper},
+        | {"tol": tol, "merged_samples": 0 if qp.merged is None else qp.merged.group.shape[0] - qp.Z.n},
     )
