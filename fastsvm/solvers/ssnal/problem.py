@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._core._dcd import DualCD
 from ..._core._status import Status
-from ..._core._ssnal import StackedRows
+from ..._core._rows import StackedRows
 from ...errors import FastSVMError
 from ...problems.dual import CHUNK_WORK, OverDual, SvmDual, check_formulation, coordinate_dual_objective, svm_dual
 from ...problems.presolve import EqualSamples, merge_equal_samples
