@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from fastsvm._core._crammer_singer import CrammerSinger
+from fastsvm._core._dcd import DualCD
 from fastsvm._core._l1_cd import L1SquaredHingeCD
 from fastsvm._core._primal_newton import SquaredHingePrimal
 from fastsvm._core._samples import Samples
@@ -20,6 +21,7 @@ def _csc(X):
 
 
 BUILDERS = {
+    "dcd": lambda X, y, upper: DualCD(to_csr(X), y, upper, np.zeros(np.shape(upper)[0]), bias=1.0),
     "primal_newton": lambda X, y, upper: SquaredHingePrimal(to_csr(X), y, upper, bias=1.0),
     "l1_cd": lambda X, y, upper: L1SquaredHingeCD(_csc(X), y, upper),
     "crammer_singer": lambda X, y, upper: CrammerSinger(to_csr(X), (y > 0).astype(np.int32), upper, 2),

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._csr cimport CSR, csr_view, row_dot, row_axpy
 from ._rng cimport rng_state, shuffle
+from ._samples cimport Samples
 from ._status cimport Status, CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, stop_flag_set
 from . import _status
 from ._kernel import row_sqnorms
@@ -202,7 +203,7 @@ cdef Status sweep(const Problem* P, State* S, double eps, long max_epochs, long 
             return CHUNK_DONE
 
 
-cdef class DualCD:
+cdef class DualCD(Samples):
     """One DCD run on a binary problem: build it, call run() until it returns something other
     than CHUNK_DONE, read alpha and w.
 
@@ -212,11 +213,7 @@ cdef class DualCD:
     PREFETCH_MIN_BYTES); the results are the same either way. alpha: the starting point (a warm
     start, within [0, U]; None: zero), w is built from it.
     """
-    cdef object X                       # keeps the CSR arrays alive
-    cdef const double[::1] data
-    cdef const int[::1] indices
-    cdef const int[::1] indptr
-    cdef const double[::1] y, upper, diag
+    cdef const double[::1] y, diag
     cdef double[::1] qd, alpha_, w_
     cdef int[::1] index_
     cdef Problem P
@@ -225,16 +222,10 @@ cdef class DualCD:
 
     def __init__(self, X, y, upper, diag, double bias=0.0, seed=0, bint shrinking=True, prefetch=None,
                  alpha=None):
+        Samples.__init__(self, X, upper)
         n, p = X.shape
-        self.X = X
-        self.data = X.data
-        self.indices = X.indices
-        self.indptr = X.indptr
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
-        self.diag = np.ascontiguousarray(diag, dtype=np.float64)
-        if not (self.y.shape[0] == self.upper.shape[0] == self.diag.shape[0] == n):
-            raise ValueError("y, upper and diag must have one entry per row of X")
+        self.y = self.per_row(y, np.float64)
+        self.diag = self.per_row(diag, np.float64)
         self.qd = row_sqnorms(X) + bias * bias + np.asarray(self.diag)
         if not np.all(np.isfinite(self.qd)):
             raise FastSVMError("dcd: a squared row norm overflows; scale the data")
