@@ -165,3 +165,23 @@ def test_python_api_raises_keyboard_interrupt(solver, kernel, hard_problem, tmp_
     assert proc.returncode != 0
     assert stderr.rstrip().endswith("KeyboardInterrupt"), stderr[-2000:]
     assert elapsed < 1.0
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 20])
+def test_take_rows_equals_fancy_indexing_and_stops_on_the_flag(block, monkeypatch):
+    """csr.take_rows gathers X[rows] a block at a time (what a solver's row copy polls Ctrl-C
+    between): the same matrix as scipy's indexing, repeated and empty rows included."""
+    from fastsvm import csr
+    monkeypatch.setattr(csr, "GATHER_BLOCK_VALUES", block)
+    X = csr.to_csr(sp.random(300, 40, density=0.1, random_state=3, format="csr"))
+    X = csr.to_csr(sp.vstack([sp.csr_matrix((5, 40)), X]))            # empty rows first
+    rows = np.random.default_rng(4).integers(0, X.shape[0], size=500)
+    rows[:10] = 0
+    ours = csr.take_rows(X, rows, np.zeros(1, np.int32))
+    theirs = X[rows]
+    for name in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
+    assert ours.shape == theirs.shape and ours.indices.dtype == np.int32
+    if block < X.nnz:
+        with pytest.raises(KeyboardInterrupt):
+            csr.take_rows(X, rows, np.ones(1, np.int32))

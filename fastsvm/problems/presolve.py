@@ -4,6 +4,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core._duplicates import equal_row_groups
+from ..csr import take_rows
 
 
 @dataclass
@@ -46,10 +47,10 @@ class Merged:
     passes: float
 
 
-def merge_equal_samples(X, y, upper, min_share):
+def merge_equal_samples(X, y, upper, min_share, stop=None):
     """Equal samples of (X, y, upper) merged (EqualSamples) when that removes at least `min_share`
     of X's stored values; else the samples as they are (with their squared norms, found on the
-    way: one pass)."""
+    way: one pass). ``stop``: the caller's stop flag, polled while the kept rows are gathered."""
     n, nnz = X.shape[0], max(X.nnz, 1)
     sq_norms = np.empty(n)
     group, first = equal_row_groups(X, np.ascontiguousarray(np.column_stack([y, upper])), sq_norms)
@@ -57,6 +58,6 @@ def merge_equal_samples(X, y, upper, min_share):
     kept = int(np.sum(np.diff(X.indptr)[first]))
     if first.shape[0] < n and kept <= (1.0 - min_share) * X.nnz:
         scale = np.sqrt(np.bincount(group, minlength=first.shape[0]).astype(np.float64))
-        return Merged(X[first], y[first], upper[first], sq_norms[first], EqualSamples(group=group, scale=scale),
-                      passes + kept / nnz)
+        return Merged(take_rows(X, first, stop), y[first], upper[first], sq_norms[first],
+                      EqualSamples(group=group, scale=scale), passes + kept / nnz)
     return Merged(X, y, upper, sq_norms, None, passes)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..csr import to_csr
+from ..csr import take_rows, to_csr
 from ..errors import FastSVMError, ParameterError
 from ..params import Params
 
@@ -67,7 +67,7 @@ def checked_arrays(sub):
     """(X, y, upper) of a subproblem as canonical arrays, with the checks every solver needs:
     matching lengths, finite labels/targets, finite non-negative bounds."""
     X, rows, y, upper = checked_rows(sub)
-    return (X if rows is None else X[rows]), y, upper
+    return (X if rows is None else take_rows(X, rows, sub.stop)), y, upper
 
 
 def checked_rows(sub, infinite_bounds=False):

@@ -67,7 +67,7 @@ def prepare(sub: Subproblem):
         return None
     config = solver_config(SPEC, sub.params, "linear")
     X, y, upper = checked_arrays(sub)
-    return merge_equal_samples(X, y, upper, config.merge_min_share)
+    return merge_equal_samples(X, y, upper, config.merge_min_share, sub.stop)
 
 
 def solve_path(sub: Subproblem, Cs, state=None) -> list:

@@ -96,7 +96,7 @@ def linear_dual(sub: Subproblem, merge=False, merge_min_share=0.05, presolved=No
     samples = (X, y, upper) if sub.formulation == "c_svc" else None
     merged, presolve, scale, sq_norms = None, 0.0, np.ones(n), None
     if merge or presolved is not None:
-        kept = presolved if presolved is not None else merge_equal_samples(X, y, upper, merge_min_share)
+        kept = presolved if presolved is not None else merge_equal_samples(X, y, upper, merge_min_share, sub.stop)
         X, y, upper, sq_norms, merged, presolve = kept.X, kept.y, kept.upper, kept.sq_norms, kept.merged, kept.passes
         if merged is not None:
             scale = merged.scale
