@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..._core._ssnal import line_point, off_system_moves, search_scalars
+from ..._core._linesearch import line_point, off_system_moves, search_scalars
 from ...problems.vector import dot
 from .linesearch import line_minimum
 from .problem import RowSubset

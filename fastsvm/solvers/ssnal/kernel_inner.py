@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._core._ssnal import line_point
+from ..._core._linesearch import line_point
 from ...problems.dual import kkt_residual
 from ...problems.vector import dot, norm
 from .kernel_newton import newton_direction, not_psd
