@@ -384,17 +384,13 @@ def _parsed_support_vectors(reader, l):
         return None
     parser = Parser(allow_zero=False, keep_qid=False, n_threads=1)
     try:
-        if parser.parse(text, 0, len(text)) != l or parser.n_rows != l:
-            return None   # a blank line
+        if parser.parse(text, 0, len(text)) != l or parser.n_rows != l or parser.sorted_rows:
+            return None   # a blank line, or indices out of order (a model file's must increase)
         values, indices, indptr, coef, _ = parser.result()
     except (LineError, MemoryError):
         return None
     finally:
         parser.free()
-    row_of = np.repeat(np.arange(l), np.diff(indptr))
-    increasing = np.all((row_of[1:] != row_of[:-1]) | (indices[1:] > indices[:-1]))
-    if not (increasing and np.all(np.isfinite(values)) and np.all(np.isfinite(coef))):
-        return None
     reader.pos += l
     n_cols = int(indices.max()) if indices.size else 0
     return coef[None, :], sp.csr_matrix((values, indices - 1, indptr), shape=(l, n_cols)), None

@@ -279,6 +279,10 @@ MALFORMED = [
     ("liblinear duplicate labels",
      "solver_type L2R_LR\nnr_class 2\nlabel 1 1\nnr_feature 1\nbias -1\nw\n1 \n", 3,
      "'label' value 1 is given twice"),
+    # a binary model's SV lines go to the data parser first, which sorts a data file's indices
+    ("unsorted, binary",
+     "svm_type c_svc\nkernel_type linear\nnr_class 2\ntotal_sv 2\nrho 0\nlabel 1 -1\nnr_sv 1 1\nSV\n"
+     "1 3:0.5 1:1 \n-1 1:1 \n", 9, "feature indices must increase"),
     ("precomputed with features",
      "svm_type one_class\nkernel_type precomputed\nnr_class 2\ntotal_sv 1\nrho 0\nSV\n1 1:0.5 \n", 7,
      "'0:serial' only"),

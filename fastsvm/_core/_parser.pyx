@@ -99,6 +99,7 @@ cdef struct Tally:
     int64_t error_line
     Py_ssize_t error_offset
     int64_t error_detail
+    bint sorted_rows      # a row's indices came unsorted and were sorted
 
 
 # ---------------------------------------------------------------- buffers
@@ -488,6 +489,7 @@ cdef int parse_line(const char* p, const char* end, Rows* r, const Options* opt,
         r.data[r.nnz] = value
         r.nnz += 1
     if unsorted:
+        t.sorted_rows = True
         sort_row(r.indices + row_start, r.data + row_start, r.nnz - row_start)
         for k in range(row_start + 1, r.nnz):
             if r.indices[k] == r.indices[k - 1]:
@@ -584,6 +586,7 @@ cdef class Parser:
     cdef readonly int min_index, max_index
     cdef readonly int64_t watch_line
     cdef readonly bint has_qid
+    cdef readonly bint sorted_rows    # some row's indices were given unsorted (and sorted here)
 
     def __cinit__(self, *, bint allow_zero=True, int index_limit=INDEX_MAX, int limit_watch=-1,
                   bint keep_qid=False, int n_threads=1):
@@ -658,7 +661,7 @@ cdef class Parser:
                 bounds[t] = next_line(text, max(bounds[t - 1], begin + (end - begin) * t // n_threads), end)
             bounds[n_threads] = end
             for t in range(n_threads):
-                self.tallies[t] = Tally(0, INDEX_MAX + 1, -1, -1, False, OK, 0, 0, 0)
+                self.tallies[t] = Tally(0, INDEX_MAX + 1, -1, -1, False, OK, 0, 0, 0, False)
                 if t > 0:
                     self.scratch[t].nnz = 0
                     self.scratch[t].n_rows = 0
@@ -682,6 +685,7 @@ cdef class Parser:
                     if self.watch_line < 0 and tally.watch_line >= 0:
                         self.watch_line = self.lines + tally.watch_line + 1
                     self.has_qid |= tally.has_qid
+                    self.sorted_rows |= tally.sorted_rows
                     self.lines += tally.lines
         if status == NO_MEMORY:
             raise MemoryError()
