@@ -200,6 +200,70 @@ def test_restore_order_puts_the_cache_back(heart):
     np.testing.assert_array_equal(results[0]["alpha"], results[1]["alpha"])
 
 
+def test_init_from_and_products_equal_numpy(heart):
+    """SMO.init_from's G and G_bar equal NumPy's Q alpha + p and sum over bounded j of C_j Q_j at the
+    start, from a base point whose products are given (columns only where the start differs); and
+    products() after a solve is (Q alpha, G_bar) of the returned alpha."""
+    X, y = heart
+    n = X.shape[0]
+    gamma = 1.0 / X.shape[1]
+    signs = y.astype(np.int8)
+    Q = (y[:, None] * kernel_matrix(X, X, "rbf", gamma, 3, 0.0) * y[None, :]).astype(np.float32).astype(np.float64)
+    C = np.full(n, 2.0)
+    rng = np.random.default_rng(0)
+    base = rng.choice([0.0, 2.0, 0.7], size=n)
+    start = base.copy()
+    moved = rng.choice(n, 20, replace=False)
+    start[moved] = rng.choice([0.0, 2.0, 1.3], size=20)   # some leave the bound, some reach it
+
+    def fresh(alpha):
+        cache = KernelCache(X, "rbf", gamma, 3, 0.0, 1 << 20, 1, signs)
+        return cache, SMO(cache, -np.ones(n), signs, alpha, C, 1e-6, True, False, 0, 10**7, np.zeros(1, np.int32),
+                          False)
+
+    bounded = base >= C
+    cache, solver = fresh(start)
+    before = cache.n_computed
+    assert solver.init_from(base, Q @ base, Q[:, bounded] @ C[bounded], bounded).name == "CONVERGED"
+    assert cache.n_computed - before <= len(moved) * n     # one column per moved variable at most
+    q, g_bar = solver.products()
+    np.testing.assert_allclose(q, Q @ start, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(g_bar, Q[:, start >= C] @ C[start >= C], rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(solver.gradient(), Q @ start - 1.0, rtol=1e-12, atol=1e-9)
+
+    _, solver = fresh(np.zeros(n))
+    solver.init()
+    solver.run(10**7)
+    alpha = solver.result()["alpha"]
+    q, g_bar = solver.products()
+    np.testing.assert_allclose(q, Q @ alpha, rtol=1e-6, atol=1e-6)  # G was updated step by step
+    np.testing.assert_allclose(g_bar, Q[:, alpha >= C] @ C[alpha >= C], rtol=1e-6, atol=1e-6)
+
+
+def test_smo_path_reuses_the_last_gradient(heart, monkeypatch):
+    """From the second C on, a path's SMO starts from the last solution's products scaled with
+    it (SMO.init_from) rather than computing Q alpha from scratch; a warm start without the path's
+    state (the estimators' warm_start) computes it."""
+    calls = []
+
+    class Recording(SMO):
+        def init(self):
+            calls.append("init")
+            return super().init()
+
+        def init_from(self, *base):
+            calls.append("from")
+            return super().init_from(*base)
+
+    monkeypatch.setattr(smo, "SMO", Recording)
+    sub = smo_subproblem("c_svc", heart)
+    path = smo.solve_path(sub, Cs[:4], smo.prepare(sub))
+    assert calls == ["init"] + ["from"] * 3
+    calls.clear()
+    smo.solve(dataclasses.replace(sub, upper=sub.upper * Cs[4], warm=path[-1]))
+    assert calls == ["init"]
+
+
 # ---------------------------------------------------------------- DCD
 
 def dcd_subproblem(heart, loss):

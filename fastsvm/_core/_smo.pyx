@@ -302,6 +302,38 @@ cdef class SMO:
         self.objective = v / 2
         return 0
 
+    cdef int init_gradient_from(self, const double* alpha_b, const double* q_b, const double* g_bar_b,
+                                const signed char* upper_b) noexcept nogil:
+        """G and G_bar from a base point alpha_b whose Q alpha_b (q_b) and sum over the j with
+        upper_b[j] of alpha_b[j] Q_j (g_bar_b) are known: a column only where alpha or the
+        upper-bound sum differs from the base."""
+        cdef int i, j, l = self.l
+        cdef float* Q_i
+        cdef double d, d_bar, v = 0.0
+        for i in range(l):
+            self.G[i] = self.p[i] + q_b[i]
+            self.G_bar[i] = g_bar_b[i]
+        for i in range(l):
+            d = self.alpha[i] - alpha_b[i]
+            d_bar = (self.C[i] if self.status[i] == AT_UPPER else 0.0) - (alpha_b[i] if upper_b[i] else 0.0)
+            if d == 0.0 and d_bar == 0.0:
+                continue
+            if self.interrupted():
+                return INTERRUPTED
+            Q_i = self.get_q(i, l)
+            if Q_i == NULL:
+                return NO_MEMORY
+            if d != 0.0:
+                for j in range(l):
+                    self.G[j] += d * Q_i[j]
+            if d_bar != 0.0:
+                for j in range(l):
+                    self.G_bar[j] += d_bar * Q_i[j]
+        for i in range(l):
+            v += self.alpha[i] * (self.G[i] + self.p[i])
+        self.objective = v / 2
+        return 0
+
     cdef int reconstruct_gradient(self) noexcept nogil:
         """Rebuild G on the shrunk variables from G_bar and the free variables."""
         cdef int i, j, l = self.l, active = self.active_size
@@ -698,6 +730,39 @@ cdef class SMO:
         with nogil:
             r = self.init_gradient()
         return _status.Status(r)
+
+    def init_from(self, alpha_b, q_b, g_bar_b, upper_b):
+        """init() from a base point (original order, before any run) whose products are known:
+        alpha_b, q_b = Q alpha_b, g_bar_b = the sum over upper_b's j of alpha_b[j] Q_j (a
+        solution's products() scaled with it). Costs a column per position where the start
+        differs from the base, instead of one per nonzero alpha."""
+        cdef const double[::1] a = np.ascontiguousarray(alpha_b, dtype=np.float64)
+        cdef const double[::1] q = np.ascontiguousarray(q_b, dtype=np.float64)
+        cdef const double[::1] g = np.ascontiguousarray(g_bar_b, dtype=np.float64)
+        cdef const signed char[::1] u = np.ascontiguousarray(upper_b, dtype=np.int8)
+        cdef int r
+        if a.shape[0] != self.l or q.shape[0] != self.l or g.shape[0] != self.l or u.shape[0] != self.l:
+            raise ValueError("the base point's arrays must have length l")
+        if self.n_iter != 0 or self.active_size != self.l:
+            raise RuntimeError("init_from() starts a fresh solve")
+        with nogil:
+            r = self.init_gradient_from(&a[0], &q[0], &g[0], &u[0]) if self.l > 0 else 0
+        return _status.Status(r)
+
+    def products(self):
+        """(Q alpha, G_bar) in original order, once the solve has finished: with result()'s
+        alpha, what init_from() reuses at scaled bounds."""
+        if self.active_size != self.l:
+            raise RuntimeError("the solve has not finished")
+        q = np.empty(self.l)
+        g_bar = np.empty(self.l)
+        cdef double[::1] q_ = q
+        cdef double[::1] g_ = g_bar
+        cdef int i
+        for i in range(self.l):
+            q_[self.active_set[i]] = self.G[i] - self.p[i]
+            g_[self.active_set[i]] = self.G_bar[i]
+        return q, g_bar
 
     def run(self, long long limit):
         """Iterate until iteration ``limit``, convergence or the cap; returns a Status."""

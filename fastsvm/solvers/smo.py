@@ -164,11 +164,17 @@ def _moved_to_sum(alpha, C, total, target):
 @dataclasses.dataclass
 class KernelColumns:
     """What the problems of a path share (SPEC.prepare): the kernel cache of their rows with
-    C_i > 0 (Q's columns do not depend on C), kept between solves in its original order."""
+    C_i > 0 (Q's columns do not depend on C), kept between solves in its original order, and the
+    last solution's products (Q alpha and G_bar do not change when alpha and C scale together)."""
 
     cache: KernelCache | None = None
     positive: np.ndarray | None = None   # the rows with C_i > 0 it holds
     signs: np.ndarray | None = None      # its signs (classification), or None
+    solution: Solution | None = None     # the last solution, whose products follow
+    alpha: np.ndarray | None = None      # its alpha over SMO's variables, its bounds and products
+    bounds: np.ndarray | None = None
+    q_alpha: np.ndarray | None = None
+    g_bar: np.ndarray | None = None
 
     def take(self, positive, signs):
         """The cache, when it serves these rows and signs (None else); it is held by the caller
@@ -182,6 +188,23 @@ class KernelColumns:
 
     def give_back(self, cache, positive, signs):
         self.cache, self.positive, self.signs = cache, positive, signs
+
+    def keep_products(self, solution, alpha, bounds, smo):
+        self.solution, self.alpha, self.bounds = solution, alpha, bounds
+        self.q_alpha, self.g_bar = smo.products()
+
+    def base_point(self, warm, C):
+        """The point SMO.init_from starts from when ``warm`` is the last solution and the bounds
+        C are its bounds scaled by one factor s (a C path): (s alpha with bounded entries at C,
+        s Q alpha, s G_bar, which entries were bounded); else None."""
+        if warm is None or warm is not self.solution or self.bounds.shape != C.shape or C.shape[0] == 0:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = C[0] / self.bounds[0]
+            if not (np.isfinite(s) and s > 0 and np.allclose(C, s * self.bounds, rtol=SUM_RTOL, atol=0.0)):
+                return None
+        bounded = self.alpha >= self.bounds
+        return np.where(bounded, C, s * self.alpha), s * self.q_alpha, s * self.g_bar, bounded
 
 
 def prepare(sub):
@@ -256,6 +279,7 @@ def _solve(sub, columns):
         alpha0 = start
     cache_signs = None if regression else signs
     cache = columns.take(positive, cache_signs) if columns is not None else None
+    base = columns.base_point(sub.warm, C) if cache is not None else None
     if cache is None:
         k = sub.kernel
         check_kernel_cache(params.cache_size, n)
@@ -270,9 +294,9 @@ def _solve(sub, columns):
               n if regression else 0, max_iter, stop, in_main)
     if config.parallel_scan_min is not None:
         smo.parallel_scan_min = config.parallel_scan_min
-    del p, alpha0, C   # SMO holds its own copies: their memory serves the cache's columns
+    del p, alpha0   # SMO holds its own copies: their memory serves the cache's columns
 
-    _raise_for(smo.init())
+    _raise_for(smo.init() if base is None else smo.init_from(*base))
     status, history = _iterate(smo, sub.log, config)
     res = smo.result()
     if columns is not None:
@@ -286,6 +310,8 @@ def _solve(sub, columns):
     solution.cache_peak_bytes = cache.peak_bytes
     solution.dual = _scattered(res["alpha"], keep, n_all, regression)
     solution.upper = upper_all
+    if columns is not None:
+        columns.keep_products(solution, res["alpha"], C, smo)
     return solution
 
 
