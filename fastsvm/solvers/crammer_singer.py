@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core._crammer_singer import CrammerSinger
+from .._core._rng import VisitingOrder
 from ..errors import FastSVMError
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, is_milestone,
                    linear_run_settings, linear_spec)
@@ -46,14 +47,14 @@ def solve(sub: Subproblem) -> Solution:
     n_classes = int(codes.max()) + 1 if codes.size else 1
     _, tol, max_iter, bias = linear_run_settings(SPEC, sub.params)
     cs = CrammerSinger(X, codes, upper, n_classes, bias=bias)
-    rng = np.random.default_rng(sub.seed)
+    order = VisitingOrder(sub.seed, X.shape[0])
 
     history = []
     status, epoch = SolveStatus.MAX_ITER, 0
     while epoch < max_iter:
         if sub.stop[0]:
             raise KeyboardInterrupt
-        met = cs.epoch(rng.permutation(X.shape[0]).astype(np.int32))
+        met = cs.epoch(order.next())
         epoch += 1
         if not np.isfinite(met):
             raise FastSVMError("crammer_singer: the gradient overflowed; scale the data or lower C")

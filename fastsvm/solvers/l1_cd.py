@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core._l1_cd import L1SquaredHingeCD
+from .._core._rng import VisitingOrder
 from ..errors import FastSVMError
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge,
                    is_milestone, linear_run_settings, linear_spec)
@@ -51,7 +52,7 @@ def solve(sub: Subproblem) -> Solution:
     _, tol, max_iter, bias = linear_run_settings(SPEC, sub.params)
     columns = columns_with_bias(X, bias)
     cd = L1SquaredHingeCD(columns, y, upper)
-    rng = np.random.default_rng(sub.seed)
+    order = VisitingOrder(sub.seed, columns.shape[1])
 
     initial = float(cd.violations().sum())
     threshold = tol * initial
@@ -60,7 +61,7 @@ def solve(sub: Subproblem) -> Solution:
     while epoch < max_iter:
         if sub.stop[0]:
             raise KeyboardInterrupt
-        met, largest = cd.epoch(rng.permutation(columns.shape[1]).astype(np.int32))
+        met, largest = cd.epoch(order.next())
         epoch += 1
         if not np.isfinite(met):
             raise FastSVMError("l1_cd: the gradient overflowed; scale the data or lower C")
