@@ -327,12 +327,12 @@ def solve_path_cold(spec, sub, Cs):
 
 
 def solve_path_warm(solve_one, sub, Cs):
-    """The problems of a C path solved in order by ``solve_one(subproblem)``, each started from
+    """The problems of a C path solved in order by ``solve_one(subproblem, C)``, each started from
     the previous solution (the first from sub.warm): a solve_path built on a solver's warm start."""
     upper = np.asarray(sub.upper, dtype=np.float64)
     solutions = []
     warm = sub.warm
     for C in Cs:
-        warm = solve_one(dataclasses.replace(sub, upper=upper * C, warm=warm))
+        warm = solve_one(dataclasses.replace(sub, upper=upper * C, warm=warm), C)
         solutions.append(warm)
     return solutions

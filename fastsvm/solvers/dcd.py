@@ -166,7 +166,7 @@ def solve(sub: Subproblem) -> Solution:
 def solve_path(sub, Cs, state=None):
     """SPEC.solve_path: the problems with bounds C * sub.upper for C in Cs, in order, each started
     from the previous solution (the first from sub.warm). DCD shares no state between them."""
-    return solve_path_warm(solve, sub, Cs)
+    return solve_path_warm(lambda problem, C: solve(problem), sub, Cs)
 
 
 SPEC = linear_spec("dcd", solve, Config, DEFAULT_TOL,

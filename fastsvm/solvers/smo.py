@@ -249,7 +249,7 @@ def solve_path(sub, Cs, state=None):
     from the previous solution (the first from sub.warm) on one kernel cache (``state``, from
     prepare)."""
     columns = prepare(sub) if state is None else state
-    return solve_path_warm(lambda problem: _solve(problem, columns), sub, Cs)
+    return solve_path_warm(lambda problem, C: _solve(problem, columns), sub, Cs)
 
 
 def _solve(sub, columns):

@@ -33,12 +33,11 @@ The O(nnz) and O(m) work is done by fastsvm._core._ssnal, _ssnal_kernel and _kna
 """
 import dataclasses
 
-import numpy as np
-
 from ...errors import ParameterError
 from ...problems.dual import kkt_residual
 from ...problems.presolve import merge_equal_samples
-from ..base import Solution, SolverSpec, Subproblem, checked_arrays, solve_path_cold, solver_config
+from ..base import (Solution, SolverSpec, Subproblem, checked_arrays, solve_path_cold, solve_path_warm,
+                    solver_config)
 from .config import DEFAULT_TOL, NONLINEAR, Config
 from .kernel import solve_kernel
 from .linear import solve_linear
@@ -76,17 +75,16 @@ def solve_path(sub: Subproblem, Cs, state=None) -> list:
     prepare(sub) (`state`, made here when None); kernel ones cold."""
     if sub.kernel.kind != "linear":
         return solve_path_cold(SPEC, sub, Cs)
-    upper = np.asarray(sub.upper, dtype=np.float64)
     presolved = prepare(sub) if state is None else state
     config = solver_config(SPEC, sub.params, "linear")
-    solutions, previous = [], sub.warm
-    for step, C in enumerate(Cs):
-        passes = presolved.passes if step == 0 else 0.0   # the presolve's work, counted once
+
+    def solve_one(problem, C):
+        # the presolve's work counted once, by the first problem (the one started from sub.warm)
+        passes = presolved.passes if problem.warm is sub.warm else 0.0
         scaled = dataclasses.replace(presolved, upper=presolved.upper * C, passes=passes)
-        previous = solve_linear(dataclasses.replace(sub, upper=upper * C, warm=None), config, start=previous,
-                                presolved=scaled)
-        solutions.append(previous)
-    return solutions
+        return solve_linear(dataclasses.replace(problem, warm=None), config, start=problem.warm, presolved=scaled)
+
+    return solve_path_warm(solve_one, sub, Cs)
 
 
 SPEC = SolverSpec(
