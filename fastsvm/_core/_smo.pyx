@@ -274,48 +274,23 @@ cdef class SMO:
 
     # ---- gradient ----
 
-    cdef int init_gradient(self) noexcept nogil:
-        """G = Q alpha + p and G_bar = sum over upper-bounded j of C_j Q_j."""
+    cdef int init_gradient(self, const double* alpha_b, const double* q_b, const double* g_bar_b,
+                           const signed char* upper_b) noexcept nogil:
+        """G = Q alpha + p and G_bar = sum over upper-bounded j of C_j Q_j, from a base point
+        alpha_b whose Q alpha_b (q_b) and sum over the j with upper_b[j] of alpha_b[j] Q_j
+        (g_bar_b) are known (NULL: the zero point): a column only where alpha or the upper-bound
+        sum differs from the base."""
         cdef int i, j, l = self.l
-        cdef float* Q_i
-        cdef double a_i, c_i, v = 0.0
-        for i in range(l):
-            self.G[i] = self.p[i]
-            self.G_bar[i] = 0.0
-        for i in range(l):
-            if self.status[i] == AT_LOWER:
-                continue
-            if self.interrupted():
-                return INTERRUPTED
-            Q_i = self.get_q(i, l)
-            if Q_i == NULL:
-                return NO_MEMORY
-            a_i = self.alpha[i]
-            for j in range(l):
-                self.G[j] += a_i * Q_i[j]
-            if self.status[i] == AT_UPPER:
-                c_i = self.C[i]
-                for j in range(l):
-                    self.G_bar[j] += c_i * Q_i[j]
-        for i in range(l):
-            v += self.alpha[i] * (self.G[i] + self.p[i])
-        self.objective = v / 2
-        return 0
-
-    cdef int init_gradient_from(self, const double* alpha_b, const double* q_b, const double* g_bar_b,
-                                const signed char* upper_b) noexcept nogil:
-        """G and G_bar from a base point alpha_b whose Q alpha_b (q_b) and sum over the j with
-        upper_b[j] of alpha_b[j] Q_j (g_bar_b) are known: a column only where alpha or the
-        upper-bound sum differs from the base."""
-        cdef int i, j, l = self.l
+        cdef bint zero = alpha_b == NULL
         cdef float* Q_i
         cdef double d, d_bar, v = 0.0
         for i in range(l):
-            self.G[i] = self.p[i] + q_b[i]
-            self.G_bar[i] = g_bar_b[i]
+            self.G[i] = self.p[i] if zero else self.p[i] + q_b[i]
+            self.G_bar[i] = 0.0 if zero else g_bar_b[i]
         for i in range(l):
-            d = self.alpha[i] - alpha_b[i]
-            d_bar = (self.C[i] if self.status[i] == AT_UPPER else 0.0) - (alpha_b[i] if upper_b[i] else 0.0)
+            d = self.alpha[i] if zero else self.alpha[i] - alpha_b[i]
+            d_bar = ((self.C[i] if self.status[i] == AT_UPPER else 0.0)
+                     - (alpha_b[i] if not zero and upper_b[i] else 0.0))
             if d == 0.0 and d_bar == 0.0:
                 continue
             if self.interrupted():
@@ -728,7 +703,7 @@ cdef class SMO:
         """Compute the initial gradient; returns a Status (CONVERGED means ready to run)."""
         cdef int r
         with nogil:
-            r = self.init_gradient()
+            r = self.init_gradient(NULL, NULL, NULL, NULL)
         return _status.Status(r)
 
     def init_from(self, alpha_b, q_b, g_bar_b, upper_b):
@@ -746,7 +721,7 @@ cdef class SMO:
         if self.n_iter != 0 or self.active_size != self.l:
             raise RuntimeError("init_from() starts a fresh solve")
         with nogil:
-            r = self.init_gradient_from(&a[0], &q[0], &g[0], &u[0]) if self.l > 0 else 0
+            r = self.init_gradient(&a[0], &q[0], &g[0], &u[0]) if self.l > 0 else 0
         return _status.Status(r)
 
     def products(self):
