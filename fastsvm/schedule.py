@@ -9,25 +9,27 @@ import numpy as np
 from .heap import release_free_memory
 from .parallel import effective_n_jobs, run_tasks
 
-# the largest task's peak, as a fraction of the most it could hold, above which the other tasks
-# run one at a time (with every thread) rather than side by side
+# the largest task's peak, as a fraction of the most it could hold (a pair's whole kernel matrix),
+# above which the other tasks run one at a time (with every thread) rather than side by side
 MOST_OF_ITS_MATRIX = 0.5
 
 
 def run_within_budget(tasks, n_jobs, budget, stop, most_bytes=None, checks_signals=False):
-    """The tasks' results, in task order, run in up to ``n_jobs`` threads (fastsvm.parallel's
-    effective_n_jobs) with ``budget`` MiB between them.
+    """The tasks' results, in task order, run in up to ``n_jobs`` threads (as
+    fastsvm.parallel.effective_n_jobs reads it) with ``budget`` MiB between them.
 
-    A single task has the whole budget. With ``most_bytes`` (the bytes each task would hold at most:
-    a kernel cache holding its whole matrix) and several threads, the largest task runs first,
-    alone, with every thread and the whole budget; the others then run side by side sharing
-    what it held at most (or, when it held nothing it could tell, the whole of the largest,
-    when smaller than the budget): each adds its own working state to what it holds. When the
-    largest held more than MOST_OF_ITS_MATRIX of its most, the others would hold as much, and run
-    one at a time with every thread instead. ``checks_signals``: a task that notices Ctrl-C
-    itself runs on the calling thread when it runs alone (a worker thread's stack and heap cost
-    a small task 0.1 MB and 0.1 ms); otherwise Ctrl-C sets ``stop[0]`` (fastsvm.parallel.run_tasks).
-    After several tasks the heap's free pages are given back to the system."""
+    LIBSVM spends its -m budget on the one problem it solves at a time; so does a single task
+    here. With ``most_bytes`` (per task, the bytes it would hold at most: a kernel cache holding
+    its whole matrix) and several threads, the largest task runs first, alone, with every thread
+    and the whole budget; the others then run side by side and share what it held (or, when it
+    did not say, the most it could hold), or the budget when that is less: each adds its own
+    working state to what it holds. When the largest held more than MOST_OF_ITS_MATRIX of its
+    most, the others would each hold as much: they run one at a time with every thread instead.
+
+    ``checks_signals``: the tasks notice Ctrl-C themselves, so a task running alone runs on the
+    calling thread (a worker's stack and heap cost a small task 0.1 MB and 0.1 ms); elsewhere
+    Ctrl-C sets ``stop[0]`` (fastsvm.parallel.run_tasks). After several tasks the heap's free
+    pages are given back to the system."""
     n_jobs = effective_n_jobs(n_jobs)
 
     def run(order, budget, side_by_side):
