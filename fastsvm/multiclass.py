@@ -4,6 +4,11 @@ Classes are grouped as LIBSVM does (first occurrence; a -1/+1 problem is turned 
 first) and split one-vs-one (LIBSVM-type solvers), one-vs-rest (LIBLINEAR-type solvers) or into
 one joint problem (Crammer-Singer); each split names its subproblems' data and assembles their
 solutions in LIBSVM's model layout. fastsvm.train runs the subproblems.
+
+A split has ``names`` (one per subproblem; none when there is nothing to solve), ``formulation``,
+``data(p)`` = (X, target, upper, rows) of subproblem p, ``sizes`` (rows per subproblem) and
+``support_only(p, solution)`` (what a task keeps of a solution) or None, and
+``layout(solutions, log)``; a one-vs-one split also has ``fold_data(p)`` for probability fits.
 """
 import warnings
 from dataclasses import dataclass, replace
@@ -252,6 +257,7 @@ class Joint:
         return self.X, self.codes, self.upper, None
 
     def layout(self, solutions, log=None):
+        """The one solution's weight rows (none for a single class)."""
         if not solutions:
             return weight_layout(self.labels, [], [])
         W, rho = np.atleast_2d(solutions[0].w), np.atleast_1d(solutions[0].rho)
