@@ -1,53 +1,32 @@
 """Training: data and Params in, a LIBSVM Model out.
 
-Classes are grouped as LIBSVM does (first occurrence; a -1/+1 problem is turned so that +1
-comes first), split one-vs-one (LIBSVM-type solvers) or one-vs-rest (LIBLINEAR-type solvers),
-the subproblems are solved in threads, and the model is assembled in LIBSVM's layout.
+The data and parameters are checked here; classes are split as the solver splits them
+(fastsvm.multiclass: one-vs-one, one-vs-rest or one joint problem), the subproblems are solved in
+threads within the -m budget (fastsvm.schedule), with their probability fits, and the model is
+assembled in LIBSVM's layout (fastsvm.multiclass).
 """
 import sys
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._core._cache import bytes_to_hold_all
 from ._core._crand import CRand
 from .columns import columns_to_keep, compressed, first_columns, scattered
 from .csr import RowSelection, to_csr
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
-from .heap import release_free_memory
-from .model import Model
-from .parallel import effective_n_jobs, one_blas_thread, run_tasks
+from .multiclass import SPLITS, Layout, assembled_model, class_box, group_classes, weight_rows
+from .parallel import one_blas_thread
 from .prediction import decision_values
 from .probability import density_marks, fold_orders, platt_parameters, svr_probability
+from .schedule import run_within_budget
 from .solvers import Kernel, Solution, Subproblem, get_solver
 from .solvers.base import solve_path_cold
 
-# the largest pair's cache peak, as a fraction of its whole kernel matrix, above which the other
-# pairs are solved one at a time (with every thread) rather than side by side
-MOST_OF_ITS_MATRIX = 0.5
 # LIBSVM casts class labels to int
 INT_MIN, INT_MAX = -2**31, 2**31 - 1
-
-
-@dataclass
-class Classes:
-    """LIBSVM's svm_group_classes: labels in order, and the training rows of each, in order."""
-
-    labels: np.ndarray  # int64, nr_class
-    rows: list  # rows[c]: indices of class c in the training data, ascending
-
-
-def group_classes(y):
-    """Integer labels (LIBSVM casts with (int)) ordered by first occurrence; -1/+1 swapped."""
-    y_int = np.trunc(np.asarray(y, dtype=np.float64)).astype(np.int64)
-    labels, first = np.unique(y_int, return_index=True)
-    labels = labels[np.argsort(first, kind="stable")]
-    if len(labels) == 2 and labels[0] == -1 and labels[1] == 1:
-        labels = labels[::-1]
-    rows = [np.flatnonzero(y_int == label) for label in labels]
-    return Classes(labels=labels.copy(), rows=rows)
 
 
 def check_class_labels(y, where=None):
@@ -286,28 +265,20 @@ class _Trainer:
 
     # -- running subproblems -------------------------------------------------------------
     def _solve_all(self, problems, names, calibrations=None, keep=None, sizes=None):
-        """Solve subproblems in threads; seeds depend on the position only, not on threads.
+        """Solve subproblems in threads (fastsvm.schedule.run_within_budget, the -m budget
+        shared between them; with ``sizes``, rows per problem, the largest first); seeds depend
+        on the position only, not on threads.
 
         ``problems[k]()`` builds subproblem k when its task starts, so that only the running ones
-        hold their data. LIBSVM spends its -m budget on the one problem it solves at a time; with
-        ``sizes`` (rows per problem) and several threads, the largest problem is solved first,
-        alone, with every thread, and the others side by side then share what its kernel cache
-        held at most (its solution's ``cache_peak_bytes``; else the -m budget or, when
-        smaller, the whole kernel matrix of the largest), so that solving pairs side by side
-        holds no more kernel columns than solving them one at a time. When the largest held more
-        than half of its whole kernel matrix, the others are solved one at a time too, each with
-        every thread: pairs that need most of their columns would each get a fraction of them
-        side by side, and every running pair adds its own working state to the caches.
-        ``calibrations[k](problem)``, the probability fit of problem k, runs in the same task
-        after the solve; (solutions, calibration results or None) are returned. ``keep(k,
-        solution)``, when given, is what the task returns of its solution (the rest is freed as
-        the task ends). Along a path (train_path) the first call solves each subproblem for
-        every C and each call returns its C's solutions; with a WarmStart each subproblem
+        hold their data. ``calibrations[k](problem)``, the probability fit of problem k, runs in
+        the same task after the solve; (solutions, calibration results or None) are returned.
+        ``keep(k, solution)``, when given, is what the task returns of its solution (the rest is
+        freed as the task ends). Along a path (train_path) the first call solves each subproblem
+        for every C and each call returns its C's solutions; with a WarmStart each subproblem
         starts from the previous fit's solution."""
         if self.path is not None and self.path.solved is not None:
             solutions, calibrated = self.path.solved
             return [s[self.path.at] for s in solutions], calibrated
-        n_jobs = effective_n_jobs(self.params.n_jobs)
         seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
         calibrations = calibrations or [None] * len(problems)
         starts = self.warm.solutions if self.warm is not None else []
@@ -340,37 +311,12 @@ class _Trainer:
                 solutions = [replace(solution, dual=None, upper=None) for solution in solutions]
             if keep is not None:
                 solutions = [keep(k, solution) for solution in solutions]
-            return solutions, calibrated, lines, held
+            return (solutions, calibrated, lines), held
 
-        def run(order, budget, side_by_side):
-            running = max(1, min(n_jobs if side_by_side else 1, len(order)))
-            inner = max(1, n_jobs // running)
-            if len(order) == 1 and self.spec.stops_on_signals:
-                # on this thread: a worker's stack and heap cost a small fit 0.1 MB and 0.1 ms
-                return [task(order[0], budget, inner)]
-            return run_tasks([(lambda k=k: task(k, budget / running, inner)) for k in order],
-                             running, self.stop)
-
-        results = [None] * len(problems)
-        order = list(range(len(problems)))
-        budget = self.params.cache_size
-        side_by_side = True
-        if sizes and n_jobs > 1 and len(problems) > 1:
-            first = int(np.argmax(sizes))
-            order.remove(first)
-            results[first], = run([first], budget, False)
-            held = results[first][3]
-            whole = bytes_to_hold_all(max(sizes))
-            budget = min(budget, (whole if held is None else held) / 2**20)
-            side_by_side = held is None or held <= MOST_OF_ITS_MATRIX * whole
-        for k, result in zip(order, run(order, budget, side_by_side)):
-            results[k] = result
-        if len(problems) > 1:
-            # the caches' pages, kept for reuse while the tasks ran, would stay resident amid the
-            # pairs' results; after one problem they are left for the next fit to reuse (as
-            # LIBSVM's are): given back, every page would fault in again (mg: ~15% of a fit)
-            release_free_memory()
-        for (solutions, _, lines, _), name in zip(results, names):
+        most_bytes = [bytes_to_hold_all(n) for n in sizes] if sizes else None
+        results = run_within_budget([partial(task, k) for k in range(len(problems))], self.params.n_jobs,
+                                    self.params.cache_size, self.stop, most_bytes, self.spec.stops_on_signals)
+        for (solutions, _, lines), name in zip(results, names):
             if any(solution.status == "max_iter" for solution in solutions):
                 warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
                               "the model may not be optimal", RuntimeWarning, stacklevel=3)
@@ -387,6 +333,10 @@ class _Trainer:
         return Subproblem(formulation=formulation, X=X, y=y, upper=upper,
                           kernel=self.kernel, params=self.params, rows=rows)
 
+    def _model(self, layout, solutions):
+        return assembled_model(layout, solutions, self.params.svm_type, self.kernel, self.spec.name)
+
+    # -- probability ----------------------------------------------------------------------
     def _calibration(self, order, weights, box=None):
         """The probability fit of a subproblem, run in its task, its folds cut from the row order
         ``order``: Platt's (A, B) for a one-vs-one pair whose bounds are box = (C+, C-), else
@@ -439,12 +389,11 @@ class _Trainer:
             [self.params.svm_type], calibrations)
         coef = np.asarray(solution.coef, dtype=np.float64)
         if self.spec.multiclass == "ovr":
-            model = self._model(_weight_rows([solution.w]), [[1.0]], [solution.rho], None, None,
-                                [solution], None)
+            layout = Layout(weight_rows([solution.w]), [[1.0]], [solution.rho])
         else:
             nz = np.flatnonzero(coef != 0)
-            model = self._model(RowSelection(X, keep[nz]), coef[nz][None, :], [solution.rho], None, None,
-                                [solution], keep[nz] + 1)
+            layout = Layout(RowSelection(X, keep[nz]), coef[nz][None, :], [solution.rho], sv_rows=keep[nz] + 1)
+        model = self._model(layout, [solution])
         if sigma is not None:
             model = replace(model, prob_a=[sigma])
         if self.params.probability and self.params.svm_type == "one_class":
@@ -458,200 +407,23 @@ class _Trainer:
 
     # -- classification -----------------------------------------------------------------
     def classification(self, X, y, weights):
+        """The classes split as the solver splits them (fastsvm.multiclass), its subproblems
+        solved, their solutions assembled."""
         classes = group_classes(y)
-        box = self._class_box(classes.labels)
-        if self.spec.multiclass == "ovr":
-            return self._one_vs_rest(X, classes, box, weights)
-        if self.spec.multiclass == "joint":
-            return self._joint(X, classes, box, weights)
-        return self._one_vs_one(X, classes, box, weights)
-
-    def _class_box(self, labels):
-        """LIBSVM's weighted_C: C times the -wi weight of each class (nu-SVC's box is 1 and
-        LIBSVM ignores class weights there)."""
-        if self.params.svm_type == "nu_svc":
-            return np.ones(len(labels))
-        box = np.full(len(labels), float(self.params.C))
-        for label, factor in self.params.class_weight.items():
-            hit = np.flatnonzero(labels == int(label))
-            if hit.size == 0:
-                warnings.warn(f"class label {label} specified in weight is not found", stacklevel=4)
-            box[hit] = box[hit] * float(factor) if factor != 0 else 0.0  # also for C = inf
-        return box
-
-    def _one_vs_one(self, X, classes, box, weights):
-        k = len(classes.labels)
-        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        # a pair's rows are class i's then class j's rows of positive weight, read in place from
-        # X (a solver that needs them copied copies them in its task only, as LIBSVM holds no
-        # more than the running pair's)
-        kept = [rows[weights[rows] > 0] for rows in classes.rows]
-
-        def pair_rows(i, j):
-            return np.concatenate([kept[i], kept[j]])
-
-        def pair_problem(i, j):
-            rows = pair_rows(i, j)
-            target = np.concatenate([np.ones(kept[i].size), -np.ones(kept[j].size)])
-            upper = np.where(target > 0, box[i], box[j]) * weights[rows]
-            return self._subproblem(self.params.svm_type, X, target, upper, rows)
-
-        problems = [lambda i=i, j=j: pair_problem(i, j) for i, j in pairs]
-        sizes = [kept[i].size + kept[j].size for i, j in pairs]
+        box = class_box(classes.labels, self.params)
+        split = SPLITS[self.spec.multiclass](X, classes, box, weights, self.params)
+        problems = [lambda p=p: self._subproblem(split.formulation, *split.data(p))
+                    for p in range(len(split.names))]
         calibrations = None
-        if self.params.probability:
-            orders = fold_orders(sizes, self.params.seed, self.stream)
-            calibrations = [self._calibration(order, weights[pair_rows(i, j)], (box[i], box[j]))
-                            for order, (i, j) in zip(orders, pairs)]
-        names = [f"{classes.labels[i]} vs {classes.labels[j]}" for i, j in pairs]
-
-        def support_only(p, solution):
-            # a pair's model part: the data rows of its nonzero coefficients (class i's first),
-            # their values, and how many are class i's
-            i, j = pairs[p]
-            coef = np.asarray(solution.coef, dtype=np.float64)
-            nz = np.flatnonzero(coef)
-            rows = pair_rows(i, j)[nz].astype(np.int32)
-            return replace(solution, coef=(rows, coef[nz], int(np.searchsorted(nz, kept[i].size))))
-
-        solutions, platt = (self._solve_all(problems, names, calibrations, support_only, sizes)
-                            if pairs else ([], []))
-        # support vectors: rows with a nonzero coefficient in any pair, grouped by class
-        is_sv = np.zeros(X.shape[0], dtype=bool)
-        for s in solutions:
-            is_sv[s.coef[0]] = True
-        sv_rows = [r[is_sv[r]] for r in classes.rows]
-        del is_sv
-        order = np.concatenate(sv_rows)
-        position = np.full(X.shape[0], -1, dtype=np.int64)
-        position[order] = np.arange(order.size)
-        sv_coef = np.zeros((k - 1, order.size))
-        start = np.concatenate([[0], np.cumsum([r.size for r in sv_rows])])
-        for (i, j), s in zip(pairs, solutions):
-            # LIBSVM's layout: pair (i, j) keeps class i's coefficients in row j-1, class j's in row i;
-            # class j's side has y = -1, so its zeros are y * 0 = -0.0, which svm-train writes "-0"
-            sv_coef[i, start[j]:start[j + 1]] = -0.0
-            rows, values, n_i = s.coef
-            sv_coef[j - 1, position[rows[:n_i]]] = values[:n_i]
-            sv_coef[i, position[rows[n_i:]]] = values[n_i:]
-        del position
-        if self.log is not None:
-            self.log(f"Total nSV = {order.size}")
-        n_sv = np.array([r.size for r in sv_rows], dtype=np.int64)
-        rho = [s.rho for s in solutions]
-        model = self._model(RowSelection(X, order), sv_coef, rho, classes.labels, n_sv, solutions,
-                            order + 1)
+        if self.params.probability:   # one-vs-one only: fit_model refuses the others
+            orders = fold_orders(split.sizes, self.params.seed, self.stream)
+            calibrations = [self._calibration(order, *split.fold_data(p)) for p, order in enumerate(orders)]
+        solutions, platt = (self._solve_all(problems, split.names, calibrations, split.support_only, split.sizes)
+                            if problems else ([], []))
+        model = self._model(split.layout(solutions, self.log), solutions)
         if self.params.probability:
             model = replace(model, prob_a=[a for a, _ in platt], prob_b=[b for _, b in platt])
         return model
-
-    def _one_vs_rest(self, X, classes, box, weights):
-        """LIBLINEAR's split: k = 2 is one problem for the first label; otherwise class c (box
-        C_c) against the rest (box C), with weights held LIBSVM-style as +-1 'support vectors'."""
-        k = len(classes.labels)
-        keep = np.flatnonzero(weights > 0)
-        codes = np.empty(X.shape[0], dtype=np.int64)
-        for c, rows in enumerate(classes.rows):
-            codes[rows] = c
-        codes = codes[keep]
-        Xk, wk = (X if keep.size == X.shape[0] else X[keep]), weights[keep]
-        positives = [0] if k == 2 else list(range(k))
-        problems = []
-        for c in positives:
-            target = np.where(codes == c, 1.0, -1.0)
-            rest = box[1] if k == 2 else float(self.params.C)
-            upper = np.where(target > 0, box[c], rest) * wk
-            problems.append(lambda target=target, upper=upper: self._subproblem("c_svc", Xk, target, upper))
-        names = [f"{classes.labels[c]} vs rest" for c in positives]
-        solutions = self._solve_all(problems, names)[0] if k > 1 else []
-        if self.log is not None and solutions:
-            # LIBSVM's last line: the rows that are support vectors of any of the problems
-            is_sv = np.zeros(Xk.shape[0], dtype=bool)
-            for s in solutions:
-                is_sv |= np.asarray(s.coef) != 0
-            self.log(f"Total nSV = {int(np.count_nonzero(is_sv))}")
-        return self._weight_model(classes.labels, [s.w for s in solutions], [s.rho for s in solutions],
-                                  solutions)
-
-    def _joint(self, X, classes, box, weights):
-        """One problem over all classes (a solver with multiclass "joint"): y holds each row's class
-        position, the solution's w is one weight row per class and its rho one value per class."""
-        if len(classes.labels) == 1:
-            return self._weight_model(classes.labels, [], [], [])
-        # rows of weight 0 stay (their bound C_i = 0 keeps them out of w): every class then has a
-        # row, and the solver sees all k classes
-        codes = np.empty(X.shape[0])
-        for c, rows in enumerate(classes.rows):
-            codes[rows] = c
-        upper = box[codes.astype(np.int64)] * weights
-        (solution,), _ = self._solve_all([lambda: self._subproblem("c_svc", X, codes, upper)],
-                                         ["all classes"])
-        W, rho = np.atleast_2d(solution.w), np.atleast_1d(solution.rho)
-        if len(classes.labels) == 2:  # one decision, first class against second
-            return self._weight_model(classes.labels, [W[0] - W[1]], [rho[0] - rho[1]], [solution])
-        return self._weight_model(classes.labels, list(W), list(rho), [solution])
-
-    def _weight_model(self, labels, ws, rhos, solutions):
-        """A linear model of one weight row per class (one row for two classes), LIBLINEAR-style:
-        the rows are +-1 'support vectors' deciding each pair (i, j) by s_i - s_j."""
-        k = len(labels)
-        if k == 1:
-            return self._model(_weight_rows([]), np.zeros((0, 0)), [], labels,
-                               np.zeros(1, dtype=np.int64), [], None)
-        if k == 2:
-            return self._model(_weight_rows(ws[:1]), [[1.0]], rhos[:1], labels, np.array([1, 0]),
-                               solutions, None)
-        # pair (i, j) must decide s_i - s_j: weight i gets +1 where it is the first class, -1 second
-        sv_coef = np.zeros((k - 1, k))
-        for i in range(k):
-            for j in range(i + 1, k):
-                sv_coef[j - 1, i] = 1.0
-                sv_coef[i, j] = -1.0
-        rho = [rhos[i] - rhos[j] for i in range(k) for j in range(i + 1, k)]
-        return self._model(_weight_rows(ws), sv_coef, rho, labels, np.ones(k, dtype=np.int64),
-                           solutions, None)
-
-    # -- assembling ---------------------------------------------------------------------------
-    def _model(self, support_vectors, sv_coef, rho, labels, n_sv, solutions, sv_rows):
-        kernel = self.kernel
-        sv_indices = sv_rows
-        if kernel.kind == "precomputed":
-            # LIBSVM writes each SV as 0:serial, the serial number held in the data's column 0
-            sv_indices = np.rint(support_vectors[:, 0].toarray().ravel()).astype(np.int64)
-            support_vectors = sp.csr_matrix((support_vectors.shape[0], 0))
-        info = {
-            "solver": self.spec.name,
-            "n_iter": [s.n_iter for s in solutions],
-            "objective": [s.objective for s in solutions],
-            "rho": [s.rho for s in solutions],
-            "stop_measure": [s.stop_measure for s in solutions],
-            "status": [s.status for s in solutions],
-            "history": [s.history for s in solutions],
-            "support_rows": None if sv_rows is None else np.asarray(sv_rows) - 1,
-            "primal_weights": [s.w for s in solutions] if all(s.w is not None for s in solutions) else None,
-        }
-        return Model(
-            svm_type=self.params.svm_type,
-            kernel_type=kernel.kind,
-            support_vectors=(support_vectors if isinstance(support_vectors, RowSelection)
-                             else to_csr(support_vectors)),
-            sv_coef=np.asarray(sv_coef, dtype=np.float64),
-            rho=np.asarray(rho, dtype=np.float64),
-            degree=kernel.degree,
-            gamma=kernel.gamma,
-            coef0=kernel.coef0,
-            labels=labels,
-            n_sv=n_sv,
-            sv_indices=sv_indices,
-            info=info,
-        )
-
-
-def _weight_rows(ws):
-    """Weight vectors as CSR rows (the 'support vectors' of a primal linear model)."""
-    if not ws:
-        return sp.csr_matrix((0, 0))
-    return sp.csr_matrix(np.vstack([np.asarray(w, dtype=np.float64) for w in ws]))
 
 
 def summary_lines(problem, solution):

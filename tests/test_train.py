@@ -1,4 +1,4 @@
-"""fastsvm.train: class grouping, one-vs-one / one-vs-rest splitting and LIBSVM's model layout,
+"""fastsvm.train and fastsvm.multiclass: class grouping, one-vs-one / one-vs-rest splitting and LIBSVM's model layout,
 checked with stand-in solvers whose answers are known, so the layout is tested on its own."""
 import threading
 
@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import fastsvm.schedule as schedule_module
 import fastsvm.train as train_module
 from fastsvm.params import Params
 from fastsvm.solvers import Solution, SolverSpec
-from fastsvm.train import fit_model, group_classes
+from fastsvm.multiclass import group_classes
+from fastsvm.train import fit_model
 
 
 def test_group_classes_first_occurrence_and_plus_one_first():
@@ -80,7 +82,7 @@ def test_heap_pages_are_given_back_after_several_problems_only(fake_solver, monk
     # one-vs-one results stay alive amid the freed caches: trimmed; a single problem's pages are
     # left for the next fit (trimmed, they would all fault in again)
     trims = []
-    monkeypatch.setattr(train_module, "release_free_memory", lambda: trims.append(1))
+    monkeypatch.setattr(schedule_module, "release_free_memory", lambda: trims.append(1))
     fake_solver(_fake_ovo, "ovo")
     ids = np.arange(1, 13, dtype=float)
     X = sp.csr_matrix(np.column_stack([ids, np.ones_like(ids)]))
