@@ -11,7 +11,8 @@ from .metrics import squared_correlation
 from .parallel import effective_n_jobs, run_tasks
 from .prediction import predict, predict_probability
 from .probability import probability_draws
-from .train import fit_model, group_classes
+from .multiclass import group_classes
+from .train import fit_model
 
 
 def fold_permutation(y, svm_type, n_folds, rng):
