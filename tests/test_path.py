@@ -168,36 +168,45 @@ def test_smo_warm_point_from_other_bounds_is_made_feasible(formulation, heart):
     assert smo_kkt_gap(sub, warm.dual) <= TOL * (1 + 1e-6)
 
 
-def test_restore_order_puts_the_cache_back(heart):
-    """After a shrinking solve, restore_order leaves every variable and kernel column at its own
-    position: the cache's values equal those of a fresh cache (and NumPy's, through float32)."""
+def test_smo_on_a_permuted_cache_solves_by_variable(heart):
+    """A cache a shrinking solve left permuted serves the next SMO as it is: given the variable
+    at each position (smo.variable_order), SMO returns alpha, G and its products by variable and
+    reaches the fresh cache's optimum; a cold start puts the positions back in order first and is
+    then the fresh cache's solve, bit for bit."""
     X, y = heart
     kernel = Kernel("rbf", gamma=1.0 / X.shape[1])
     signs = y.astype(np.int8)
     n = X.shape[0]
-    cache = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, signs)
-    solver = SMO(cache, -np.ones(n), signs, np.zeros(n), np.full(n, 4.0), 1e-6, True, False, 0,
-                 10**7, np.zeros(1, np.int32), False)
-    solver.init()
-    assert solver.run(10**7).name == "CONVERGED"
-    alpha = solver.result()["alpha"]
-    solver.restore_order()
-    np.testing.assert_array_equal(solver.alpha_now(), alpha)
-    K = kernel_matrix(X, X, "rbf", kernel.gamma, 3, 0.0)
-    Q = (y[:, None] * K * y[None, :]).astype(np.float32).astype(np.float64)
-    everything = np.arange(n)
-    np.testing.assert_array_equal(cache.get_block(everything), Q)
-    # a new SMO on the used cache solves the next problem as on a fresh one
-    fresh = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, signs)
-    results = []
-    for c in (cache, fresh):
-        s = SMO(c, -np.ones(n), signs, np.zeros(n), np.full(n, 2.0), 1e-6, True, False, 0, 10**7,
-                np.zeros(1, np.int32), False)
+    rows = np.arange(n, dtype=np.int32)[::-1].copy()   # variable v is data row n - 1 - v
+    ys = signs[rows]
+
+    def solver_on(cache, C, order=None):
+        s = SMO(cache, -np.ones(n), ys, np.zeros(n), np.full(n, C), 1e-6, True, False, 0, 10**7,
+                np.zeros(1, np.int32), False, order)
         s.init()
-        s.run(10**7)
-        results.append(s.result())
-    assert results[0]["n_iter"] == results[1]["n_iter"]
-    np.testing.assert_array_equal(results[0]["alpha"], results[1]["alpha"])
+        assert s.run(10**7).name == "CONVERGED"
+        return s
+
+    used = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, ys, rows)
+    solver_on(used, 4.0)
+    order = smo.variable_order(used, rows, cold=False)
+    assert not np.array_equal(order, np.arange(n))          # shrinking moved the positions
+    np.testing.assert_array_equal(np.sort(order), np.arange(n))
+    on_used = solver_on(used, 2.0, order)
+    on_fresh = solver_on(KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, ys, rows), 2.0)
+    K = kernel_matrix(X[rows], X[rows], "rbf", kernel.gamma, 3, 0.0)
+    Q = (ys[:, None] * K * ys[None, :]).astype(np.float32).astype(np.float64)
+    a_used, a_fresh = on_used.result()["alpha"], on_fresh.result()["alpha"]
+    f = [0.5 * a @ Q @ a - a.sum() for a in (a_used, a_fresh)]
+    assert abs(f[0] - f[1]) <= 1e-9 * abs(f[1])
+    np.testing.assert_allclose(on_used.gradient(), Q @ a_used - 1.0, atol=1e-6)
+    np.testing.assert_allclose(on_used.products()[0], Q @ a_used, atol=1e-6)
+    # cold: back in order, and LIBSVM's solve exactly
+    assert smo.variable_order(used, rows, cold=True) is None
+    np.testing.assert_array_equal(used.rows_at_positions(), rows)
+    again = solver_on(used, 2.0)
+    assert again.n_iter == on_fresh.n_iter
+    np.testing.assert_array_equal(again.result()["alpha"], a_fresh)
 
 
 def test_init_from_and_products_equal_numpy(heart):

@@ -444,7 +444,9 @@ cdef class KernelCache:
         return np.array([self.diagonal(i) for i in range(self.n)])
 
     def rows_at_positions(self):
-        return np.array([self.rows[i] for i in range(self.n)], dtype=np.int64)
+        if self.n == 0:
+            return np.empty(0, dtype=np.int64)
+        return np.asarray(<int[:self.n]>self.rows).astype(np.int64)
 
     def cached(self):
         """[(position, cached length)] from least to most recently used."""

@@ -78,11 +78,13 @@ cdef double TAU = 1e-12  # curvature used when a pair's quad_coef is not positiv
 
 
 cdef class SMO:
-    """SMO(cache, p, y, alpha, C, eps, shrinking, nu, svr_rows, max_iter, stop, check_signals)
+    """SMO(cache, p, y, alpha, C, eps, shrinking, nu, svr_rows, max_iter, stop, check_signals, order=None)
 
     p, alpha, C: float64 of length l; y: +1/-1 (int8) of length l; alpha must be feasible.
     svr_rows = n > 0 for the regression duals: l = 2n and the cache holds the n x n kernel
-    (no signs); otherwise the cache holds Q itself over l positions.
+    (no signs); otherwise the cache holds Q itself over l positions. ``order`` (classification):
+    the variable at each of the cache's positions when a previous solve left them permuted (None:
+    variable i at position i); what SMO returns is always by variable.
     """
 
     cdef KernelCache cache
@@ -118,9 +120,9 @@ cdef class SMO:
     cdef const int[::1] stop
 
     def __cinit__(self, KernelCache cache, p, y, alpha, C, double eps, bint shrinking, bint nu,
-                  int svr_rows, long long max_iter, stop, bint check_signals):
+                  int svr_rows, long long max_iter, stop, bint check_signals, order=None):
         cdef int l = len(p)
-        cdef int i
+        cdef int i, v
         cdef const double[::1] p_ = np.ascontiguousarray(p, dtype=np.float64)
         cdef const double[::1] a_ = np.ascontiguousarray(alpha, dtype=np.float64)
         cdef const double[::1] c_ = np.ascontiguousarray(C, dtype=np.float64)
@@ -158,14 +160,20 @@ cdef class SMO:
                 or self.active_set == NULL or (svr_rows > 0 and (self.index == NULL or self.qsign == NULL
                                                                  or self.buf0 == NULL or self.buf1 == NULL))):
             raise MemoryError("cannot allocate the SMO state")
+        cdef const int[::1] at = np.arange(l, dtype=np.int32) if order is None else \
+            np.ascontiguousarray(order, dtype=np.int32)
+        if at.shape[0] != l or (order is not None and (svr_rows > 0 or not np.array_equal(
+                np.sort(order), np.arange(l)))):
+            raise ValueError("order must be a permutation of the variables (classification only)")
         for i in range(l):
-            if y_[i] != 1 and y_[i] != -1:
+            v = at[i]
+            if y_[v] != 1 and y_[v] != -1:
                 raise ValueError("SMO signs y must be +1 or -1")
-            self.alpha[i] = a_[i]
-            self.p[i] = p_[i]
-            self.C[i] = c_[i]
-            self.y[i] = y_[i]
-            self.active_set[i] = i
+            self.alpha[i] = a_[v]
+            self.p[i] = p_[v]
+            self.C[i] = c_[v]
+            self.y[i] = y_[v]
+            self.active_set[i] = v
             self.update_status(i)
             if svr_rows > 0:
                 self.index[i] = i % svr_rows
@@ -278,19 +286,21 @@ cdef class SMO:
                            const signed char* upper_b) noexcept nogil:
         """G = Q alpha + p and G_bar = sum over upper-bounded j of C_j Q_j, from a base point
         alpha_b whose Q alpha_b (q_b) and sum over the j with upper_b[j] of alpha_b[j] Q_j
-        (g_bar_b) are known (NULL: the zero point): a column only where alpha or the upper-bound
-        sum differs from the base."""
-        cdef int i, j, l = self.l
+        (g_bar_b) are known (NULL: the zero point), all by variable: a column only where alpha or
+        the upper-bound sum differs from the base."""
+        cdef int i, j, v, l = self.l
         cdef bint zero = alpha_b == NULL
         cdef float* Q_i
-        cdef double d, d_bar, v = 0.0
+        cdef double d, d_bar, obj = 0.0
         for i in range(l):
-            self.G[i] = self.p[i] if zero else self.p[i] + q_b[i]
-            self.G_bar[i] = 0.0 if zero else g_bar_b[i]
+            v = self.active_set[i]
+            self.G[i] = self.p[i] if zero else self.p[i] + q_b[v]
+            self.G_bar[i] = 0.0 if zero else g_bar_b[v]
         for i in range(l):
-            d = self.alpha[i] if zero else self.alpha[i] - alpha_b[i]
+            v = self.active_set[i]
+            d = self.alpha[i] if zero else self.alpha[i] - alpha_b[v]
             d_bar = ((self.C[i] if self.status[i] == AT_UPPER else 0.0)
-                     - (alpha_b[i] if not zero and upper_b[i] else 0.0))
+                     - (alpha_b[v] if not zero and upper_b[v] else 0.0))
             if d == 0.0 and d_bar == 0.0:
                 continue
             if self.interrupted():
@@ -305,8 +315,8 @@ cdef class SMO:
                 for j in range(l):
                     self.G_bar[j] += d_bar * Q_i[j]
         for i in range(l):
-            v += self.alpha[i] * (self.G[i] + self.p[i])
-        self.objective = v / 2
+            obj += self.alpha[i] * (self.G[i] + self.p[i])
+        self.objective = obj / 2
         return 0
 
     cdef int reconstruct_gradient(self) noexcept nogil:
@@ -707,7 +717,7 @@ cdef class SMO:
         return _status.Status(r)
 
     def init_from(self, alpha_b, q_b, g_bar_b, upper_b):
-        """init() from a base point (original order, before any run) whose products are known:
+        """init() from a base point (by variable, before any run) whose products are known:
         alpha_b, q_b = Q alpha_b, g_bar_b = the sum over upper_b's j of alpha_b[j] Q_j (a
         solution's products() scaled with it). Costs a column per position where the start
         differs from the base, instead of one per nonzero alpha."""
@@ -725,7 +735,7 @@ cdef class SMO:
         return _status.Status(r)
 
     def products(self):
-        """(Q alpha, G_bar) in original order, once the solve has finished: with result()'s
+        """(Q alpha, G_bar) by variable, once the solve has finished: with result()'s
         alpha, what init_from() reuses at scaled bounds."""
         if self.active_size != self.l:
             raise RuntimeError("the solve has not finished")
@@ -747,7 +757,7 @@ cdef class SMO:
         return _status.Status(r)
 
     def result(self):
-        """After CONVERGED or MAX_ITER: alpha (original order), rho, r (nu only), LIBSVM's
+        """After CONVERGED or MAX_ITER: alpha (by variable), rho, r (nu only), LIBSVM's
         objective and the final maximal violation."""
         cdef int i, l = self.l
         cdef double v = 0.0, rho, r = 0.0
@@ -766,7 +776,7 @@ cdef class SMO:
                 "kkt": self.max_violation(), "n_iter": self.n_iter}
 
     def gradient(self):
-        """G in original order (valid on every variable once the solve has finished)."""
+        """G by variable (valid on every variable once the solve has finished)."""
         out = np.empty(self.l)
         cdef double[::1] o = out
         cdef int i
@@ -852,31 +862,6 @@ cdef class SMO:
             r = self.take_step(i, j)
         if r != 0:
             raise RuntimeError(f"step failed with status {_status.Status(r).name}")
-
-    def restore_order(self):
-        """Put every variable back at its own position (undo shrinking's swaps, in the kernel
-        cache too), so that the next SMO on the same cache starts from the original order: a
-        path of problems reuses the cache's columns. After the solve has finished."""
-        cdef int i, j, moved, l = self.l
-        cdef int* where
-        if self.active_size != l:
-            raise RuntimeError("the solve has not finished")
-        if self.n_data > 0:
-            return  # the regression duals never swap the cache's positions
-        where = <int*>malloc(max(l, 1) * sizeof(int))
-        if where == NULL:
-            raise MemoryError("cannot allocate the SMO state")
-        with nogil:
-            for i in range(l):
-                where[self.active_set[i]] = i
-            for i in range(l):
-                j = where[i]
-                if j != i:
-                    moved = self.active_set[i]
-                    self.swap_index(i, j)
-                    where[moved] = j
-                    where[i] = i
-        free(where)
 
     def alpha_now(self):
         out = np.empty(self.l)

@@ -164,8 +164,9 @@ def _moved_to_sum(alpha, C, total, target):
 @dataclasses.dataclass
 class KernelColumns:
     """What the problems of a path share (SPEC.prepare): the kernel cache of their rows with
-    C_i > 0 (Q's columns do not depend on C), kept between solves in its original order, and the
-    last solution's products (Q alpha and G_bar do not change when alpha and C scale together)."""
+    C_i > 0 (Q's columns do not depend on C), in the order of positions the last solve's shrinking
+    left, and the last solution's products (Q alpha and G_bar do not change when alpha and C scale
+    together)."""
 
     cache: KernelCache | None = None
     positive: np.ndarray | None = None   # the rows with C_i > 0 it holds
@@ -205,6 +206,19 @@ class KernelColumns:
                 return None
         bounded = self.alpha >= self.bounds
         return np.where(bounded, C, s * self.alpha), s * self.q_alpha, s * self.g_bar, bounded
+
+
+def variable_order(cache, rows, cold):
+    """The variable at each of a reused cache's positions (``rows``: each variable's data row, None:
+    the identity), as the last solve's shrinking left them; a cold start first puts them back in
+    order (and gets None) so that it is LIBSVM's solve, bit for bit."""
+    data_rows = np.arange(cache.n, dtype=np.int32) if rows is None else np.asarray(rows, dtype=np.int32)
+    if cold:
+        cache.move_to_front(data_rows)
+        return None
+    variable = np.empty(int(data_rows.max()) + 1, dtype=np.int32)
+    variable[data_rows] = np.arange(data_rows.shape[0], dtype=np.int32)
+    return variable[cache.rows_at_positions()]
 
 
 def prepare(sub):
@@ -280,6 +294,7 @@ def _solve(sub, columns):
     cache_signs = None if regression else signs
     cache = columns.take(positive, cache_signs) if columns is not None else None
     base = columns.base_point(sub.warm, C) if cache is not None else None
+    order = variable_order(cache, rows, start is None) if cache is not None and not regression else None
     if cache is None:
         k = sub.kernel
         check_kernel_cache(params.cache_size, n)
@@ -291,7 +306,7 @@ def _solve(sub, columns):
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
     in_main = threading.current_thread() is threading.main_thread()
     smo = SMO(cache, p, signs, alpha0, C, tol, bool(params.shrinking), nu_variant,
-              n if regression else 0, max_iter, stop, in_main)
+              n if regression else 0, max_iter, stop, in_main, order)
     if config.parallel_scan_min is not None:
         smo.parallel_scan_min = config.parallel_scan_min
     del p, alpha0   # SMO holds its own copies: their memory serves the cache's columns
@@ -300,7 +315,6 @@ def _solve(sub, columns):
     status, history = _iterate(smo, sub.log, config)
     res = smo.result()
     if columns is not None:
-        smo.restore_order()
         columns.give_back(cache, positive, cache_signs)
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
         raise DegenerateProblemError("SMO produced a non-finite rho or alpha (a classification subproblem "
