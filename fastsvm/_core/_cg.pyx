@@ -54,11 +54,6 @@ cdef void cg_init(CG* s, Py_ssize_t n, double* x, double* r, double* z, double* 
     s.block = max(block, 1)
     s.threads = max(threads, 1)
     s.off = 0.0
-    s.x_off = 0.0
-    s.r_off = 1.0
-    s.d_off = 1.0
-    s.iterations = 0
-    s.max_iter = 0
 
 
 cdef void cg_start_sums(CG* s, double* rr, double* rz) noexcept nogil:
@@ -66,14 +61,20 @@ cdef void cg_start_sums(CG* s, double* rr, double* rz) noexcept nogil:
     rz = off + r.z, summed in order. r holds the right-hand side."""
     cdef Py_ssize_t c
     cdef double a = s.off, b = s.off
+    cdef double* x = s.x
+    cdef const double* r = s.r
+    cdef double* z = s.z
+    cdef double* d = s.d
+    cdef const double* diag = s.diag
     for c in range(s.n):
-        s.x[c] = 0.0
-        a += s.r[c] * s.r[c]
+        x[c] = 0.0
+        a += r[c] * r[c]
+    if diag != NULL:
+        for c in range(s.n):
+            z[c] = r[c] / diag[c]
     for c in range(s.n):
-        if s.diag != NULL:
-            s.z[c] = s.r[c] / s.diag[c]
-        s.d[c] = s.z[c]
-        b += s.r[c] * s.z[c]
+        d[c] = z[c]
+        b += r[c] * z[c]
     rr[0] = a
     rz[0] = b
 
@@ -99,9 +100,24 @@ cdef int cg_check(CG* s) noexcept nogil:
     return CG_CONTINUE
 
 
-cdef void _move_block(CG* s, Py_ssize_t lo, Py_ssize_t hi, bint reduce, double* part) noexcept nogil:
-    """x += alpha d, r -= alpha hd, z = r / diag over [lo, hi); with reduce, r.r and r.z there
-    into part[0], part[1]."""
+ctypedef void (*BlockStep)(CG* s, Py_ssize_t lo, Py_ssize_t hi, double* part) noexcept nogil
+
+
+cdef void _over_blocks(CG* s, BlockStep step) noexcept nogil:
+    """step on each block of s.block entries (its sums into its two doubles of s.part), the
+    blocks shared by s.threads threads."""
+    cdef Py_ssize_t lo, cb, n = s.n, size = s.block, n_blocks = (s.n + s.block - 1) // s.block
+    if s.threads > 1 and n_blocks > 1:
+        for cb in prange(n_blocks, num_threads=s.threads, schedule="static"):
+            lo = cb * size
+            step(s, lo, min(lo + size, n), s.part + 2 * cb)
+    else:
+        for cb in range(n_blocks):
+            step(s, cb * size, min(cb * size + size, n), s.part + 2 * cb)
+
+
+cdef void _move_block(CG* s, Py_ssize_t lo, Py_ssize_t hi, double* part) noexcept nogil:
+    """x += alpha d, r -= alpha hd, z = r / diag over [lo, hi); r.r and r.z there into part."""
     cdef Py_ssize_t c
     cdef double alpha = s.alpha, a = 0.0, b = 0.0
     cdef double* x = s.x
@@ -123,20 +139,31 @@ cdef void _move_block(CG* s, Py_ssize_t lo, Py_ssize_t hi, bint reduce, double* 
             z[c] = r[c] / diag[c]
             a += r[c] * r[c]
             b += r[c] * z[c]
-    if reduce:
-        part[0] = a
-        part[1] = b
-
-
-cdef void _block_sums(CG* s, Py_ssize_t lo, Py_ssize_t hi, double* part) noexcept nogil:
-    """r.r and r.z over [lo, hi) into part[0], part[1]."""
-    cdef Py_ssize_t c
-    cdef double a = 0.0, b = 0.0
-    for c in range(lo, hi):
-        a += s.r[c] * s.r[c]
-        b += s.r[c] * s.z[c]
     part[0] = a
     part[1] = b
+
+
+cdef void _sums_block(CG* s, Py_ssize_t lo, Py_ssize_t hi, double* part) noexcept nogil:
+    """r.r and r.z over [lo, hi) into part."""
+    cdef Py_ssize_t c
+    cdef double a = 0.0, b = 0.0
+    cdef const double* r = s.r
+    cdef const double* z = s.z
+    for c in range(lo, hi):
+        a += r[c] * r[c]
+        b += r[c] * z[c]
+    part[0] = a
+    part[1] = b
+
+
+cdef void _direction_block(CG* s, Py_ssize_t lo, Py_ssize_t hi, double* part) noexcept nogil:
+    """d = z + beta d over [lo, hi)."""
+    cdef Py_ssize_t c
+    cdef double beta = s.beta
+    cdef double* d = s.d
+    cdef const double* z = s.z
+    for c in range(lo, hi):
+        d[c] = z[c] + beta * d[c]
 
 
 cdef void _add_parts(CG* s) noexcept nogil:
@@ -157,7 +184,6 @@ cdef int cg_move(CG* s, double dhd, bint reduce) noexcept nogil:
     (x, r and z; with reduce, the next r.r and r.z into rr_next, rz_next) and CG_CONTINUE.
     Without reduce the caller sets rr_next and rz_next (and, with an Operator's preconditioner,
     z) before cg_turn."""
-    cdef Py_ssize_t lo, cb, n = s.n, size = s.block, n_blocks = (s.n + s.block - 1) // s.block
     if s.off != 0.0:
         dhd = dhd + s.d_off * s.d_off * s.off
     if not dhd > 0.0:
@@ -165,53 +191,23 @@ cdef int cg_move(CG* s, double dhd, bint reduce) noexcept nogil:
     s.alpha = s.rz / dhd
     s.x_off += s.alpha * s.d_off
     s.r_off -= s.alpha * s.d_off
-    if s.threads > 1 and n_blocks > 1:
-        for cb in prange(n_blocks, num_threads=s.threads, schedule="static"):
-            lo = cb * size
-            _move_block(s, lo, min(lo + size, n), reduce, s.part + 2 * cb)
-    else:
-        for cb in range(n_blocks):
-            _move_block(s, cb * size, min(cb * size + size, n), reduce, s.part + 2 * cb)
+    _over_blocks(s, _move_block)
     if reduce:
         _add_parts(s)
     return CG_CONTINUE
 
 
-cdef void _reduce(CG* s) noexcept nogil:
-    """rr_next and rz_next from r and z as they are, in blocks (an Operator's preconditioner)."""
-    cdef Py_ssize_t lo, cb, n = s.n, size = s.block, n_blocks = (s.n + s.block - 1) // s.block
-    if s.threads > 1 and n_blocks > 1:
-        for cb in prange(n_blocks, num_threads=s.threads, schedule="static"):
-            lo = cb * size
-            _block_sums(s, lo, min(lo + size, n), s.part + 2 * cb)
-    else:
-        for cb in range(n_blocks):
-            _block_sums(s, cb * size, min(cb * size + size, n), s.part + 2 * cb)
-    _add_parts(s)
-
-
 cdef void cg_turn(CG* s) noexcept nogil:
     """The iteration counted and, unless the new residual meets the stopping rule, the next
     direction d = z + beta d."""
-    cdef Py_ssize_t lo, c, cb, n = s.n, size = s.block, n_blocks = (s.n + s.block - 1) // s.block
-    cdef double beta
-    cdef double* d = s.d
-    cdef const double* z = s.z
     s.iterations += 1
     s.rr = s.rr_next
     if s.rr <= s.bound:
         return
-    beta = s.rz_next / s.rz
+    s.beta = s.rz_next / s.rz
     s.rz = s.rz_next
-    s.d_off = s.r_off + beta * s.d_off
-    if s.threads > 1 and n_blocks > 1:
-        for cb in prange(n_blocks, num_threads=s.threads, schedule="static"):
-            lo = cb * size
-            for c in range(lo, min(lo + size, n)):
-                d[c] = z[c] + beta * d[c]
-    else:
-        for c in range(n):
-            d[c] = z[c] + beta * d[c]
+    s.d_off = s.r_off + s.beta * s.d_off
+    _over_blocks(s, _direction_block)
 
 
 cdef int cg_solve(CG* s, Operator op, double rtol, int max_iter, const int[::1] stop) noexcept nogil:
@@ -242,7 +238,8 @@ cdef int cg_solve(CG* s, Operator op, double rtol, int max_iter, const int[::1] 
             return status
         if own:
             op.precondition(s.r, s.z)
-            _reduce(s)
+            _over_blocks(s, _sums_block)
+            _add_parts(s)
         cg_turn(s)
 
 

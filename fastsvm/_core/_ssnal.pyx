@@ -7,7 +7,6 @@ search is fastsvm._core._linesearch's, the small dense solves _linalg's, the scr
 _screening's.
 """
 from cython.parallel cimport prange
-from libc.math cimport sqrt
 from libc.string cimport memset
 import numpy as np
 
