@@ -52,6 +52,42 @@ def kept_above(const double[:, ::1] block, double threshold):
     return counts, indices, values
 
 
+cdef class KernelHessian(Operator):
+    """I + sigma P Q P for newton_cg's CG, Q = (a a^T) o K[positions][:, positions]: hd = P d +
+    sigma P (a o K (a o P d)) (d stays in range(P) up to rounding), returning d.hd."""
+    cdef CSR K
+    cdef const int* positions
+    cdef const double* a
+    cdef double aa, sigma
+    cdef double* beta            # n zeros, left zero
+    cdef int threads
+
+    cdef double apply(self, const double* d, double* hd) noexcept nogil:
+        cdef Py_ssize_t i, k = self.order
+        cdef const int* positions = self.positions
+        cdef const double* a = self.a
+        cdef double* beta = self.beta
+        cdef double ad = 0.0, aw = 0.0, dhd = 0.0, sigma = self.sigma
+        cdef CSR K = self.K
+        for i in range(k):
+            ad = ad + a[i] * d[i]
+        ad = ad / self.aa
+        for i in range(k):
+            hd[i] = d[i] - ad * a[i]
+            beta[positions[i]] += a[i] * hd[i]
+        for i in prange(k, num_threads=self.threads, schedule="static"):
+            hd[i] = hd[i] + sigma * a[i] * row_dot(K, positions[i], beta)
+        for i in range(k):
+            beta[positions[i]] = 0.0
+        for i in range(k):
+            aw = aw + a[i] * hd[i]
+        aw = aw / self.aa
+        for i in range(k):
+            hd[i] = hd[i] - aw * a[i]
+            dhd = dhd + d[i] * hd[i]
+        return dhd
+
+
 cdef class SparseKernel:
     """K over positions 0 .. n-1 (symmetric, as built), its kept values in CSR."""
     cdef CSR K
@@ -87,7 +123,7 @@ cdef class SparseKernel:
 
     def newton_cg(self, const int[::1] positions, const double[::1] a, double sigma, const double[::1] t,
                   double rtol, int max_iter, const int[::1] stop):
-        """(z, iterations, status): CG on (I + sigma P Q P) z = t, Q = (a a^T) o K[positions][:, positions],
+        """(z, iterations, status): CG (_cg's) on (I + sigma P Q P) z = t, Q = (a a^T) o K[positions][:, positions],
         P = I - a a^T / a^T a, t = P t, to the relative residual rtol. Positions may repeat
         (epsilon-SVR: both variables of a row). status: a _status.Status -- CONVERGED, MAX_ITER,
         or BREAKDOWN when CG met a direction d with d^T H d <= 0 (H not positive definite).
@@ -114,7 +150,7 @@ cdef class SparseKernel:
         H.beta = &beta[0]
         H.order = k
         H.threads = self.n_threads
-        cg_init(&cg, k, &z[0], &res[0], &res[0], &d[0], &hd[0], &part[0], k, 1)   # the sums in order
+        cg_init(&cg, k, &z[0], &res[0], &res[0], &d[0], &hd[0], &part[0], k, 1)   # one block: sums in order
         with nogil:
             for i in range(k):
                 H.aa = H.aa + a[i] * a[i]
@@ -125,39 +161,3 @@ cdef class SparseKernel:
         if status == Status.INTERRUPTED:
             raise KeyboardInterrupt
         return z_, cg.iterations, status
-
-
-cdef class KernelHessian(Operator):
-    """I + sigma P Q P for newton_cg's CG, Q = (a a^T) o K[positions][:, positions]: hd = P d +
-    sigma P (a o K (a o P d)) (d stays in range(P) up to rounding), returning d.hd."""
-    cdef CSR K
-    cdef const int* positions
-    cdef const double* a
-    cdef double aa, sigma
-    cdef double* beta            # n zeros, left zero
-    cdef int threads
-
-    cdef double apply(self, const double* d, double* hd) noexcept nogil:
-        cdef Py_ssize_t i, k = self.order
-        cdef const int* positions = self.positions
-        cdef const double* a = self.a
-        cdef double* beta = self.beta
-        cdef double ad = 0.0, aw = 0.0, dhd = 0.0, sigma = self.sigma
-        cdef CSR K = self.K
-        for i in range(k):
-            ad = ad + a[i] * d[i]
-        ad = ad / self.aa
-        for i in range(k):
-            hd[i] = d[i] - ad * a[i]
-            beta[positions[i]] += a[i] * hd[i]
-        for i in prange(k, num_threads=self.threads, schedule="static"):
-            hd[i] = hd[i] + sigma * a[i] * row_dot(K, positions[i], beta)
-        for i in range(k):
-            beta[positions[i]] = 0.0
-        for i in range(k):
-            aw = aw + a[i] * hd[i]
-        aw = aw / self.aa
-        for i in range(k):
-            hd[i] = hd[i] - aw * a[i]
-            dhd = dhd + d[i] * hd[i]
-        return dhd
