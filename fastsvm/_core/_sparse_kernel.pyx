@@ -14,7 +14,8 @@ from cython.parallel cimport prange
 cimport numpy as cnp
 import numpy as np
 
-from ._status cimport Status, stop_requested
+from ._cg cimport CG, Operator, cg_init, cg_parts, cg_solve
+from ._status cimport Status
 from ._csr cimport CSR, csr_view, row_axpy, row_dot, indices_within
 from ..errors import FastSVMError
 
@@ -22,7 +23,6 @@ cnp.import_array()
 
 
 cdef enum:
-    STOP_POLL_VALUES = 1 << 22      # kept values read between two looks at the stop flag
     PARALLEL_MIN_VALUES = 1 << 15   # a product over fewer values stays on one thread
 
 
@@ -50,6 +50,42 @@ def kept_above(const double[:, ::1] block, double threshold):
                     val[k] = block[i, j]
                     k += 1
     return counts, indices, values
+
+
+cdef class KernelHessian(Operator):
+    """I + sigma P Q P for newton_cg's CG, Q = (a a^T) o K[positions][:, positions]: hd = P d +
+    sigma P (a o K (a o P d)) (d stays in range(P) up to rounding), returning d.hd."""
+    cdef CSR K
+    cdef const int* positions
+    cdef const double* a
+    cdef double aa, sigma
+    cdef double* beta            # n zeros, left zero
+    cdef int threads
+
+    cdef double apply(self, const double* d, double* hd) noexcept nogil:
+        cdef Py_ssize_t i, k = self.order
+        cdef const int* positions = self.positions
+        cdef const double* a = self.a
+        cdef double* beta = self.beta
+        cdef double ad = 0.0, aw = 0.0, dhd = 0.0, sigma = self.sigma
+        cdef CSR K = self.K
+        for i in range(k):
+            ad = ad + a[i] * d[i]
+        ad = ad / self.aa
+        for i in range(k):
+            hd[i] = d[i] - ad * a[i]
+            beta[positions[i]] += a[i] * hd[i]
+        for i in prange(k, num_threads=self.threads, schedule="static"):
+            hd[i] = hd[i] + sigma * a[i] * row_dot(K, positions[i], beta)
+        for i in range(k):
+            beta[positions[i]] = 0.0
+        for i in range(k):
+            aw = aw + a[i] * hd[i]
+        aw = aw / self.aa
+        for i in range(k):
+            hd[i] = hd[i] - aw * a[i]
+            dhd = dhd + d[i] * hd[i]
+        return dhd
 
 
 cdef class SparseKernel:
@@ -87,7 +123,7 @@ cdef class SparseKernel:
 
     def newton_cg(self, const int[::1] positions, const double[::1] a, double sigma, const double[::1] t,
                   double rtol, int max_iter, const int[::1] stop):
-        """(z, iterations, status): CG on (I + sigma P Q P) z = t, Q = (a a^T) o K[positions][:, positions],
+        """(z, iterations, status): CG (_cg's) on (I + sigma P Q P) z = t, Q = (a a^T) o K[positions][:, positions],
         P = I - a a^T / a^T a, t = P t, to the relative residual rtol. Positions may repeat
         (epsilon-SVR: both variables of a row). status: a _status.Status -- CONVERGED, MAX_ITER,
         or BREAKDOWN when CG met a direction d with d^T H d <= 0 (H not positive definite).
@@ -96,68 +132,32 @@ cdef class SparseKernel:
         if a.shape[0] != k or t.shape[0] != k or not indices_within(positions, self.n):
             raise FastSVMError("newton_cg: positions outside K, or a / t of the wrong length")
         z_ = np.zeros(k)
-        cdef double[::1] z = z_
         if k == 0:
             return z_, 0, Status.CONVERGED
+        cdef double[::1] z = z_
         cdef double[::1] res = np.array(t, dtype=np.float64)
-        cdef double[::1] d = np.array(t, dtype=np.float64)
+        cdef double[::1] d = np.empty(k)
         cdef double[::1] hd = np.empty(k)
+        cdef double[::1] part = np.empty(cg_parts(k, k))
         cdef double[::1] beta = np.zeros(self.n)          # a o d summed on the positions
-        cdef double aa = 0.0, rr = 0.0, bound, rr_new, dhd, step, ad, aw
-        cdef int it = 0, threads = self.n_threads
-        cdef Status status = Status.CONVERGED
-        cdef Py_ssize_t values = 0, polled = 0
+        cdef KernelHessian H = KernelHessian()
+        cdef CG cg
+        cdef Status status
+        H.K = self.K
+        H.positions = &positions[0]
+        H.a = &a[0]
+        H.sigma = sigma
+        H.beta = &beta[0]
+        H.order = k
+        H.threads = self.n_threads
+        cg_init(&cg, k, &z[0], &res[0], &res[0], &d[0], &hd[0], &part[0], k, 1)   # one block: sums in order
         with nogil:
             for i in range(k):
-                aa = aa + a[i] * a[i]
-                rr = rr + res[i] * res[i]
-                values += self.K.indptr[positions[i] + 1] - self.K.indptr[positions[i]]
-            if values < PARALLEL_MIN_VALUES:
-                threads = 1
-            bound = rtol * rtol * rr
-            while rr > bound:
-                if it >= max_iter:
-                    status = Status.MAX_ITER
-                    break
-                polled += values
-                if polled >= STOP_POLL_VALUES:
-                    polled = 0
-                    if stop_requested(stop):
-                        status = Status.INTERRUPTED
-                        break
-                it += 1
-                # hd = P d + sigma P (a o K (a o P d)); d stays in range(P) up to rounding
-                ad = 0.0
-                for i in range(k):
-                    ad = ad + a[i] * d[i]
-                ad = ad / aa
-                for i in range(k):
-                    hd[i] = d[i] - ad * a[i]
-                    beta[positions[i]] += a[i] * hd[i]
-                for i in prange(k, num_threads=threads, schedule="static"):
-                    hd[i] = hd[i] + sigma * a[i] * row_dot(self.K, positions[i], &beta[0])
-                for i in range(k):
-                    beta[positions[i]] = 0.0
-                aw = 0.0
-                for i in range(k):
-                    aw = aw + a[i] * hd[i]
-                aw = aw / aa
-                dhd = 0.0
-                for i in range(k):
-                    hd[i] = hd[i] - aw * a[i]
-                    dhd = dhd + d[i] * hd[i]
-                if not dhd > 0.0:
-                    status = Status.BREAKDOWN
-                    break
-                step = rr / dhd
-                rr_new = 0.0
-                for i in range(k):
-                    z[i] += step * d[i]
-                    res[i] -= step * hd[i]
-                    rr_new = rr_new + res[i] * res[i]
-                for i in range(k):
-                    d[i] = res[i] + (rr_new / rr) * d[i]
-                rr = rr_new
+                H.aa = H.aa + a[i] * a[i]
+                H.poll_values += self.K.indptr[positions[i] + 1] - self.K.indptr[positions[i]]
+            if H.poll_values < PARALLEL_MIN_VALUES:
+                H.threads = 1
+            status = <Status>cg_solve(&cg, H, rtol, max_iter, stop)
         if status == Status.INTERRUPTED:
             raise KeyboardInterrupt
-        return z_, it, status
+        return z_, cg.iterations, status

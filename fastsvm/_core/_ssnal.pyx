@@ -1,18 +1,19 @@
 """The Newton-system pieces of linear-kernel SSsNAL (ALGORITHMS.md section 2), without the GIL.
 
 Z = S X (m x p) is fastsvm._core._rows.StackedRows. Here: the Newton system
-I + sigma Z_J^T P_J Z_J (P_J = I - a_J a_J^T / a_J^T a_J) by matrix-free preconditioned CG. The line
+I + sigma Z_J^T P_J Z_J (P_J = I - a_J a_J^T / a_J^T a_J) by matrix-free preconditioned CG (_cg's,
+over the operator RowsHessian). The line
 search is fastsvm._core._linesearch's, the small dense solves _linalg's, the screening of held rows
 _screening's.
 """
 from cython.parallel cimport prange
-from libc.math cimport sqrt
 from libc.string cimport memset
 import numpy as np
 
+from ._cg cimport CG, Operator, cg_init, cg_parts, cg_solve
 from ._csr cimport CSR, ROW_BLOCKS_MAX, row_axpy, row_blocks, row_dot
 from ._rows cimport StackedRows
-from ._status cimport Status, read_flag
+from ._status cimport Status
 from ._status import Status as StatusCode
 
 cdef extern from "_vectorized.h":
@@ -20,7 +21,9 @@ cdef extern from "_vectorized.h":
     void damped_diagonal "fastsvm_damped_diagonal"(double* diag, const double* sq, const double* s, int n,
                                                    double sigma, double inv_aa) noexcept nogil
 
-cdef int PARALLEL_COLUMNS = 16384  # shorter vectors of the CG: one thread
+# The O(p) steps of CG are split over the threads when p >= PARALLEL_COLUMNS: done by one they were
+# half of a CG iteration on 20k rows of the text-like set with 2 threads (1.9 -> 1.3 ms an iteration)
+cdef int PARALLEL_COLUMNS = 16384
 cdef int COLUMN_BLOCK = 4096       # a sum over the columns adds fixed blocks of this many in order
 # NewtonCG updates its copy of J's rows while the changes hold this share of J's values
 cdef double COPY_CHANGE = 0.25
@@ -52,6 +55,44 @@ def sorted_changes(const int[::1] new, const int[::1] old):
     return rows[:n], weights[:n]
 
 
+cdef class RowsHessian(Operator):
+    """I + sigma Z^T P Z (P = I - a a^T / aa) for NewtonCG's CG: the k rows of _rows_hessian (the
+    live ones) over X.n_cols columns, with its scratch; NewtonCG sets the system before each solve."""
+    cdef CSR X
+    cdef const int* src
+    cdef const double* sgn
+    cdef const unsigned char* live
+    cdef int k, n_threads, col_threads
+    cdef double* acc
+    cdef const double* a_rows
+    cdef double aa, sigma
+    cdef const double* s_a
+    cdef double* t
+    cdef double* part
+
+    cdef void set_system(self, const int* src, const double* sgn, int k, const unsigned char* live, double* acc,
+                         int n_threads, const double* a_rows, double aa, double sigma, const double* s_a, double* t,
+                         double* part, int col_threads) noexcept nogil:
+        self.src = src
+        self.sgn = sgn
+        self.k = k
+        self.live = live
+        self.acc = acc
+        self.n_threads = n_threads
+        self.a_rows = a_rows
+        self.aa = aa
+        self.sigma = sigma
+        self.s_a = s_a
+        self.t = t
+        self.part = part
+        self.col_threads = col_threads
+        self.order = self.X.n_cols
+
+    cdef double apply(self, const double* d, double* out) noexcept nogil:
+        return _apply_hessian(self.X, self.src, self.sgn, self.live, self.k, self.acc, self.n_threads, self.a_rows,
+                              self.aa, self.sigma, self.s_a, d, self.t, out, self.col_threads, self.part)
+
+
 cdef class NewtonCG:
     """Solves (I + sigma Z_J^T P_J Z_J) d = rhs by CG from d = 0, for the free sets J of one
     StackedRows Z, its scratch kept from system to system (tens of MB allocated afresh at each
@@ -65,7 +106,7 @@ cdef class NewtonCG:
     fewer over 7 text-like solves.
 
     The system is the identity on the columns J's rows do not store. CG runs on a copy of J's
-    rows renumbered onto the columns they store, the other columns carried by scalars (_pcg):
+    rows renumbered onto the columns they store, the other columns carried by scalars (CG.off):
     the iterates are those of CG on the whole system, but the rows stream and the vectors are
     shorter (text-like 100k rows, |J| = 16k storing 57% of the columns: 1.07 -> 0.69 ms an
     iteration). The copy is kept from system to system with the sums the diagonal is made of:
@@ -90,13 +131,14 @@ cdef class NewtonCG:
     cdef Py_ssize_t nnz_copy     # its stored values, dead rows included
     cdef int[::1] src            # uncopied: J's rows of X and their signs
     cdef double[::1] sgn
-    cdef double[::1] vectors     # 7 vectors over the columns, then the partial sums of _pcg
+    cdef double[::1] vectors     # 7 vectors over the columns, then the partial sums of RowsHessian and CG
     cdef double[::1] acc         # the row blocks' vectors over the columns
     cdef readonly int last_iters   # CG iterations of the last system
     cdef readonly int copies_made, copies_updated   # how the copy was brought to each J
     cdef double[::1] q_products  # the last system's Z_J^T P_J Z_J d, over the copy's columns
     cdef readonly int n_products   # (product_columns) or all of them; its length
     cdef bint product_columns
+    cdef RowsHessian hessian
 
     def __init__(self, StackedRows Z):
         self.Z = Z
@@ -123,6 +165,7 @@ cdef class NewtonCG:
         self.q_products = np.empty(1)
         self.n_products = 0
         self.product_columns = False
+        self.hessian = RowsHessian()
 
     def solve(self, const int[::1] rows, const double[::1] a_rows, double sigma, const double[::1] rhs,
               double[::1] out, double rtol, int max_iter, bint compact=True):
@@ -131,7 +174,7 @@ cdef class NewtonCG:
         INTERRUPTED (stop flag) or BREAKDOWN. compact: on the kept copy of the
         rows (else on Z's rows where they lie). Keeps what add_products needs."""
         cdef StackedRows Z = self.Z
-        cdef int k = <int>rows.shape[0], p = Z.p, it = 0, status = Status.CONVERGED, j, c, pc = p, n_rows = k
+        cdef int k = <int>rows.shape[0], p = Z.p, status = Status.CONVERGED, j, c, pc = p, n_rows = k
         cdef int n_threads = Z.n_threads
         Z.check_length(rhs.shape[0], p)
         Z.check_length(out.shape[0], p)
@@ -146,7 +189,7 @@ cdef class NewtonCG:
             copy = False
         self._reserve_vectors(k, p)
         cdef double* v = &self.vectors[0]
-        cdef double* rc = v
+        cdef double* rc = v               # CG's residual, the right-hand side at the start
         cdef double* z = v + p
         cdef double* d = v + 2 * p
         cdef double* hd = v + 3 * p
@@ -154,9 +197,10 @@ cdef class NewtonCG:
         cdef double* s_a = v + 5 * p
         cdef double* xc = v + 6 * p       # the solution over the copy's columns (else out)
         cdef double* t = v + 7 * p
-        cdef double* part = t + ROW_BLOCKS_MAX
+        cdef double* part = t + ROW_BLOCKS_MAX                  # RowsHessian's partial sums
+        cdef double* cg_part = part + (p + COLUMN_BLOCK - 1) // COLUMN_BLOCK   # CG's
         cdef double* sq = z               # the sums the diagonal is made of (the copy's own when copied)
-        cdef double rhs_off = 0.0, x_off = 0.0, aa = 0.0
+        cdef double aa = 0.0
         cdef const int* colmap = &self.colmap[0]
         cdef const int* columns = &self.columns[0]
         cdef int* src = &self.src[0]
@@ -164,22 +208,27 @@ cdef class NewtonCG:
         cdef const double* a_ptr = &a_rows[0] if k else NULL
         cdef const unsigned char* live = NULL
         cdef double* q_prod = &self.q_products[0]
-        cdef CSR C = Z.X
+        cdef RowsHessian H = self.hessian
+        cdef CG cg
         if copy and not (self.k_copy and self._update(rows, a_rows, nnz)):
             self._make_copy(rows, a_rows, nnz)
         if copy:
             n_rows, pc = self.k_copy, self.p_copy
         if self.acc.shape[0] < max(row_blocks(n_rows, pc) * pc, 1):
             self.acc = np.zeros(max(row_blocks(n_rows, pc) * pc, 1))
+        cdef int col_threads = 1 if pc < PARALLEL_COLUMNS else n_threads
+        cg_init(&cg, pc, xc if copy else &out[0], rc, z, d, hd, cg_part, COLUMN_BLOCK, col_threads)
+        cg.diag = diag
         with nogil:
             for j in range(k):
                 aa += a_rows[j] * a_rows[j]
+            H.X = Z.X
             if copy:
-                C.data = &self.data[0]
-                C.indices = &self.indices[0]
-                C.indptr = &self.indptr[0]
-                C.n_rows = n_rows = self.k_copy
-                C.n_cols = pc = self.p_copy
+                H.X.data = &self.data[0]
+                H.X.indices = &self.indices[0]
+                H.X.indptr = &self.indptr[0]
+                H.X.n_rows = n_rows
+                H.X.n_cols = pc
                 src = NULL
                 sgn = NULL
                 a_ptr = &self.a_copy[0]
@@ -189,21 +238,22 @@ cdef class NewtonCG:
                 for j in range(pc):             # rhs over the copy's columns, and the rest's norm
                     rc[j] = rhs[columns[j]]
                 for j in range(p):
-                    rhs_off += rhs[j] * rhs[j] * (colmap[j] < 0)     # branch-free: the columns interleave
+                    cg.off += rhs[j] * rhs[j] * (colmap[j] < 0)     # branch-free: the columns interleave
             else:
                 for j in range(k):
                     src[j] = Z.source[rows[j]]
                     sgn[j] = Z.sign[rows[j]]
-                _diagonal(C, src, sgn, k, a_ptr, sq, s_a)
-                xc = &out[0]
+                _diagonal(H.X, src, sgn, k, a_ptr, sq, s_a)
+                for j in range(p):
+                    rc[j] = rhs[j]
             # the exact diagonal is >= 1; to the power 7/8: see the class's comment
             damped_diagonal(diag, sq, s_a, pc, sigma, 1.0 / aa if aa > 0.0 else 0.0)
-            status = _pcg(C, src, sgn, n_rows, live, &self.acc[0], n_threads, &Z.stop[0], a_ptr, aa, sigma,
-                          rc if copy else &rhs[0], xc, rhs_off, &x_off, rtol, max_iter, rc, z, d, hd, diag,
-                          s_a, t, part, &it)
+            H.set_system(src, sgn, n_rows, live, &self.acc[0], n_threads, a_ptr, aa, sigma, s_a, t, part,
+                         col_threads)
+            status = cg_solve(&cg, H, rtol, max_iter, Z.stop)
             if copy:
                 for j in range(p):
-                    out[j] = x_off * rhs[j]
+                    out[j] = cg.x_off * rhs[j]
                 for j in range(pc):
                     out[columns[j]] = xc[j]
             # Z_J^T P_J Z_J d = (H d - d) / sigma, H d = rhs - r as CG's residual r says
@@ -212,8 +262,8 @@ cdef class NewtonCG:
                 q_prod[j] = (rhs[c] - rc[j] - out[c]) / sigma
         self.n_products = pc
         self.product_columns = copy
-        self.last_iters = it
-        return it, StatusCode(status)
+        self.last_iters = cg.iterations
+        return cg.iterations, StatusCode(status)
 
     def add_products(self, double[::1] out, double coef_q, double coef_s):
         """out += coef_q Z_J^T P_J Z_J d + coef_s Z_J^T a_J for the last system's J and solution
@@ -236,7 +286,7 @@ cdef class NewtonCG:
         if self.src.shape[0] < k:
             self.src = np.empty(k + k // 4, dtype=np.int32)
             self.sgn = np.empty(k + k // 4)
-        cdef Py_ssize_t n = 7 * p + ROW_BLOCKS_MAX + 2 * ((p + COLUMN_BLOCK - 1) // COLUMN_BLOCK)
+        cdef Py_ssize_t n = 7 * p + ROW_BLOCKS_MAX + (p + COLUMN_BLOCK - 1) // COLUMN_BLOCK + cg_parts(p, COLUMN_BLOCK)
         if self.vectors.shape[0] < n:
             self.vectors = np.empty(n)
 
@@ -451,81 +501,3 @@ cdef double _apply_hessian(CSR X, const int* src, const double* sgn, const unsig
     for clo in range(n_cblocks):
         uo += part[clo]
     return uo
-
-
-cdef void _cg_update(double alpha, const double* d, const double* hd, const double* diag, double* x, double* r,
-                     double* z, Py_ssize_t lo, Py_ssize_t hi, double* rr, double* rz) noexcept nogil:
-    """x += alpha d, r -= alpha hd, z = r / diag over the columns [lo, hi); rr = r.r, rz = r.z there."""
-    cdef Py_ssize_t c
-    cdef double a = 0.0, b = 0.0
-    for c in range(lo, hi):
-        x[c] += alpha * d[c]
-        r[c] -= alpha * hd[c]
-        z[c] = r[c] / diag[c]
-        a += r[c] * r[c]
-        b += r[c] * z[c]
-    rr[0] = a
-    rz[0] = b
-
-
-cdef int _pcg(CSR X, const int* src, const double* sgn, int k, const unsigned char* live, double* acc, int n_threads,
-              const int* stop, const double* a_rows, double aa, double sigma, const double* rhs, double* x,
-              double rhs_off, double* x_off, double rtol, int max_iter, double* r, double* z, double* d, double* hd,
-              const double* diag, const double* s_a, double* t, double* part, int* n_iter) noexcept nogil:
-    """CG on (I + sigma Z^T P Z) x = rhs (Z: the k rows of _rows_hessian, the live ones, over
-    X.n_cols columns) preconditioned with diag, and on an identity block beside it with right-hand side of squared
-    norm rhs_off: there every CG vector is a multiple of that right-hand side, so the block is
-    carried by scalars, its solution x_off times it. Stops once |residual| <= rtol |rhs| (both
-    blocks). r may be rhs (overwritten). t: row_blocks(k, X.n_cols) doubles; part: 2 for each
-    COLUMN_BLOCK columns, their partial sums (added in block order, whatever the thread count).
-    The O(p) steps are split over the threads when p >= PARALLEL_COLUMNS: done by one they
-    were half of a CG iteration on 20k rows of the text-like set with 2 threads (1.9 -> 1.3 ms an
-    iteration)."""
-    cdef int it
-    cdef int col_threads = 1 if X.n_cols < PARALLEL_COLUMNS else n_threads
-    cdef double rz, rz_new, alpha, beta, dhd, rnorm, bnorm = rhs_off
-    cdef double r_off = 1.0, d_off = 1.0   # the block's r and d, in multiples of its rhs (z = r)
-    cdef Py_ssize_t p = X.n_cols, lo, c, cb, n_cblocks = (p + COLUMN_BLOCK - 1) // COLUMN_BLOCK
-    for c in range(p):
-        x[c] = 0.0
-        r[c] = rhs[c]
-        bnorm += rhs[c] * rhs[c]
-    bnorm = sqrt(bnorm)
-    x_off[0] = 0.0
-    n_iter[0] = 0
-    if bnorm == 0.0:
-        return Status.CONVERGED
-    rz = rhs_off
-    for c in range(p):
-        z[c] = r[c] / diag[c]
-        d[c] = z[c]
-        rz += r[c] * z[c]
-    for it in range(max_iter):
-        if read_flag(stop):
-            return Status.INTERRUPTED
-        dhd = (_apply_hessian(X, src, sgn, live, k, acc, n_threads, a_rows, aa, sigma, s_a, d, t, hd, col_threads, part)
-               + d_off * d_off * rhs_off)
-        if not dhd > 0.0:
-            return Status.BREAKDOWN
-        alpha = rz / dhd
-        x_off[0] += alpha * d_off
-        r_off -= alpha * d_off
-        for cb in prange(n_cblocks, num_threads=col_threads, schedule="static"):
-            lo = cb * COLUMN_BLOCK
-            _cg_update(alpha, d, hd, diag, x, r, z, lo, min(lo + COLUMN_BLOCK, p), part + 2 * cb, part + 2 * cb + 1)
-        rnorm = r_off * r_off * rhs_off
-        rz_new = rnorm
-        for cb in range(n_cblocks):     # in block order: the same sums for any thread count
-            rnorm += part[2 * cb]
-            rz_new += part[2 * cb + 1]
-        n_iter[0] = it + 1
-        if sqrt(rnorm) <= rtol * bnorm:
-            return Status.CONVERGED
-        beta = rz_new / rz
-        rz = rz_new
-        d_off = r_off + beta * d_off
-        for cb in prange(n_cblocks, num_threads=col_threads, schedule="static"):
-            lo = cb * COLUMN_BLOCK
-            for c in range(lo, min(lo + COLUMN_BLOCK, p)):
-                d[c] = z[c] + beta * d[c]
-    return Status.MAX_ITER

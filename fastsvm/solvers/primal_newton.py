@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._core._cg import conjugate_gradient
 from .._core._primal_newton import SquaredHingePrimal
+from .._core._status import Status
 from ..errors import FastSVMError
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge,
                    linear_run_settings, linear_spec)
@@ -30,25 +32,17 @@ class Config(LinearConfig):
     max_halvings: int = 30
 
 
-def conjugate_gradient(hess_vec, grad, rtol, max_steps, stop):
-    """d approximately solving H d = -grad (H symmetric positive definite), and the CG steps taken."""
-    d = np.zeros_like(grad)
-    r = -grad
-    direction = r.copy()
-    rr = float(r @ r)
-    target = (rtol * np.sqrt(rr)) ** 2
-    steps = 0
-    while rr > target and steps < max_steps:
-        if stop[0]:
-            raise KeyboardInterrupt
-        Hp = hess_vec(direction)
-        step = rr / float(direction @ Hp)
-        d += step * direction
-        r -= step * Hp
-        rr_new = float(r @ r)
-        direction = r + (rr_new / rr) * direction
-        rr = rr_new
-        steps += 1
+def matvec_dot(a, b):
+    """a . b by BLAS, as this solver's CG has always summed."""
+    return float(a @ b)
+
+
+def newton_direction(hess_vec, grad, rtol, max_steps, stop):
+    """d approximately solving H d = -grad by _core's CG, and the CG steps taken. H >= I here: CG
+    breaks down only on non-finite values, which the objective's check after reports."""
+    d, steps, status = conjugate_gradient(hess_vec, -grad, rtol, max_steps, stop, dot=matvec_dot)
+    if status == Status.INTERRUPTED:
+        raise KeyboardInterrupt
     return d, steps
 
 
@@ -71,7 +65,7 @@ def solve(sub: Subproblem) -> Solution:
             status = SolveStatus.CONVERGED
             break
         rtol = min(config.cg_forcing, np.sqrt(g_norm / g0_norm))
-        d, cg_steps = conjugate_gradient(problem.hess_vec, g, rtol, problem.n_weights, sub.stop)
+        d, cg_steps = newton_direction(problem.hess_vec, g, rtol, problem.n_weights, sub.stop)
         slope = float(g @ d)
         step = 1.0
         for _ in range(config.max_halvings):

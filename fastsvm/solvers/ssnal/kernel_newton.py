@@ -3,6 +3,7 @@ Woodbury form of the linear solver's system, its |J| x |J| part by Cholesky (bor
 equality constraint) or by CG on the cached columns or on K_UU's kept values."""
 import numpy as np
 
+from ..._core._cg import conjugate_gradient
 from ..._core._linalg import bordered_solve, cholesky_solve
 from ..._core._status import Status
 from ...errors import FastSVMError
@@ -100,23 +101,11 @@ def coefficient_cg(ws, J, aJ, aa, sigma, t, counters):
         full[J] = 0.0
         return v + sigma * (w - (dot(aJ, w) / aa) * aJ)
 
-    z = np.zeros_like(t)
-    res = t.copy()
-    d = res.copy()
-    rr = dot(res, res)
-    bound = (ws.cfg.kernel_cg_rtol ** 2) * rr
-    for _ in range(ws.cfg.kernel_cg_max_iter):
-        if rr <= bound:
-            break
-        counters.cg += 1
-        Hd = apply(d)
-        dHd = dot(d, Hd)
-        if not dHd > 0.0:
-            raise not_psd()
-        alpha = rr / dHd
-        z += alpha * d
-        res -= alpha * Hd
-        rr_new = dot(res, res)
-        d = res + (rr_new / rr) * d
-        rr = rr_new
+    z, iterations, status = conjugate_gradient(apply, t, ws.cfg.kernel_cg_rtol, ws.cfg.kernel_cg_max_iter, ws.stop,
+                                               dot=dot)
+    counters.cg += iterations
+    if status == Status.BREAKDOWN:
+        raise not_psd()
+    if status == Status.INTERRUPTED:
+        raise KeyboardInterrupt
     return z
