@@ -1,7 +1,8 @@
 """Same results check for a refactor of SSsNAL: 25 solves (linear a9a, w8a, phishing, mushrooms at
 C = 1, 32 and tol 1e-3, 1e-6; abalone epsilon-SVR; the kernel front end on mushrooms, a1a and
 svmguide1, whose Newton systems go to the sparse-kernel CG; a polynomial kernel; Nystroem; a
-text-like set whose Newton systems go to CG), one line each: outer iterations, Newton steps,
+text-like set whose Newton systems go to CG; five kernel solves whose Newton systems are forced
+to the coefficient CG by the Config), one line each: outer iterations, Newton steps,
 passes, trials, CG iterations, kernel values, the systems chosen, objective, rho and a hash of the
 coefficients. Run it with the interpreter of the install before and after the change and diff
 the outputs without the times (the last field, t=):
@@ -9,6 +10,8 @@ the outputs without the times (the last field, t=):
     /path/to/venv-before/bin/python tools/check_same_ssnal.py > before.txt
     python tools/check_same_ssnal.py > after.txt
     diff <(sed 's/ t=.*//' before.txt) <(sed 's/ t=.*//' after.txt)
+
+--threads N solves with N threads (the bits must not depend on it either).
 """
 import argparse
 import hashlib
@@ -23,6 +26,7 @@ from fastsvm.datafile import load_svmlight_file
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
+from fastsvm.solvers.ssnal import Config
 
 from make_synthetic import text_like_blocks
 
@@ -39,11 +43,18 @@ def digest(values):
     return hashlib.sha1(np.ascontiguousarray(values, dtype=np.float64).tobytes()).hexdigest()[:10]
 
 
-def run(name, X, y, C, tol, formulation="c_svc", kernel=LINEAR, solver="ssnal"):
+THREADS = 1
+# the kernel front end's Newton systems on its cached columns (kernel_newton.coefficient_cg):
+# small dense limits and no sparse K_UU
+COEFFICIENT_CG = {"dense_j_max": 60, "always_dense_j": 30, "sparse_min_rows": 10**9}
+
+
+def run(name, X, y, C, tol, formulation="c_svc", kernel=LINEAR, solver="ssnal", **knobs):
     if formulation == "c_svc":
         y = np.where(y == y[0], 1.0, -1.0)
-    params = Params(svm_type=formulation, solver=solver, C=C, tol=tol, epsilon=0.1)
-    sub = Subproblem(formulation, X, y, np.full(len(y), C), kernel, params, n_threads=1)
+    params = Params(svm_type=formulation, solver=solver, C=C, tol=tol, epsilon=0.1,
+                    config=Config(**knobs) if knobs else None)
+    sub = Subproblem(formulation, X, y, np.full(len(y), C), kernel, params, n_threads=THREADS)
     start = time.perf_counter()
     solution = get_solver(solver).solve(sub)
     seconds = time.perf_counter() - start
@@ -51,14 +62,17 @@ def run(name, X, y, C, tol, formulation="c_svc", kernel=LINEAR, solver="ssnal"):
     counts = {key: details[key] for key in ("newton", "passes", "trials", "cg", "rounds", "kernel_values")
               if key in details}
     print(f"{name:10s} {formulation:11s} {kernel.kind:6s} C={C:<5g} tol={tol:g} outer={solution.n_iter} {counts} "
-          f"sys={details.get('systems')} obj={solution.objective!r} rho={solution.rho!r} "
+          f"{knobs or ''} sys={details.get('systems')} obj={solution.objective!r} rho={solution.rho!r} "
           f"coef={digest(solution.coef)} t={seconds:.3f}", flush=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=DATA)
-    data_dir = parser.parse_args().data_dir
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    global THREADS
+    data_dir, THREADS = args.data_dir, args.threads
     for name in ("a9a", "w8a", "phishing", "mushrooms"):
         X, y = read(name, data_dir)
         for C in (1, 32):
@@ -80,6 +94,15 @@ def main():
     y = np.concatenate([block[1] for block in blocks]).astype(np.float64)
     run("text4k", X, y, 1.0, 1e-3)
     run("text4k", X, y, 32.0, 1e-6)
+    X, y = read("a1a", data_dir)
+    for C in (1.0, 32.0):
+        run("a1a", X, y, C, 1e-3, kernel=Kernel("rbf", gamma=1 / 119), **COEFFICIENT_CG)
+    run("a1a", X, y, 1.0, 1e-3, kernel=Kernel("rbf", gamma=2.0), always_dense_j=30, sparse_min_rows=10**9)
+    X, y = read("mushrooms", data_dir)
+    run("mushrooms", X, y, 1.0, 1e-3, kernel=Kernel("rbf", gamma=1 / 112), dense_j_max=100, always_dense_j=50,
+        sparse_min_rows=10**9)
+    X, y = read("svmguide1", data_dir)
+    run("svmguide1", X, y, 1.0, 1e-3, kernel=Kernel("rbf", gamma=1 / 4), always_dense_j=100)
 
 
 if __name__ == "__main__":
