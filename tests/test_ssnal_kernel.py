@@ -463,6 +463,50 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     np.testing.assert_allclose(hdelta, Z @ d, atol=1e-6 * np.abs(Z @ d).max())
 
 
+# ---------------------------------------------------------------- paths over C
+
+@pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
+def test_a_path_over_c_reaches_the_cold_optima(formulation):
+    """solve_path on a kernel starts each C after the first from the last C's solution scaled into
+    the new box (no explicit-feature warm start): every problem reaches its cold solve's optimum
+    (dual objective within 1e-6 relative, eta <= tol by the NumPy twin)."""
+    X, labels = load("heart_scale") if formulation == "c_svc" else load("housing_scale")
+    y = as_pm(labels) if formulation == "c_svc" else labels
+    kernel = Kernel("rbf", gamma=1.0 / X.shape[1])
+    Cs = [0.25, 1.0, 4.0, 16.0]
+    lines = []
+    path = ssnal.SPEC.solve_path(replace(subproblem(X, y, kernel, formulation), log=lines.append), Cs)
+    cold = [ssnal.solve(subproblem(X, y, kernel, formulation, C=C)) for C in Cs]
+    K = np_kernel(X, X, kernel)
+    for C, warm, reference in zip(Cs, path, cold):
+        Q, c, a, u = np_dual(K, y, formulation, C)
+        x = dual_vector(warm, y, formulation)
+        assert warm.status == "converged" and np_eta(Q, c, a, u, x) <= 2 * TOL
+        assert np_objective(Q, c, x) == pytest.approx(np_objective(Q, c, dual_vector(reference, y, formulation)),
+                                                      rel=1e-6)
+        np.testing.assert_array_equal(warm.upper, np.full(X.shape[0], C))
+    assert [s.details["warm_start"]["from"] for s in path] == \
+        ["random Fourier features"] + ["the solution at other bounds"] * 3
+    assert sum("warm start from the solution at other bounds" in line for line in lines) == 3
+
+
+def test_a_warm_subproblem_starts_from_its_solution():
+    """Subproblem.warm is honoured by solve: from its own solution a problem needs fewer Newton
+    steps; another solver's solution (SMO's alpha) serves as a start as well."""
+    X, labels = load("heart_scale")
+    y = as_pm(labels)
+    kernel = Kernel("rbf", gamma=1.0 / X.shape[1])
+    sub = subproblem(X, y, kernel, C=2.0)
+    first = ssnal.solve(sub)
+    again = ssnal.solve(replace(sub, warm=first))
+    assert again.objective == pytest.approx(first.objective, rel=1e-6)
+    assert again.details["newton"] < first.details["newton"]
+    smo = get_solver("smo").solve(replace(sub, params=replace(sub.params, solver="smo", tol=1e-5)))
+    from_smo = ssnal.solve(replace(sub, warm=smo))
+    assert from_smo.details["warm_start"]["from"] == "the solution at other bounds"
+    assert from_smo.objective == pytest.approx(first.objective, rel=1e-6)
+
+
 # ---------------------------------------------------------------- determinism, cache, stop
 
 def test_same_seed_same_model_for_any_thread_count():

@@ -26,7 +26,8 @@ described where they are made):
 - inner, linesearch: one inner solve, Z^T Pi_K(y) kept up to date, the step length;
 - screening: rows held at their bounds during an inner solve, and their check;
 - linear: the outer loop and the linear front end (solve_linear);
-- warm, warm_path: the kernel front end's explicit-feature warm start; a path's warm start;
+- warm, warm_path: the kernel front end's explicit-feature warm start; a path's warm start
+  (a solution at other bounds scaled into the new box);
 - kernel, kernel_inner, kernel_newton, working_set: the kernel front end (RBF, polynomial,
   sigmoid).
 The O(nnz) and O(m) work is done by fastsvm._core._ssnal, _ssnal_kernel and _knapsack.
@@ -36,8 +37,7 @@ import dataclasses
 from ...errors import ParameterError
 from ...problems.dual import kkt_residual
 from ...problems.presolve import merge_equal_samples
-from ..base import (Solution, SolverSpec, Subproblem, checked_arrays, solve_path_cold, solve_path_warm,
-                    solver_config)
+from ..base import (Solution, SolverSpec, Subproblem, checked_arrays, solve_path_warm, solver_config)
 from .config import DEFAULT_TOL, NONLINEAR, Config
 from .kernel import solve_kernel
 from .linear import solve_linear
@@ -48,8 +48,8 @@ __all__ = ["SPEC", "Config", "solve", "solve_path", "linear_dual", "kkt_residual
 
 def solve(sub: Subproblem, merge=True) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem by SSsNAL (RBF, polynomial and sigmoid kernels:
-    the kernel front end); `merge`: equal samples merged (linear_dual). A linear subproblem with
-    a warm Solution (Subproblem.warm, of the same problem at other bounds) starts from it."""
+    the kernel front end); `merge`: equal samples merged (linear_dual). A subproblem with a warm
+    Solution (Subproblem.warm, of the same problem at other bounds) starts from it."""
     kind = sub.kernel.kind
     if kind not in ("linear",) + NONLINEAR:
         raise ParameterError(f"ssnal supports the linear, rbf, polynomial and sigmoid kernels (got {kind})")
@@ -70,13 +70,13 @@ def prepare(sub: Subproblem):
 
 
 def solve_path(sub: Subproblem, Cs, state=None) -> list:
-    """The problems with bounds C * sub.upper for each C of Cs in order (C > 0), each linear one
-    warm-started from the last one's solution (warm_path.path_start) on the presolve of
-    prepare(sub) (`state`, made here when None); kernel ones cold."""
+    """The problems with bounds C * sub.upper for each C of Cs in order (C > 0), each warm-started
+    from the last one's solution (warm_path.scaled_dual); linear ones on the presolve of
+    prepare(sub) (`state`, made here when None)."""
+    config = solver_config(SPEC, sub.params, sub.kernel.kind)
     if sub.kernel.kind != "linear":
-        return solve_path_cold(SPEC, sub, Cs)
+        return solve_path_warm(lambda problem, C: solve_kernel(problem, config), sub, Cs)
     presolved = prepare(sub) if state is None else state
-    config = solver_config(SPEC, sub.params, "linear")
 
     def solve_one(problem, C):
         # the presolve's work counted once, by the first problem (the one started from sub.warm)

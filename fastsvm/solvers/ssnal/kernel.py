@@ -6,7 +6,9 @@ The dual (P) min 1/2 x^T Q x + c^T x over K = {a^T x = 0, 0 <= x <= u} has m = n
 (C-SVC, Q = (y y^T) o K) or 2n (epsilon-SVR, Q = [K -K; -K K]); variable r sits on data row
 src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
 
-1. Warm start (warm.py). The explicit-feature problem is solved by the linear SSsNAL: random
+1. Warm start (warm.py), unless Subproblem.warm holds a solution of the same problem at other
+   bounds (a C path: it is scaled into the new box, first_point). The explicit-feature problem
+   is solved by the linear SSsNAL: random
    Fourier features (option ``rff`` = D, seeded from Subproblem.seed) for the RBF kernel, a
    Nystroem map on D sampled landmarks for the polynomial and sigmoid kernels (random Fourier
    features only approximate shift-invariant kernels). Its dual vector is x^0 -- feasible for
@@ -67,7 +69,9 @@ from ...problems.vector import dot, norm
 from ..base import Kernel, Solution, SolveStatus, Subproblem, checked_arrays
 from .config import DEFAULT_MAX_OUTER, DEFAULT_TOL, NONLINEAR
 from .kernel_inner import KernelCounters, RoundContext, solve_working_set
+from .schedule import first_sigma
 from .warm import warm_start
+from .warm_path import scaled_dual, usable
 from .working_set import WorkingSet
 
 
@@ -156,6 +160,26 @@ def update_outside(dual, products, ws, x, grad, x_new, hx_new, in_set, stats):
         grad[out_vars] += dual.K.a[out_vars] * np.tile(h_out, dual.m // dual.n)
 
 
+def first_point(sub, dual, config, tol):
+    """(x^0, sigma_0, what it came from): a solution of the same problem at other bounds
+    (Subproblem.warm: a C path) scaled into the new box, its sigma_0 scaled alike; else the
+    explicit-feature warm start (warm.py)."""
+    upper = np.asarray(sub.upper, dtype=np.float64)
+    previous = sub.warm
+    if previous is not None and usable(previous, upper.shape[0]):
+        x = dual.K.project(scaled_dual(upper, previous))[0]
+        old_sigma0 = previous.details.get("sigma0")
+        if old_sigma0 is not None and np.all(previous.upper > 0):
+            sigma0 = old_sigma0 * float(np.mean(upper) / np.mean(previous.upper))
+        else:     # another solver's solution: the linear solver's first sigma
+            sigma0 = first_sigma(float(np.mean(upper)), config)
+        return x, sigma0, {"from": "the solution at other bounds"}
+    x, sigma0, warm = warm_start(sub, config.rff, max(config.warm_tol, tol), config.warm)
+    rff = sub.kernel.kind == "rbf" and config.warm == "rff"      # as warm_start chooses
+    return x, sigma0, {"from": "random Fourier features" if rff else "Nystroem", "iterations": warm.n_iter,
+                       "eta": warm.stop_measure}
+
+
 def solve_kernel(sub: Subproblem, config) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem with an RBF, polynomial or sigmoid kernel."""
     params = sub.params
@@ -167,14 +191,15 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
     stats = {"kernel_values": 0}
     log = sub.log
 
-    x, sigma0, warm = warm_start(sub, config.rff, max(config.warm_tol, tol), config.warm)
+    x, sigma0, started = first_point(sub, dual, config, tol)
     sigma = sigma0
     times = {"warm_start": time.perf_counter() - t0}
     if log is not None:
-        rff = sub.kernel.kind == "rbf" and config.warm == "rff"      # as warm_start chooses
-        log(f"ssnal: warm start ({'random Fourier features' if rff else 'Nystroem'}, "
-            f"D = {config.rff}): {warm.n_iter} iterations, KKT residual {warm.stop_measure:.3e}  "
-            f"{times['warm_start']:.2f}s")
+        if "iterations" in started:
+            log(f"ssnal: warm start ({started['from']}, D = {config.rff}): {started['iterations']} iterations, "
+                f"KKT residual {started['eta']:.3e}  {times['warm_start']:.2f}s")
+        else:
+            log(f"ssnal: warm start from {started['from']}  {times['warm_start']:.2f}s")
 
     k = sub.kernel
     threads = max(1, int(sub.n_threads))
@@ -261,10 +286,11 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
         n_iter=counters.outer,
         stop_measure=eta,
         dual=x,
+        upper=np.asarray(sub.upper, dtype=np.float64),
         status=status,
         history=history,
         details={"newton": counters.newton, "rounds": rounds, "working_set": int(in_set.sum()),
                  "trials": counters.trials, "cg": counters.cg, "systems": dict(counters.systems),
                  "sigma": sigma, "b_kkt": b, "time": times, "kernel_values": stats["kernel_values"],
-                 "warm_start": {"iterations": warm.n_iter, "eta": warm.stop_measure}, "tol": tol},
+                 "warm_start": started, "sigma0": sigma0, "tol": tol},
     )
