@@ -83,7 +83,7 @@ def child(args):
         from fastsvm import predict as fastsvm_predict
         from fastsvm.csr import to_csr
         X = to_csr(X)
-        params = Params(svm_type="c_svc", solver="ssnal", kernel_type="rbf", C=args.C, gamma=args.gamma,
+        params = Params(svm_type="c_svc", solver=args.solver, kernel_type="rbf", C=args.C, gamma=args.gamma,
                         tol=args.fastsvm_e or args.e, cache_size=args.m, n_jobs=args.threads,
                         options=dict(args.option))
 
@@ -111,14 +111,21 @@ def child(args):
                       "label": label}))
 
 
-def run_child(side, threads, npz, args, gamma):
+def child_command(side, threads, npz, C, gamma, e, m, solver="ssnal", fastsvm_e=None, options=()):
+    """(command, environment) of one measured run in a fresh process: side "fastsvm" (its
+    solver by name) or "libsvm", OMP_NUM_THREADS set before LIBSVM loads."""
     cmd = [sys.executable, __file__, "--child", npz, "--side", side, "--threads", str(threads),
-           "--C", repr(args.C), "--gamma", repr(gamma), "--e", repr(args.e), "--m", repr(args.m)]
-    if args.fastsvm_e:
-        cmd += ["--fastsvm-e", repr(args.fastsvm_e)]
-    for name, value in args.option:
+           "--solver", solver, "--C", repr(C), "--gamma", repr(gamma), "--e", repr(e), "--m", repr(m)]
+    if fastsvm_e:
+        cmd += ["--fastsvm-e", repr(fastsvm_e)]
+    for name, value in options:
         cmd += ["-o", f"{name}={value}"]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    return cmd, {**os.environ, "OMP_NUM_THREADS": str(threads)}
+
+
+def run_child(side, threads, npz, args, gamma):
+    cmd, env = child_command(side, threads, npz, args.C, gamma, args.e, args.m, fastsvm_e=args.fastsvm_e,
+                             options=args.option)
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
     if out.returncode != 0:
         raise SystemExit(f"bench_ssnal_kernel: {side} ({threads} thread(s)) failed:\n{out.stderr}")
@@ -244,6 +251,7 @@ def main(argv=None):
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--side", help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--solver", default="ssnal", help=argparse.SUPPRESS)   # fastsvm's side
     ap.add_argument("--gamma", type=float, help="RBF gamma of both sides (default: 1/n_features)")
     args = ap.parse_args(argv)
     if args.child:

@@ -1,0 +1,294 @@
+"""SSsNAL on the RBF kernel across the (C, gamma) grid users tune over (issue 39), side by side
+with fastsvm's SMO and LIBSVM (libsvm-official), one run.
+
+Cells: binary C-SVC, RBF kernel, on each dataset (a9a, w8a, ijcnn1 tested on their .t files;
+mushrooms, phishing on bench_smo's seeded 80/20 split) for every gamma in --gammas (default
+1/n_features, 0.05, 0.5) and C in --Cs (default 0.1, 1, 10). Three sides per cell, each with 2
+threads and the same -e and -m: fastsvm -s ssnal, fastsvm -s smo (n_jobs = 2) and LIBSVM
+(OMP_NUM_THREADS = 2, set before the library loads). Every run is a fresh process measured by
+tools/bench_ssnal_kernel.py's child (bench_smo's protocol: data loaded and a warm-up training
+on a few rows before the clock starts; wall time of training only; peak = extra resident memory
+during training; test accuracy). Runs are interleaved (repeat r of the three sides before
+repeat r + 1) and the table shows medians. A run that passes --timeout seconds is killed and
+reported as timed out (that side is not run again in the cell); the grid goes on. The limit
+covers the run's whole process (loading, warm-up, training).
+
+For every solution the script recomputes, from the returned dual vector, the dual objective and
+eta (ALGORITHMS.md section 0: relative KKT residual) with fastsvm's kernel products
+(bench_ssnal_kernel's dual_quality), so the three stopping rules' accuracies can be compared.
+
+Targets per cell (issue 39): SSsNAL <= 0.5x LIBSVM's time and <= 1.0x SMO's, test accuracy
+within 0.1 pp of LIBSVM's, SSsNAL's peak <= LIBSVM's peak + the -m budget.
+
+--check trains one quick cell and holds the recomputed eta and objective against a pure-NumPy
+twin (dense kernel, projection by bisection) and SSsNAL's own reported eta: the script's
+arithmetic checked in seconds.
+
+    python tools/bench_ssnal_grid.py --out bench_out/ssnal_grid.md --json bench_out/ssnal_grid.json
+    python tools/bench_ssnal_grid.py --datasets mushrooms,phishing --repeat 1
+    python tools/bench_ssnal_grid.py --quick --datasets mushrooms --gammas 0.05 --Cs 1
+    python tools/bench_ssnal_grid.py --check
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+
+from bench_smo import QUICK_TEST, QUICK_TRAIN, _cpu_model, load, run_and_report, save  # noqa: E402
+from bench_ssnal_kernel import child_command, dual_quality  # noqa: E402
+
+DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing")
+GAMMAS = "1/n,0.05,0.5"       # "1/n": 1/n_features of the training file, LIBSVM's default
+CS = "0.1,1,10"
+THREADS = 2
+SIDES = (("fastsvm", "ssnal"), ("fastsvm", "smo"), ("libsvm", "libsvm"))   # (child side, column name)
+TARGET_VS_LIBSVM = 0.5        # SSsNAL time / LIBSVM time
+TARGET_VS_SMO = 1.0           # SSsNAL time / SMO time
+TARGET_ACCURACY_PP = 0.1
+MB = 2**20
+
+
+# ---------------------------------------------------------------- runs (parent)
+
+def run_side(side, solver, npz, C, gamma, args):
+    """One measured run: the child's JSON record, or {"status": "timeout" | "failed", ...}."""
+    cmd, env = child_command(side, THREADS, npz, C, gamma, args.e, args.m,
+                             solver=solver if side == "fastsvm" else "ssnal")
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout"}
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+        return {"status": "failed", "error": last}
+    return {"status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def bench_cell(X, y, npz, gamma, C, args):
+    """{column: summary} of one (gamma, C) cell: medians of the runs, the recomputed dual
+    objective and eta of the first run's solution."""
+    runs = {name: [] for _, name in SIDES}
+    for _ in range(args.repeat):
+        for side, name in SIDES:
+            if runs[name] and runs[name][-1]["status"] != "ok":
+                continue    # a side that timed out or failed is not run again in this cell
+            runs[name].append(run_side(side, name, npz, C, gamma, args))
+            r = runs[name][-1]
+            print(f"  gamma {gamma:.4g} C {C:g} {name}: "
+                  + (f"{r['seconds']:.2f} s" if r["status"] == "ok" else r["status"] + " " + r.get("error", "")),
+                  file=sys.stderr, flush=True)
+    cell = {}
+    for name, rs in runs.items():
+        ok = [r for r in rs if r["status"] == "ok"]
+        if len(ok) < len(rs):
+            cell[name] = {"status": rs[-1]["status"], "error": rs[-1].get("error", "")}
+            continue
+        first = ok[0]
+        objective, eta = dual_quality(X, y, C, gamma, first)
+        cell[name] = {"status": "ok", "seconds": statistics.median(r["seconds"] for r in ok),
+                      "peak": statistics.median(r["peak"] for r in ok), "accuracy": first["metric"],
+                      "n_sv": first["n_sv"], "objective": objective, "eta": eta,
+                      "own_stop_measure": first["eta"]}
+    return cell
+
+
+def gamma_values(text, n_features):
+    return [1.0 / n_features if g.strip() == "1/n" else float(g) for g in text.split(",") if g.strip()]
+
+
+def bench(name, args, tmpdir):
+    X, y, Xt, yt, how, _ = load(args.data_dir, name, args.quick)
+    n_features = X.shape[1]    # of the training file (the quick subsets keep it)
+    npz = os.path.join(tmpdir, f"{name}.npz")
+    save(npz, X, y, Xt, yt)
+    print(f"{name}:", file=sys.stderr, flush=True)
+    cells = []
+    for gamma in gamma_values(args.gammas, n_features):
+        for C in [float(c) for c in args.Cs.split(",") if c.strip()]:
+            cells.append({"gamma": gamma, "C": C, "sides": bench_cell(X, y, npz, gamma, C, args)})
+    row = {"name": name, "n": X.shape[0], "n_test": Xt.shape[0], "how": how, "cells": cells}
+    if args.json:
+        append_json(args.json, row)
+    return row
+
+
+def append_json(path, row):
+    """Each dataset's results as one JSON line, appended as it completes (a later solver run can
+    be compared cell by cell)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+# ---------------------------------------------------------------- report
+
+HEADER = ("| dataset | γ | C | s SSsNAL / SMO / LIBSVM | SSsNAL / LIBSVM | SSsNAL / SMO "
+          "| test acc. SSsNAL / SMO / LIBSVM | Δacc. SSsNAL − LIBSVM (pp) | peak MB SSsNAL / SMO / LIBSVM "
+          "| η SSsNAL / SMO / LIBSVM | dual obj. SSsNAL / SMO / LIBSVM | nSV SSsNAL / SMO / LIBSVM "
+          "| targets |")
+RULE = "|" + "---|" * (HEADER.count(" | ") + 1)
+
+
+def targets(cell, m):
+    """{target: True / False / None (not measurable: a side timed out or failed)} of one cell."""
+    s, smo, lib = (cell[name] for _, name in SIDES)
+    ok = {name: cell[name]["status"] == "ok" for _, name in SIDES}
+    if not ok["ssnal"]:
+        return {"vs LIBSVM": False, "vs SMO": False, "accuracy": False, "memory": False}
+    return {"vs LIBSVM": s["seconds"] <= TARGET_VS_LIBSVM * lib["seconds"] if ok["libsvm"] else None,
+            "vs SMO": s["seconds"] <= TARGET_VS_SMO * smo["seconds"] if ok["smo"] else None,
+            "accuracy": (abs(s["accuracy"] - lib["accuracy"]) * 100 <= TARGET_ACCURACY_PP + 1e-9
+                         if ok["libsvm"] else None),
+            "memory": s["peak"] <= lib["peak"] + m * MB if ok["libsvm"] else None}
+
+
+def _three(cell, fmt):
+    return " / ".join(fmt(cell[name]) if cell[name]["status"] == "ok" else cell[name]["status"]
+                      for _, name in SIDES)
+
+
+def _ratio(cell, a, b):
+    if cell[a]["status"] != "ok" or cell[b]["status"] != "ok":
+        return "-"
+    return f"{cell[a]['seconds'] / cell[b]['seconds']:.2f}"
+
+
+def cell_line(name, c, args):
+    cell = c["sides"]
+    met = targets(cell, args.m)
+    missed = [t for t, v in met.items() if v is False]
+    unknown = [t for t, v in met.items() if v is None]
+    verdict = ("all met" if not missed and not unknown else
+               ", ".join((["missed: " + ", ".join(missed)] if missed else [])
+                         + (["not measured: " + ", ".join(unknown)] if unknown else [])))
+    s, lib = cell["ssnal"], cell["libsvm"]
+    dacc = (f"{100 * (s['accuracy'] - lib['accuracy']):+.2f}"
+            if s["status"] == "ok" and lib["status"] == "ok" else "-")
+    if cell["ssnal"]["status"] == "timeout":
+        verdict += f" (SSsNAL > {args.timeout:g} s)"
+    return (f"| {name} | {c['gamma']:.4g} | {c['C']:g} "
+            f"| {_three(cell, lambda r: format(r['seconds'], '.2f'))} "
+            f"| {_ratio(cell, 'ssnal', 'libsvm')} | {_ratio(cell, 'ssnal', 'smo')} "
+            f"| {_three(cell, lambda r: format(100 * r['accuracy'], '.2f') + '%')} | {dacc} "
+            f"| {_three(cell, lambda r: format(r['peak'] / MB, '.0f'))} "
+            f"| {_three(cell, lambda r: format(r['eta'], '.1e'))} "
+            f"| {_three(cell, lambda r: format(r['objective'], '.7g'))} "
+            f"| {_three(cell, lambda r: str(r['n_sv']))} | {verdict} |")
+
+
+def markdown_rows(row, args):
+    return "\n".join(cell_line(row["name"], c, args) for c in row["cells"])
+
+
+def header_line(args, load_before):
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        libsvm_version = version("libsvm-official")
+    except PackageNotFoundError:
+        libsvm_version = "?"
+    mode = f"quick mode ({QUICK_TRAIN} training / {QUICK_TEST} test rows per set), " if args.quick else ""
+    return (f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {_cpu_model()}, {os.cpu_count()} cores, "
+            f"load average {load_before:.2f} before / {os.getloadavg()[0]:.2f} after; libsvm-official "
+            f"{libsvm_version}. {mode}C-SVC, RBF kernel, -e {args.e:g} -m {args.m:g} for all three sides, "
+            f"{THREADS} threads each (fastsvm n_jobs, LIBSVM OMP_NUM_THREADS); γ in {args.gammas} "
+            f"(1/n = 1/n_features), C in {args.Cs}. Median of {args.repeat} run(s), interleaved, each a "
+            f"fresh process; per-run limit {args.timeout:g} s. Wall time of training only; peak = extra "
+            "resident memory during training; η (relative KKT residual, ALGORITHMS.md §0) and the dual "
+            "objective recomputed here from each returned dual vector. Targets: SSsNAL <= "
+            f"{TARGET_VS_LIBSVM:g}x LIBSVM and <= {TARGET_VS_SMO:g}x SMO in time, accuracy within "
+            f"{TARGET_ACCURACY_PP:g} pp of LIBSVM, peak <= LIBSVM's + -m.")
+
+
+# ---------------------------------------------------------------- --check
+
+def numpy_quality(X, y, C, gamma, run):
+    """Pure-NumPy twin of dual_quality: dense RBF kernel, the projection onto
+    {y'x = 0, 0 <= x <= C} by bisection on its multiplier."""
+    A = X.toarray()
+    sq = np.einsum("ij,ij->i", A, A)
+    K = np.exp(-gamma * np.maximum(sq[:, None] + sq[None, :] - 2.0 * A @ A.T, 0.0))
+    s = np.where(y == run["label"], 1.0, -1.0)
+    x = np.zeros(y.shape[0])
+    x[np.asarray(run["rows"], dtype=np.int64)] = s[run["rows"]] * np.asarray(run["coef"])
+    grad = s * (K @ (s * x)) - 1.0
+    z = x - grad
+
+    def excess(lam):
+        return s @ np.clip(z - lam * s, 0.0, C)     # decreasing in lam
+
+    lo, hi = -1.0, 1.0
+    while excess(lo) < 0:
+        lo *= 2
+    while excess(hi) > 0:
+        hi *= 2
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+    projected = np.clip(z - 0.5 * (lo + hi) * s, 0.0, C)
+    eta = np.linalg.norm(x - projected) / (1.0 + np.linalg.norm(x) + np.linalg.norm(grad))
+    return 0.5 * float(x @ (grad + 1.0)) - float(x.sum()), eta
+
+
+def check(args, tmpdir):
+    """Exit status 0 when the recomputed (objective, eta) of each side's solution on one quick
+    cell equals the NumPy twin's, and SSsNAL's recomputed eta equals the eta it reports."""
+    X, y, Xt, yt, _, _ = load(args.data_dir, "mushrooms", True)
+    npz = os.path.join(tmpdir, "check.npz")
+    save(npz, X, y, Xt, yt)
+    gamma, C, failures = 0.05, 1.0, []
+    for side, name in SIDES:
+        run = run_side(side, name, npz, C, gamma, args)
+        if run["status"] != "ok":
+            failures.append(f"{name}: {run['status']} {run.get('error', '')}")
+            continue
+        objective, eta = dual_quality(X, y, C, gamma, run)
+        twin_objective, twin_eta = numpy_quality(X, y, C, gamma, run)
+        print(f"{name}: objective {objective:.12g} (twin {twin_objective:.12g}), eta {eta:.6e} "
+              f"(twin {twin_eta:.6e}, solver's own stop measure {run['eta']:.6e})")
+        if not math.isclose(objective, twin_objective, rel_tol=1e-9):
+            failures.append(f"{name}: objective differs from the twin's")
+        if not math.isclose(eta, twin_eta, rel_tol=1e-6, abs_tol=1e-12):
+            failures.append(f"{name}: eta differs from the twin's")
+        if name == "ssnal" and not math.isclose(eta, run["eta"], rel_tol=1e-3, abs_tol=1e-12):
+            failures.append("ssnal: recomputed eta differs from the eta SSsNAL reports")
+    print("check: " + ("passed" if not failures else "FAILED: " + "; ".join(failures)))
+    return 1 if failures else 0
+
+
+def main(argv=None):
+    import tempfile
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--datasets", default=",".join(DATASETS), help=f"comma-separated, from: {', '.join(DATASETS)}")
+    ap.add_argument("--gammas", default=GAMMAS, help="comma-separated; 1/n = 1/n_features (default %(default)s)")
+    ap.add_argument("--Cs", default=CS, help="comma-separated (default %(default)s)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per side and cell (medians)")
+    ap.add_argument("--e", type=float, default=1e-3, help="stopping tolerance (-e) of all three sides")
+    ap.add_argument("--m", type=float, default=100.0, help="kernel cache MB (-m) of all three sides")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds after which a run is killed")
+    ap.add_argument("--quick", action="store_true", help=f"train on seeded {QUICK_TRAIN}-row subsets")
+    ap.add_argument("--check", action="store_true", help="check the eta / objective recomputation on one quick cell")
+    ap.add_argument("--out", help="write the markdown report here")
+    ap.add_argument("--json", help="append each dataset's raw results here, one JSON line per dataset")
+    args = ap.parse_args(argv)
+    if args.check:
+        with tempfile.TemporaryDirectory() as tmpdir:
+            return check(args, tmpdir)
+    return run_and_report("# SSsNAL (RBF) across the (C, γ) grid: SSsNAL vs SMO vs LIBSVM", ap, args, DATASETS,
+                          bench, lambda row: markdown_rows(row, args), HEADER, RULE, header_line)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
