@@ -308,21 +308,26 @@ def _cpu_model():
     return platform.processor() or platform.machine()
 
 
-def header_line(args, load_before):
+def machine_line(load_before):
+    """The opening of a report's header line: date, machine, load average before / after the
+    runs, libsvm-official's version."""
     from importlib.metadata import PackageNotFoundError, version
-
-    import fastsvm
-
     try:
         libsvm_version = version("libsvm-official")
     except PackageNotFoundError:
         libsvm_version = "?"
-    mode = f"quick mode ({QUICK_TRAIN} training / {QUICK_TEST} test rows per set), " if args.quick else ""
     return (f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {_cpu_model()}, "
             f"{os.cpu_count()} cores, load average {load_before:.2f} before / "
-            f"{os.getloadavg()[0]:.2f} after; "
+            f"{os.getloadavg()[0]:.2f} after; libsvm-official {libsvm_version}")
+
+
+def header_line(args, load_before):
+    import fastsvm
+
+    mode = f"quick mode ({QUICK_TRAIN} training / {QUICK_TEST} test rows per set), " if args.quick else ""
+    return (f"{machine_line(load_before)}; "
             f"Python {platform.python_version()}, numpy {np.__version__}, fastsvm {fastsvm.__version__} "
-            f"(smo), libsvm-official {libsvm_version}. {mode}RBF kernel, -c {args.C:g} -e {args.e:g} "
+            f"(smo). {mode}RBF kernel, -c {args.C:g} -e {args.e:g} "
             f"-m {args.m:g}, γ = 1/n_features (column γ), ε-SVR -p 0.1; median of --repeat "
             f"{args.repeat} runs (slow sets: {args.repeat_slow}), each a fresh process; wall time of "
             "training only; peak = extra resident memory during training. Targets: time <= "

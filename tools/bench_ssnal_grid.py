@@ -33,11 +33,9 @@ import argparse
 import json
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from bench_smo import QUICK_TEST, QUICK_TRAIN, _cpu_model, load, run_and_report, save  # noqa: E402
+from bench_smo import QUICK_TEST, QUICK_TRAIN, load, machine_line, run_and_report, save  # noqa: E402
 from bench_ssnal_kernel import child_command, dual_quality  # noqa: E402
 
 DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing")
@@ -193,15 +191,8 @@ def markdown_rows(row, args):
 
 
 def header_line(args, load_before):
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        libsvm_version = version("libsvm-official")
-    except PackageNotFoundError:
-        libsvm_version = "?"
     mode = f"quick mode ({QUICK_TRAIN} training / {QUICK_TEST} test rows per set), " if args.quick else ""
-    return (f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {_cpu_model()}, {os.cpu_count()} cores, "
-            f"load average {load_before:.2f} before / {os.getloadavg()[0]:.2f} after; libsvm-official "
-            f"{libsvm_version}. {mode}C-SVC, RBF kernel, -e {args.e:g} -m {args.m:g} for all three sides, "
+    return (f"{machine_line(load_before)}. {mode}C-SVC, RBF kernel, -e {args.e:g} -m {args.m:g} for all three sides, "
             f"{THREADS} threads each (fastsvm n_jobs, LIBSVM OMP_NUM_THREADS); γ in {args.gammas} "
             f"(1/n = 1/n_features), C in {args.Cs}. Median of {args.repeat} run(s), interleaved, each a "
             f"fresh process; per-run limit {args.timeout:g} s. Wall time of training only; peak = extra "

@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from bench_smo import DATASETS as KNOWN, _cpu_model, _warm_up_rows, load, run_and_report, save  # noqa: E402
+from bench_smo import DATASETS as KNOWN, _warm_up_rows, load, machine_line, run_and_report, save  # noqa: E402
 from memory import reset_peak, rss_and_peak  # noqa: E402
 
 DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms")      # the issue's; any binary set of bench_smo may be named
@@ -207,16 +207,8 @@ def markdown_row(row):
 
 
 def header_line(args, load_before):
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        libsvm_version = version("libsvm-official")
-    except PackageNotFoundError:
-        libsvm_version = "?"
     options = ", ".join(f"{k}={v}" for k, v in args.option) or "defaults"
-    return (f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {_cpu_model()}, {os.cpu_count()} cores, "
-            f"load average {load_before:.2f} before / {os.getloadavg()[0]:.2f} after; libsvm-official "
-            f"{libsvm_version}. C-SVC, RBF kernel, -c {args.C:g} -e {args.e:g} -m {args.m:g}"
+    return (f"{machine_line(load_before)}. C-SVC, RBF kernel, -c {args.C:g} -e {args.e:g} -m {args.m:g}"
             + (f" (fastsvm -e {args.fastsvm_e:g})" if args.fastsvm_e else "") + ", "
             f"gamma = {args.gamma or '1/n_features'}; fastsvm -s ssnal (options: {options}). "
             f"Median of {args.repeat} runs, "
