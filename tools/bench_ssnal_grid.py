@@ -51,7 +51,7 @@ DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing")
 GAMMAS = "1/n,0.05,0.5"       # "1/n": 1/n_features of the training file, LIBSVM's default
 CS = "0.1,1,10"
 THREADS = 2
-SIDES = (("fastsvm", "ssnal"), ("fastsvm", "smo"), ("libsvm", "libsvm"))   # (child side, column name)
+SIDES = (("fastsvm", "ssnal"), ("fastsvm", "smo"), ("libsvm", "libsvm"))   # (child side, solver = column)
 TARGET_VS_LIBSVM = 0.5        # SSsNAL time / LIBSVM time
 TARGET_VS_SMO = 1.0           # SSsNAL time / SMO time
 TARGET_ACCURACY_PP = 0.1
@@ -62,8 +62,8 @@ MB = 2**20
 
 def run_side(side, solver, npz, C, gamma, args):
     """One measured run: the child's JSON record, or {"status": "timeout" | "failed", ...}."""
-    cmd, env = child_command(side, THREADS, npz, C, gamma, args.e, args.m,
-                             solver=solver if side == "fastsvm" else "ssnal")
+    cmd, env = child_command(side, THREADS, npz, C, gamma, args.e, args.m, solver=solver,   # LIBSVM ignores it
+                             fastsvm_e=args.ssnal_e if solver == "ssnal" else None)
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -102,18 +102,17 @@ def bench_cell(X, y, npz, gamma, C, args):
     return cell
 
 
-def gamma_values(text, n_features):
-    return [1.0 / n_features if g.strip() == "1/n" else float(g) for g in text.split(",") if g.strip()]
+def gamma_values(text, default):
+    return [default if g.strip() == "1/n" else float(g) for g in text.split(",") if g.strip()]
 
 
 def bench(name, args, tmpdir):
-    X, y, Xt, yt, how, _ = load(args.data_dir, name, args.quick)
-    n_features = X.shape[1]    # of the training file (the quick subsets keep it)
+    X, y, Xt, yt, how, default_gamma = load(args.data_dir, name, args.quick)   # 1/n_features of the file
     npz = os.path.join(tmpdir, f"{name}.npz")
     save(npz, X, y, Xt, yt)
     print(f"{name}:", file=sys.stderr, flush=True)
     cells = []
-    for gamma in gamma_values(args.gammas, n_features):
+    for gamma in gamma_values(args.gammas, default_gamma):
         for C in [float(c) for c in args.Cs.split(",") if c.strip()]:
             cells.append({"gamma": gamma, "C": C, "sides": bench_cell(X, y, npz, gamma, C, args)})
     row = {"name": name, "n": X.shape[0], "n_test": Xt.shape[0], "how": how, "cells": cells}
@@ -134,7 +133,8 @@ def append_json(path, row):
 
 HEADER = ("| dataset | γ | C | s SSsNAL / SMO / LIBSVM | SSsNAL / LIBSVM | SSsNAL / SMO "
           "| test acc. SSsNAL / SMO / LIBSVM | Δacc. SSsNAL − LIBSVM (pp) | peak MB SSsNAL / SMO / LIBSVM "
-          "| η SSsNAL / SMO / LIBSVM | dual obj. SSsNAL / SMO / LIBSVM | nSV SSsNAL / SMO / LIBSVM "
+          "| η SSsNAL / SMO / LIBSVM | dual obj. SSsNAL / SMO / LIBSVM | dual obj. (SSsNAL − LIBSVM) / |LIBSVM| "
+          "| nSV SSsNAL / SMO / LIBSVM "
           "| targets |")
 RULE = "|" + "---|" * (HEADER.count(" | ") + 1)
 
@@ -172,8 +172,9 @@ def cell_line(name, c, args):
                ", ".join((["missed: " + ", ".join(missed)] if missed else [])
                          + (["not measured: " + ", ".join(unknown)] if unknown else [])))
     s, lib = cell["ssnal"], cell["libsvm"]
-    dacc = (f"{100 * (s['accuracy'] - lib['accuracy']):+.2f}"
-            if s["status"] == "ok" and lib["status"] == "ok" else "-")
+    both = s["status"] == "ok" and lib["status"] == "ok"
+    dacc = f"{100 * (s['accuracy'] - lib['accuracy']):+.2f}" if both else "-"
+    dobj = f"{(s['objective'] - lib['objective']) / abs(lib['objective']):.1e}" if both else "-"
     if cell["ssnal"]["status"] == "timeout":
         verdict += f" (SSsNAL > {args.timeout:g} s)"
     return (f"| {name} | {c['gamma']:.4g} | {c['C']:g} "
@@ -182,7 +183,7 @@ def cell_line(name, c, args):
             f"| {_three(cell, lambda r: format(100 * r['accuracy'], '.2f') + '%')} | {dacc} "
             f"| {_three(cell, lambda r: format(r['peak'] / MB, '.0f'))} "
             f"| {_three(cell, lambda r: format(r['eta'], '.1e'))} "
-            f"| {_three(cell, lambda r: format(r['objective'], '.7g'))} "
+            f"| {_three(cell, lambda r: format(r['objective'], '.7g'))} | {dobj} "
             f"| {_three(cell, lambda r: str(r['n_sv']))} | {verdict} |")
 
 
@@ -192,7 +193,8 @@ def markdown_rows(row, args):
 
 def header_line(args, load_before):
     mode = f"quick mode ({QUICK_TRAIN} training / {QUICK_TEST} test rows per set), " if args.quick else ""
-    return (f"{machine_line(load_before)}. {mode}C-SVC, RBF kernel, -e {args.e:g} -m {args.m:g} for all three sides, "
+    return (f"{machine_line(load_before)}. {mode}C-SVC, RBF kernel, -e {args.e:g} -m {args.m:g} for all three sides"
+            + (f" (SSsNAL -e {args.ssnal_e:g})" if args.ssnal_e else "") + ", "
             f"{THREADS} threads each (fastsvm n_jobs, LIBSVM OMP_NUM_THREADS); γ in {args.gammas} "
             f"(1/n = 1/n_features), C in {args.Cs}. Median of {args.repeat} run(s), interleaved, each a "
             f"fresh process; per-run limit {args.timeout:g} s. Wall time of training only; peak = extra "
@@ -267,6 +269,8 @@ def main(argv=None):
     ap.add_argument("--Cs", default=CS, help="comma-separated (default %(default)s)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per side and cell (medians)")
     ap.add_argument("--e", type=float, default=1e-3, help="stopping tolerance (-e) of all three sides")
+    ap.add_argument("--ssnal-e", type=float, default=None,
+                    help="SSsNAL's tolerance (eta) alone, e.g. to reach the eta SMO and LIBSVM reach at -e")
     ap.add_argument("--m", type=float, default=100.0, help="kernel cache MB (-m) of all three sides")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds after which a run is killed")
     ap.add_argument("--quick", action="store_true", help=f"train on seeded {QUICK_TRAIN}-row subsets")
