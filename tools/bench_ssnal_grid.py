@@ -133,7 +133,7 @@ def append_json(path, row):
 
 HEADER = ("| dataset | γ | C | s SSsNAL / SMO / LIBSVM | SSsNAL / LIBSVM | SSsNAL / SMO "
           "| test acc. SSsNAL / SMO / LIBSVM | Δacc. SSsNAL − LIBSVM (pp) | peak MB SSsNAL / SMO / LIBSVM "
-          "| η SSsNAL / SMO / LIBSVM | dual obj. SSsNAL / SMO / LIBSVM | dual obj. (SSsNAL − LIBSVM) / |LIBSVM| "
+          "| η SSsNAL / SMO / LIBSVM | dual obj. SSsNAL / SMO / LIBSVM | dual obj. rel. diff. SSsNAL − LIBSVM "
           "| nSV SSsNAL / SMO / LIBSVM "
           "| targets |")
 RULE = "|" + "---|" * (HEADER.count(" | ") + 1)
