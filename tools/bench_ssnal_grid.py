@@ -102,8 +102,26 @@ def bench_cell(X, y, npz, gamma, C, args):
     return cell
 
 
-def gamma_values(text, default):
-    return [default if g.strip() == "1/n" else float(g) for g in text.split(",") if g.strip()]
+def positive_values(text, allow_default=False):
+    """A comma-separated list of positive numbers (argparse type); "1/n" (allow_default) stands
+    for 1/n_features and becomes None."""
+    values = []
+    for item in (part.strip() for part in text.split(",")):
+        if allow_default and item == "1/n":
+            values.append(None)
+            continue
+        try:
+            value = float(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {item!r}") from None
+        if not (value > 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"not a positive number: {item!r}")
+        values.append(value)
+    return values
+
+
+def shown(values):
+    return ", ".join("1/n" if v is None else f"{v:g}" for v in values)
 
 
 def bench(name, args, tmpdir):
@@ -112,8 +130,8 @@ def bench(name, args, tmpdir):
     save(npz, X, y, Xt, yt)
     print(f"{name}:", file=sys.stderr, flush=True)
     cells = []
-    for gamma in gamma_values(args.gammas, default_gamma):
-        for C in [float(c) for c in args.Cs.split(",") if c.strip()]:
+    for gamma in (default_gamma if g is None else g for g in args.gammas):
+        for C in args.Cs:
             cells.append({"gamma": gamma, "C": C, "sides": bench_cell(X, y, npz, gamma, C, args)})
     row = {"name": name, "n": X.shape[0], "n_test": Xt.shape[0], "how": how, "cells": cells}
     if args.json:
@@ -195,8 +213,8 @@ def header_line(args, load_before):
     mode = f"quick mode ({QUICK_TRAIN} training / {QUICK_TEST} test rows per set), " if args.quick else ""
     return (f"{machine_line(load_before)}. {mode}C-SVC, RBF kernel, -e {args.e:g} -m {args.m:g} for all three sides"
             + (f" (SSsNAL -e {args.ssnal_e:g})" if args.ssnal_e else "") + ", "
-            f"{THREADS} threads each (fastsvm n_jobs, LIBSVM OMP_NUM_THREADS); γ in {args.gammas} "
-            f"(1/n = 1/n_features), C in {args.Cs}. Median of {args.repeat} run(s), interleaved, each a "
+            f"{THREADS} threads each (fastsvm n_jobs, LIBSVM OMP_NUM_THREADS); γ in {shown(args.gammas)} "
+            f"(1/n = 1/n_features), C in {shown(args.Cs)}. Median of {args.repeat} run(s), interleaved, each a "
             f"fresh process; per-run limit {args.timeout:g} s. Wall time of training only; peak = extra "
             "resident memory during training; η (relative KKT residual, ALGORITHMS.md §0) and the dual "
             "objective recomputed here from each returned dual vector. Targets: SSsNAL <= "
@@ -265,8 +283,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--datasets", default=",".join(DATASETS), help=f"comma-separated, from: {', '.join(DATASETS)}")
-    ap.add_argument("--gammas", default=GAMMAS, help="comma-separated; 1/n = 1/n_features (default %(default)s)")
-    ap.add_argument("--Cs", default=CS, help="comma-separated (default %(default)s)")
+    ap.add_argument("--gammas", default=GAMMAS, type=lambda text: positive_values(text, allow_default=True),
+                    help="comma-separated; 1/n = 1/n_features (default %(default)s)")
+    ap.add_argument("--Cs", default=CS, type=positive_values, help="comma-separated (default %(default)s)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per side and cell (medians)")
     ap.add_argument("--e", type=float, default=1e-3, help="stopping tolerance (-e) of all three sides")
     ap.add_argument("--ssnal-e", type=float, default=None,
