@@ -14,6 +14,7 @@ the outputs without the times (the last field, t=):
 --threads N solves with N threads (the bits must not depend on it either).
 """
 import argparse
+import functools
 import hashlib
 import time
 from pathlib import Path
@@ -43,18 +44,17 @@ def digest(values):
     return hashlib.sha1(np.ascontiguousarray(values, dtype=np.float64).tobytes()).hexdigest()[:10]
 
 
-THREADS = 1
 # the kernel front end's Newton systems on its cached columns (kernel_newton.coefficient_cg):
 # small dense limits and no sparse K_UU
 COEFFICIENT_CG = {"dense_j_max": 60, "always_dense_j": 30, "sparse_min_rows": 10**9}
 
 
-def run(name, X, y, C, tol, formulation="c_svc", kernel=LINEAR, solver="ssnal", **knobs):
+def solve(name, X, y, C, tol, formulation="c_svc", kernel=LINEAR, solver="ssnal", threads=1, **knobs):
     if formulation == "c_svc":
         y = np.where(y == y[0], 1.0, -1.0)
     params = Params(svm_type=formulation, solver=solver, C=C, tol=tol, epsilon=0.1,
                     config=Config(**knobs) if knobs else None)
-    sub = Subproblem(formulation, X, y, np.full(len(y), C), kernel, params, n_threads=THREADS)
+    sub = Subproblem(formulation, X, y, np.full(len(y), C), kernel, params, n_threads=threads)
     start = time.perf_counter()
     solution = get_solver(solver).solve(sub)
     seconds = time.perf_counter() - start
@@ -71,8 +71,8 @@ def main():
     parser.add_argument("--data-dir", type=Path, default=DATA)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    global THREADS
-    data_dir, THREADS = args.data_dir, args.threads
+    data_dir = args.data_dir
+    run = functools.partial(solve, threads=args.threads)
     for name in ("a9a", "w8a", "phishing", "mushrooms"):
         X, y = read(name, data_dir)
         for C in (1, 32):
