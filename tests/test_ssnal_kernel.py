@@ -152,6 +152,9 @@ CASES = [
     ("housing_scale", None, "epsilon_svr", Kernel("polynomial", gamma=1 / 13, degree=3, coef0=1.0), 1.0),
     ("mg", None, "epsilon_svr", Kernel("rbf", gamma=1 / 6), 10.0),
     ("svmguide1", None, "c_svc", Kernel("rbf", gamma=1 / 4), 1.0),     # unscaled: K_UU held sparse
+    # issue 39: the gammas users tune to, where the free set is large (1,766 of a9a's 2,000 rows)
+    ("w8a", 4000, "c_svc", Kernel("rbf", gamma=0.05), 1.0),
+    ("a9a", 2000, "c_svc", Kernel("rbf", gamma=0.5), 10.0),
 ]
 
 
@@ -567,6 +570,47 @@ def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     assert targets[0] > 0.5 * tol * scale
     tight = ssnal.solve(subproblem(X, y, kernel, tol=tol, config=Config(round_reduction=0.0)))
     assert sol.details["newton"] < tight.details["newton"]
+
+
+def np_working_rows(Q, c, a, u, x, limit):
+    """The rows with a free variable or a KKT violation at b = the projection's multiplier, the
+    `limit` largest violations |x - clip(x - (grad + b a), 0, u)| (ties by row): the twin of
+    kernel.working_rows for C-SVC."""
+    grad = Q @ x + c
+    lo, hi = -1e3, 1e3
+    for _ in range(200):         # b: the multiplier of the projection of x - grad
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if a @ np.clip(x - grad - mid * a, 0, u) > 0 else (lo, mid)
+    margin = grad + 0.5 * (lo + hi) * a
+    violation = np.abs(x - np.clip(x - margin, 0, u))
+    free = (x > 0) & (x < u)
+    rows = [r for r in np.flatnonzero(free | (violation > 0))]
+    return sorted(sorted(rows, key=lambda r: -violation[r])[:limit])
+
+
+def test_rows_join_the_working_set_most_violating_first():
+    """At most Config.kernel_join_max rows join the working set a round, the largest KKT violations
+    first (the NumPy twin picks the same rows), and the capped solve reaches the same optimum."""
+    X, labels = load("mushrooms", 1000)
+    y = as_pm(labels)
+    kernel = Kernel("rbf", gamma=0.05)
+    Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
+    x = np.clip(np.random.default_rng(1).normal(0.5, 0.6, 1000), 0.0, 1.0)
+    x -= (a @ x) / 1000 * a                      # a^T x = 0, inside the box up to the clip below
+    x = np.clip(x, 0.0, 1.0)
+    dual = ssnal_kernel.kernel_dual(subproblem(X, y, kernel))
+    grad = Q @ x + c
+    b = dual.K.project(x - grad)[1]
+    for limit in (None, 1000, 120, 7):
+        rows = ssnal_kernel.working_rows(dual, x, grad, b, 0.0, limit=limit)
+        expected = np_working_rows(Q, c, a, u, x, 1000 if limit is None else limit)
+        assert rows.tolist() == expected
+    reference = ssnal.solve(subproblem(X, y, kernel))
+    capped = ssnal.solve(subproblem(X, y, kernel, config=Config(kernel_join_max=60)))
+    sizes = [h["working_set"] for h in capped.history]
+    assert len(sizes) > 3 and all(0 < b - a <= 60 for a, b in zip(sizes[:-1], sizes[1:]) if b != a)
+    assert np_eta(Q, c, a, u, dual_vector(capped, y, "c_svc")) <= TOL
+    assert capped.objective == pytest.approx(reference.objective, rel=1e-7)
 
 
 def test_tiny_cache_and_cg_give_the_same_optimum():

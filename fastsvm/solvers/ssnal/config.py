@@ -97,6 +97,12 @@ class Config:
     coordinate_max_epochs: int = 50
     # ---- the kernel front end (kernel.py, working_set.py)
     kernel_max_rounds: int = 50    # working-set rounds
+    # rows joining the working set per round at most, the largest KKT violations first: a warm start
+    # far from the solution (random Fourier features at a large gamma) marks ~10k rows of w8a at
+    # gamma = 0.05, and on all of them at once the Newton systems reach |J| ~ 5,000 (CG on columns
+    # the cache cannot hold: 80 s per AL iteration); 2,000 a round keep |J| <= ~2,500 (Cholesky):
+    # > 180 -> 8 s. 1,000 is slower on a9a and mushrooms (more rounds), 2,000 no slower anywhere
+    kernel_join_max: int = 2000
     kernel_max_backtracks: int = 40
     kernel_line_rtol: float = 0.2  # the step's slope of psi is at most this fraction of the initial one
     kernel_line_trials: int = 12
@@ -106,6 +112,10 @@ class Config:
     # larger): while violators outside U set that eta, the rows joining next move U's solution
     # again (mushrooms: 41 -> 23 Newton steps, 0.198 -> 0.163 s with 2 threads)
     round_reduction: float = 0.03
+    # below this tolerance the kept gradient's rounding (float32 columns, 2^-24 per value summed over
+    # the support) reaches eta's scale (w8a 4000 rows, gamma 0.05: eta 2.3e-8 kept, 3.9e-7 exact):
+    # it is recomputed in float64 (one product over the support) before the stop is declared
+    exact_gradient_tol: float = 1e-5
     products_min_columns: int = 64  # uncached columns from which a product bypasses the cache
     store_values: int = 1 << 21    # kernel values computed at once for the cache (16 MB)
     dense_j_max: int = 4000        # Newton systems up to this order (and 8 |J|^2 <= -m) by Cholesky

@@ -18,8 +18,8 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    vector: KernelProducts, an inverted-index kernel mat-vec that stores nothing), and from it the
    working set U: the rows of the free variables and of the KKT violators (option ``theta``
    adds the variables whose margin grad f_r + b a_r is within theta of a bound's switch; 0 by
-   default: rows missed join in the next round at less cost). All other variables are held at
-   their bound.
+   default: rows missed join in the next round at less cost), Config.kernel_join_max of them at
+   most, the largest violations first. All other variables are held where they are.
 
 3. Rounds. SSsNAL on the exact kernel restricted to U (the other variables fixed, so the
    equality constraint keeps its value over U): the AL outer loop and semismooth Newton inner
@@ -42,7 +42,7 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    sigma keeps a warm start's free variables free. After the round the gradient of the rows
    outside U is updated over the coordinates that changed (KernelProducts again), eta is
    computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
-   the violators outside U join it and the round is repeated (or, when there are none, the next
+   the violators outside U join it (again kernel_join_max at most) and the round is repeated (or, when there are none, the next
    round is solved more tightly). A round's target is Config.round_reduction times the whole
    problem's eta at its start, tol / 2 at the least. This active-set layer keeps the method
    exact: the final eta is the full problem's, from a gradient kept on every row.
@@ -118,9 +118,10 @@ def kernel_dual(sub: Subproblem) -> KernelDual:
                       dual=svm_dual(sub.formulation, y, upper, eps, n_threads=sub.n_threads))
 
 
-def working_rows(dual, x, grad, b, theta, exclude=None):
+def working_rows(dual, x, grad, b, theta, exclude=None, limit=None):
     """Rows with a free variable, a KKT violator, or a margin grad_r + b a_r within theta of a
-    bound's switch (rows in ``exclude`` left out)."""
+    bound's switch (rows in ``exclude`` left out); at most ``limit`` of them, the largest
+    violations |x_r - clip(x_r - margin_r, 0, u_r)| (a row's largest) first."""
     margin = grad + b * dual.K.a
     upper = dual.K.upper
     free = (x > 0.0) & (x < upper)
@@ -130,7 +131,12 @@ def working_rows(dual, x, grad, b, theta, exclude=None):
     rows[dual.source[pick]] = True
     if exclude is not None:
         rows[exclude] = False
-    return np.flatnonzero(rows)
+    rows = np.flatnonzero(rows)
+    if limit is None or rows.shape[0] <= limit:
+        return rows
+    violation = np.zeros(dual.n)
+    np.maximum.at(violation, dual.source, np.abs(x - np.clip(x - margin, 0.0, upper)))
+    return np.sort(rows[np.argsort(-violation[rows], kind="stable")[:limit]])
 
 
 def check_kernel_problem(sub):
@@ -158,6 +164,17 @@ def update_outside(dual, products, ws, x, grad, x_new, hx_new, in_set, stats):
         stats["kernel_values"] += outside.shape[0] * moved.shape[0]
         out_vars = np.concatenate([outside + kk * dual.n for kk in range(dual.m // dual.n)])
         grad[out_vars] += dual.K.a[out_vars] * np.tile(h_out, dual.m // dual.n)
+
+
+def exact_gradient(dual, products, x, stats):
+    """grad f(x) on every row from float64 kernel values (one KernelProducts mat-vec over the
+    support)."""
+    beta = dual.row_coef(x)
+    support = np.flatnonzero(beta).astype(np.int32)
+    h = np.zeros(dual.n)
+    products.matvec(np.arange(dual.n, dtype=np.int32), support, beta[support], h)
+    stats["kernel_values"] += dual.n * support.shape[0]
+    return dual.gradient(h)
 
 
 def first_point(sub, dual, config, tol):
@@ -207,15 +224,9 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
     budget = int(params.cache_size * (1 << 20))
     check_kernel_cache(params.cache_size, dual.n)
     cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, budget, threads)
-    all_rows = np.arange(dual.n, dtype=np.int32)
 
-    # the gradient at x^0 on every row
-    beta = dual.row_coef(x)
-    support = np.flatnonzero(beta).astype(np.int32)
-    h = np.zeros(dual.n)
-    products.matvec(all_rows, support, beta[support], h)
-    stats["kernel_values"] += dual.n * support.shape[0]
-    grad = dual.gradient(h)
+    grad = exact_gradient(dual, products, x, stats)      # at x^0, on every row
+    exact = True
     times["gradient"] = time.perf_counter() - t0 - times["warm_start"]
 
     history = []
@@ -230,6 +241,10 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
     target_scale = 1.0
     rounds = 0
     for rounds in range(1, config.kernel_max_rounds + 1):
+        if eta <= tol < config.exact_gradient_tol and not exact:
+            grad = exact_gradient(dual, products, x, stats)
+            eta, b = kkt_residual(x, grad, dual.K, hint=b_last)
+            exact = True
         scale = 1.0 + norm(x) + norm(grad)
         entry = {"round": rounds, "eta": eta, "dual": dual.objective(x, grad),
                  "primal": dual.primal_objective(x, grad, b), "sigma": sigma, "working_set": int(in_set.sum()),
@@ -245,9 +260,9 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
         if counters.outer >= max_outer:
             break
         if rounds == 1:
-            new = working_rows(dual, x, grad, b, config.theta)
+            new = working_rows(dual, x, grad, b, config.theta, limit=config.kernel_join_max)
         else:
-            new = working_rows(dual, x, grad, b, config.theta, exclude=in_set)
+            new = working_rows(dual, x, grad, b, config.theta, exclude=in_set, limit=config.kernel_join_max)
             if new.shape[0] == 0:
                 target_scale *= 0.1          # no violators outside U: solve U more tightly
         if new.shape[0] == 0 and ws_rows.shape[0] == 0:
@@ -272,6 +287,7 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
         t_update = time.perf_counter()
         times["working_set"] = times.get("working_set", 0.0) + t_update - t_round
         update_outside(dual, products, ws, x, grad, x_new, hx_new, in_set, stats)
+        exact = False
         eta, b = kkt_residual(x, grad, dual.K, hint=b_last)
         times["update"] = times.get("update", 0.0) + time.perf_counter() - t_update
 
