@@ -32,7 +32,7 @@ from fastsvm.solvers import ssnal
 from fastsvm.solvers.ssnal import Config, kernel_inner
 from fastsvm.solvers.ssnal import kernel as ssnal_kernel
 from fastsvm.solvers.ssnal.kernel_inner import KernelCounters
-from fastsvm.solvers.ssnal.kernel_newton import dense_solve, newton_direction, well_conditioned
+from fastsvm.solvers.ssnal.kernel_newton import dense_solve, newton_direction, system_method, well_conditioned
 from fastsvm.solvers.ssnal.warm import warm_start
 from fastsvm.solvers.ssnal.working_set import WorkingSet
 from fastsvm.solvers.base import Kernel, Subproblem
@@ -426,10 +426,11 @@ def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget()
 
 
 @pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
-@pytest.mark.parametrize("system", ["dense", "cg", "sparse"])
+@pytest.mark.parametrize("system", ["dense", "block", "cg", "sparse"])
 def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, system):
     """delta, Q delta of the kernel form equal Z^T delta = d, Z d of the linear solver's Newton
-    system (I + sigma Z_J^T P_J Z_J) d = -Z^T r, with Z any factor of Q = Z Z^T."""
+    system (I + sigma Z_J^T P_J Z_J) d = -Z^T r, with Z any factor of Q = Z Z^T, whichever way
+    the |J| x |J| system is solved (a float32 block: to its rounding)."""
     X = small_data(n=40, p=6)
     rng = np.random.default_rng(3)
     y = np.where(rng.random(40) < 0.5, 1.0, -1.0) if formulation == "c_svc" else rng.normal(size=40)
@@ -455,15 +456,17 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
     counters = KernelCounters()
-    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, 1 << 20, counters)
+    budget = 4 * 15 * 15 - 1 if system == "cg" else 1 << 20      # "cg": no block of order 15 fits
+    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, budget, counters)
     assert counters.systems[system] == 1
     aJ = a[J]
     P = np.eye(15) - np.outer(aJ, aJ) / (aJ @ aJ)
     ZJ = Z[J]
     H = np.eye(Z.shape[1]) + sigma * ZJ.T @ P @ ZJ
     d = np.linalg.solve(H, -Z.T @ r)
-    np.testing.assert_allclose(Z.T @ delta, d, atol=1e-6 * np.abs(d).max())
-    np.testing.assert_allclose(hdelta, Z @ d, atol=1e-6 * np.abs(Z @ d).max())
+    atol = 1e-5 if system == "block" else 1e-6
+    np.testing.assert_allclose(Z.T @ delta, d, atol=atol * np.abs(d).max())
+    np.testing.assert_allclose(hdelta, Z @ d, atol=atol * np.abs(Z @ d).max())
 
 
 # ---------------------------------------------------------------- paths over C
@@ -614,8 +617,8 @@ def test_rows_join_the_working_set_most_violating_first():
 
 
 def test_tiny_cache_and_cg_give_the_same_optimum():
-    """A cache of a few columns (everything recomputed) and CG Newton directions from cached
-    columns reach the optimum of the default run."""
+    """A cache of a few columns (everything recomputed), CG Newton directions on a float32 block
+    and CG from cached columns reach the optimum of the default run."""
     X, labels = load("mushrooms", 800)
     y = as_pm(labels)
     kernel = Kernel("rbf", gamma=1 / 112)
@@ -624,9 +627,14 @@ def test_tiny_cache_and_cg_give_the_same_optimum():
     sub = subproblem(X, y, kernel)
     sub.params.cache_size = 0.01
     tiny = ssnal.solve(sub)
-    cg = ssnal.solve(subproblem(X, y, kernel, config=Config(always_dense_j=10, dense_j_max=10)))
+    small_j = Config(always_dense_j=10, dense_j_max=10)
+    block = ssnal.solve(subproblem(X, y, kernel, config=small_j))
+    assert block.details["systems"]["block"] > 0 and block.details["systems"]["cg"] == 0
+    sub = subproblem(X, y, kernel, config=small_j)
+    sub.params.cache_size = 0.001     # no block of order > 16 fits: CG on the cached columns
+    cg = ssnal.solve(sub)
     assert cg.details["systems"]["cg"] > 0
-    for sol in (tiny, cg):
+    for sol in (tiny, block, cg):
         assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
         assert sol.objective == pytest.approx(reference.objective, rel=1e-7)
 
@@ -894,8 +902,10 @@ def test_numerically_sparse_kernel_is_held_sparse():
 def test_well_conditioned_newton_systems_take_cg():
     """Binary rows with few features in common and a large gamma: K is dense but diagonally
     dominant, so Gershgorin bounds every Newton system's condition number by CG_CONDITION and
-    CG replaces Cholesky. The row sums behind the bound are NumPy's; the optimum is LIBSVM's and
-    the Cholesky path's."""
+    CG replaces Cholesky: on a formed block where it fits the budget, never on the cached columns
+    (each product reads |J| |U| values, evicted ones recomputed); on them only where no block
+    fits. The row sums behind the bound are NumPy's; the optimum is LIBSVM's and the Cholesky
+    path's."""
     rng = np.random.default_rng(11)
     n, p = 1500, 100
     cols = np.concatenate([rng.choice(p, 15, replace=False) for _ in range(n)])
@@ -914,11 +924,18 @@ def test_well_conditioned_newton_systems_take_cg():
     radius = np.abs(QJ).sum(axis=1).max() - 1.0
     assert (1 + radius) / (1 - radius) <= Config.cg_condition and well_conditioned(ws, J)
     held = ssnal.solve(subproblem(X, y, kernel))
-    assert held.details["systems"]["cg"] > 0 and held.details["systems"]["sparse"] == 0
+    systems = held.details["systems"]
+    assert systems["block"] > 0 and systems["cg"] == 0 and systems["sparse"] == 0
+    assert system_method(ws, J, 10.0, 4 * 700 * 700) == "block"
+    assert system_method(ws, J, 10.0, 4 * 700 * 700 - 1) == "cg"
+    sub = subproblem(X, y, kernel)
+    sub.params.cache_size = 1.0       # blocks of order > 512 do not fit
+    columns = ssnal.solve(sub)
+    assert columns.details["systems"]["cg"] > 0
     dense = ssnal.solve(subproblem(X, y, kernel, config=Config(cg_condition=0.0)))
-    assert dense.details["systems"]["cg"] == 0
+    assert dense.details["systems"]["cg"] == dense.details["systems"]["block"] == 0
     f_lib = np_objective(Q, c, libsvm_solution(X, y, kernel, "c_svc", 1.0)[0])
-    for sol in (held, dense):
+    for sol in (held, columns, dense):
         x = dual_vector(sol, y, "c_svc")
         assert np_eta(Q, c, a, u, x) <= TOL and sol.stop_measure <= TOL
         assert np_objective(Q, c, x) == pytest.approx(f_lib, rel=1e-6)

@@ -1,6 +1,7 @@
 """Newton directions of the kernel front end, in kernel coefficients: the Sherman-Morrison-
 Woodbury form of the linear solver's system, its |J| x |J| part by Cholesky (bordered by the
-equality constraint) or by CG on the cached columns or on K_UU's kept values."""
+equality constraint), or by CG on a formed float32 block, on the cached columns or on K_UU's kept
+values (system_method picks by cost and memory)."""
 import numpy as np
 
 from ..._core._cg import conjugate_gradient
@@ -12,11 +13,8 @@ from ...problems.vector import dot
 
 def newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     """(delta, Q delta): the SMW form of (I + sigma Z_J^T P_J Z_J) d = -g with g = Z^T r in the
-    coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J.
-    The |J| x |J| system by CG on K_UU's kept values when it is held sparse (and |J| exceeds
-    Config.always_dense_j), else by Cholesky (bordered_solve, on I + sigma Q_JJ) while Q_JJ fits the
-    cache budget and |J| <= Config.dense_j_max, unless the system is well conditioned; otherwise by CG
-    on the cached columns."""
+    coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J,
+    the |J| x |J| system solved as system_method picks."""
     k = J.shape[0]
     if k == 0:
         counters.systems["none"] += 1
@@ -24,26 +22,56 @@ def newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     aJ = ws.a[J]
     aa = dot(aJ, aJ)
     t = hr[J] - (dot(aJ, hr[J]) / aa) * aJ
-    fits = 8.0 * k * k <= budget_bytes
-    if ws.sparse is not None and k > ws.cfg.always_dense_j and sigma * ws.cfg.sparse_drop <= ws.cfg.kernel_cg_rtol:
-        counters.systems["sparse"] += 1
+    method = system_method(ws, J, sigma, budget_bytes)
+    counters.systems[method] += 1
+    if method == "sparse":
         z, iterations, status = ws.sparse.newton_cg(ws.pos[J], aJ, sigma, t, ws.cfg.kernel_cg_rtol,
                                                     ws.cfg.kernel_cg_max_iter, ws.stop)
+        counters.cg += iterations
         if status == Status.BREAKDOWN:
             raise not_psd()
-        counters.cg += iterations
-    elif k <= ws.cfg.always_dense_j or (fits and k <= ws.cfg.dense_j_max and not well_conditioned(ws, J)):
-        counters.systems["dense"] += 1
+    elif method == "dense":
         z = dense_solve(lambda: ws.q_block(J), t, aJ, aa, sigma)
+    elif method == "block":
+        block = ws.q_block(J, np.float32)
+        z = coefficient_cg(lambda v: block @ v.astype(np.float32), ws, aJ, aa, sigma, t, counters)
     else:
-        counters.systems["cg"] += 1
-        z = coefficient_cg(ws, J, aJ, aa, sigma, t, counters)
+        z = coefficient_cg(lambda v: ws.qmul(scattered(v, J, ws.a.shape[0]), J)[J], ws, aJ, aa, sigma, t,
+                           counters)
     z -= (dot(aJ, z) / aa) * aJ
     delta = -r
     delta[J] += sigma * z
-    zfull = np.zeros(r.shape[0])
-    zfull[J] = z
-    return delta, sigma * ws.qmul(zfull, J) - hr
+    return delta, sigma * ws.qmul(scattered(z, J, r.shape[0]), J) - hr
+
+
+def system_method(ws, J, sigma, budget_bytes):
+    """How the Newton system of order k = |J| is solved, by what it costs:
+    - "sparse": CG on K_UU's kept values, when it is held sparse (k > Config.always_dense_j);
+    - "dense": Cholesky (k^3 / 3 flops) of the float64 block (8 k^2 bytes within the -m budget),
+      up to Config.dense_j_max, unless the system is well conditioned (Gershgorin);
+    - "block": CG on Q_JJ formed once in float32 (k^2 kernel values, 4 k^2 bytes within the budget),
+      each product k^2 reads -- a well-conditioned system (~11 products) or one too large for
+      Cholesky;
+    - "cg": CG on the cached columns (k |U| reads a product, evicted columns recomputed every
+      time), only where no block fits."""
+    k = J.shape[0]
+    cfg = ws.cfg
+    if ws.sparse is not None and k > cfg.always_dense_j and sigma * cfg.sparse_drop <= cfg.kernel_cg_rtol:
+        return "sparse"
+    if k <= cfg.always_dense_j:
+        return "dense"
+    if 8.0 * k * k <= budget_bytes and k <= cfg.dense_j_max and not well_conditioned(ws, J):
+        return "dense"
+    if 4.0 * k * k <= budget_bytes:
+        return "block"
+    return "cg"
+
+
+def scattered(v, J, m):
+    """The length-m vector with v at J, zeros elsewhere."""
+    full = np.zeros(m)
+    full[J] = v
+    return full
 
 
 def well_conditioned(ws, J):
@@ -88,17 +116,13 @@ def not_psd():
                         "kernel usually is not): SSsNAL needs a convex dual; use -s smo")
 
 
-def coefficient_cg(ws, J, aJ, aa, sigma, t, counters):
-    """z with (I + sigma P Q_JJ P) z = t by CG to the relative residual Config.kernel_cg_rtol (an inexact
-    Newton direction), products from the cached columns (a formed block of order > Config.dense_j_max
-    is read as slowly as the float32 columns, and forming it costs as much again)."""
-    full = np.zeros(ws.a.shape[0])
+def coefficient_cg(product, ws, aJ, aa, sigma, t, counters):
+    """z with (I + sigma P Q_JJ P) z = t by CG to the relative residual Config.kernel_cg_rtol (an
+    inexact Newton direction), product(v) = Q_JJ v (from a formed block or the cached columns)."""
 
     def apply(v):
         v = v - (dot(aJ, v) / aa) * aJ
-        full[J] = v
-        w = ws.qmul(full, J)[J]
-        full[J] = 0.0
+        w = product(v)
         return v + sigma * (w - (dot(aJ, w) / aa) * aJ)
 
     z, iterations, status = conjugate_gradient(apply, t, ws.cfg.kernel_cg_rtol, ws.cfg.kernel_cg_max_iter, ws.stop,

@@ -78,21 +78,27 @@ class WorkingSet:
         v[J] = self.a[J]
         return self.a[J] * self.qmul(v, J)[J]
 
-    def q_block(self, J):
+    def q_block(self, J, dtype=np.float64):
         """Q_JJ = (a_J a_J^T) o K[pos_J, pos_J] (SVR: both variables of a row may be in J): from
         cached columns, or, when many are not cached (a free set on the move), by KernelProducts
-        (|J|^2 kernel values instead of |J| L)."""
+        (|J|^2 kernel values instead of |J| L). In float32 (dtype): computed a block of rows at a
+        time by KernelProducts, never whole in float64."""
         p = self.pos[J]
         uniq, inv = np.unique(p, return_inverse=True)
         uniq = uniq.astype(np.int32)
-        if uniq.shape[0] - np.count_nonzero(self.cache.cached_mask(uniq, self.L)) >= self.cfg.products_min_columns:
-            rows = self.rows_i32[uniq]
+        rows = self.rows_i32[uniq]
+        if dtype != np.float64:
+            Kb = np.empty((uniq.shape[0], uniq.shape[0]), dtype=dtype)
+            step = max(1, self.cfg.store_values // max(uniq.shape[0], 1))
+            for lo in range(0, uniq.shape[0], step):
+                Kb[lo: lo + step] = self.products.block(rows[lo: lo + step], rows)
+        elif uniq.shape[0] - np.count_nonzero(self.cache.cached_mask(uniq, self.L)) >= self.cfg.products_min_columns:
             Kb = self.products.block(rows, rows)
         else:
             Kb = self.cache.columns_block(uniq, self.L, self.stop)
         if uniq.shape[0] != p.shape[0] or np.any(uniq != p):
             Kb = Kb[np.ix_(inv, inv)]
-        aJ = self.a[J]
+        aJ = self.a[J].astype(dtype)
         Kb *= aJ[:, None]        # in place: blocks of order thousands, no temporaries
         Kb *= aJ
         return Kb
