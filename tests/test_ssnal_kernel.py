@@ -587,7 +587,7 @@ def np_working_rows(Q, c, a, u, x, limit):
     margin = grad + 0.5 * (lo + hi) * a
     violation = np.abs(x - np.clip(x - margin, 0, u))
     free = (x > 0) & (x < u)
-    rows = [r for r in np.flatnonzero(free | (violation > 0))]
+    rows = list(np.flatnonzero(free | (violation > 0)))
     return sorted(sorted(rows, key=lambda r: -violation[r])[:limit])
 
 
