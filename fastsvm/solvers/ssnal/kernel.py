@@ -43,9 +43,11 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    outside U is updated over the coordinates that changed (KernelProducts again), eta is
    computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
    the violators outside U join it (again kernel_join_max at most) and the round is repeated
-   (or, when there are none, the next round is solved more tightly). A round's target is Config.round_reduction times the whole
-   problem's eta at its start, tol / 2 at the least. This active-set layer keeps the method
-   exact: the final eta is the full problem's, from a gradient kept on every row.
+   (or, when there are none, the next round is solved more tightly). A round's target is
+   Config.round_reduction times the whole problem's eta at its start, tol / 2 at the least.
+   This active-set layer keeps the method exact: the final eta is the full problem's, from a
+   gradient kept on every row (recomputed in float64 before the stop below
+   Config.exact_gradient_tol, where the float32 columns' rounding reaches eta's scale).
 
 The sigmoid kernel matrix is indefinite in general and (P) then nonconvex: the method still
 reaches a KKT point (as SMO does) while the Newton matrices on the free sets stay positive
