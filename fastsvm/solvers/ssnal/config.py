@@ -106,7 +106,12 @@ class Config:
     kernel_max_backtracks: int = 40
     kernel_line_rtol: float = 0.2  # the step's slope of psi is at most this fraction of the initial one
     kernel_line_trials: int = 12
-    kernel_newton_j_max: int = 500  # free set aimed at by the first sigma of a round
+    # free set aimed at by the first sigma of a round: a sigma raised to keep it at 500 starts each AL
+    # iteration from a small J that then grows over damped Newton steps (w8a gamma 0.05: 4 -> 201,
+    # 83 -> 745, 335 -> 1593 free variables over ~20 steps each); 2,000 (the join cap's scale, systems
+    # by Cholesky) lets it start near its size: w8a gamma 0.05 C 0.1 9.4 -> 3.6 s, C 1 8.8 -> 7.9 s,
+    # mushrooms gamma 0.05 C 10 0.82 -> 0.66 s; the same Newton steps on the cells with small free sets
+    kernel_newton_j_max: int = 2000
     kernel_sigma_steps: int = 8
     # a round solves U to this fraction of the whole problem's eta at its start (or to tol / 2, the
     # larger): while violators outside U set that eta, the rows joining next move U's solution
