@@ -426,7 +426,7 @@ def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget()
 
 
 @pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
-@pytest.mark.parametrize("system", ["dense", "block", "cg", "sparse"])
+@pytest.mark.parametrize("system", ["dense", "block", "products", "sparse"])
 def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, system):
     """delta, Q delta of the kernel form equal Z^T delta = d, Z d of the linear solver's Newton
     system (I + sigma Z_J^T P_J Z_J) d = -Z^T r, with Z any factor of Q = Z Z^T, whichever way
@@ -456,7 +456,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
     counters = KernelCounters()
-    budget = 4 * 15 * 15 - 1 if system == "cg" else 1 << 20      # "cg": no block of order 15 fits
+    budget = 4 * 15 * 15 - 1 if system == "products" else 1 << 20      # no block of order 15 fits
     delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, budget, counters)
     assert counters.systems[system] == 1
     aJ = a[J]
@@ -618,7 +618,7 @@ def test_rows_join_the_working_set_most_violating_first():
 
 def test_tiny_cache_and_cg_give_the_same_optimum():
     """A cache of a few columns (everything recomputed), CG Newton directions on a float32 block
-    and CG from cached columns reach the optimum of the default run."""
+    and CG on products computed on the fly reach the optimum of the default run."""
     X, labels = load("mushrooms", 800)
     y = as_pm(labels)
     kernel = Kernel("rbf", gamma=1 / 112)
@@ -629,11 +629,11 @@ def test_tiny_cache_and_cg_give_the_same_optimum():
     tiny = ssnal.solve(sub)
     small_j = Config(always_dense_j=10, dense_j_max=10)
     block = ssnal.solve(subproblem(X, y, kernel, config=small_j))
-    assert block.details["systems"]["block"] > 0 and block.details["systems"]["cg"] == 0
+    assert block.details["systems"]["block"] > 0 and block.details["systems"]["products"] == 0
     sub = subproblem(X, y, kernel, config=small_j)
-    sub.params.cache_size = 0.001     # no block of order > 16 fits: CG on the cached columns
+    sub.params.cache_size = 0.001     # no block of order > 16 fits: products on the fly
     cg = ssnal.solve(sub)
-    assert cg.details["systems"]["cg"] > 0
+    assert cg.details["systems"]["products"] > 0
     for sol in (tiny, block, cg):
         assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= TOL
         assert sol.objective == pytest.approx(reference.objective, rel=1e-7)
@@ -887,7 +887,7 @@ def test_numerically_sparse_kernel_is_held_sparse():
     Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", 1.0)
     assert np.mean(np.abs(Q) >= 1e-16) < 0.02
     held = ssnal.solve(subproblem(X, y, kernel))
-    assert held.details["systems"]["sparse"] > 0 and held.details["systems"]["cg"] == 0
+    assert held.details["systems"]["sparse"] > 0 and held.details["systems"]["products"] == 0
     dense = ssnal.solve(subproblem(X, y, kernel, config=Config(sparse_max_density=0.0)))
     assert dense.details["systems"]["sparse"] == 0
     x_lib = libsvm_solution(X, y, kernel, "c_svc", 1.0)[0]
@@ -902,10 +902,9 @@ def test_numerically_sparse_kernel_is_held_sparse():
 def test_well_conditioned_newton_systems_take_cg():
     """Binary rows with few features in common and a large gamma: K is dense but diagonally
     dominant, so Gershgorin bounds every Newton system's condition number by CG_CONDITION and
-    CG replaces Cholesky: on a formed block where it fits the budget, never on the cached columns
-    (each product reads |J| |U| values, evicted ones recomputed); on them only where no block
-    fits. The row sums behind the bound are NumPy's; the optimum is LIBSVM's and the Cholesky
-    path's."""
+    CG replaces Cholesky: on a formed block where it fits the budget, on products computed on
+    the fly only where it does not. The row sums behind the bound are NumPy's; the optimum is
+    LIBSVM's and the Cholesky path's."""
     rng = np.random.default_rng(11)
     n, p = 1500, 100
     cols = np.concatenate([rng.choice(p, 15, replace=False) for _ in range(n)])
@@ -925,15 +924,15 @@ def test_well_conditioned_newton_systems_take_cg():
     assert (1 + radius) / (1 - radius) <= Config.cg_condition and well_conditioned(ws, J)
     held = ssnal.solve(subproblem(X, y, kernel))
     systems = held.details["systems"]
-    assert systems["block"] > 0 and systems["cg"] == 0 and systems["sparse"] == 0
+    assert systems["block"] > 0 and systems["products"] == 0 and systems["sparse"] == 0
     assert system_method(ws, J, 10.0, 4 * 700 * 700) == "block"
-    assert system_method(ws, J, 10.0, 4 * 700 * 700 - 1) == "cg"
+    assert system_method(ws, J, 10.0, 4 * 700 * 700 - 1) == "products"
     sub = subproblem(X, y, kernel)
     sub.params.cache_size = 1.0       # blocks of order > 512 do not fit
     columns = ssnal.solve(sub)
-    assert columns.details["systems"]["cg"] > 0
+    assert columns.details["systems"]["products"] > 0
     dense = ssnal.solve(subproblem(X, y, kernel, config=Config(cg_condition=0.0)))
-    assert dense.details["systems"]["cg"] == dense.details["systems"]["block"] == 0
+    assert dense.details["systems"]["products"] == dense.details["systems"]["block"] == 0
     f_lib = np_objective(Q, c, libsvm_solution(X, y, kernel, "c_svc", 1.0)[0])
     for sol in (held, columns, dense):
         x = dual_vector(sol, y, "c_svc")

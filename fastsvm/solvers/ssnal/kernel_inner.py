@@ -20,7 +20,7 @@ class KernelCounters:
         self.outer = 0
         self.trials = 0
         self.cg = 0
-        self.systems = {"dense": 0, "block": 0, "cg": 0, "sparse": 0, "none": 0}
+        self.systems = {"dense": 0, "block": 0, "products": 0, "sparse": 0, "none": 0}
 
 
 class KernelInner:

@@ -72,6 +72,21 @@ class WorkingSet:
             self.cache.axpy_columns(nz, beta[nz], self.L, out, self.stop)
         return self.a * out[self.pos]
 
+    def q_product(self, J):
+        """v -> Q_JJ v, its |J|^2 kernel values computed at every call by KernelProducts (no
+        storage, no cache traffic; SVR: a row's two variables share one value)."""
+        positions, inverse = np.unique(self.pos[J], return_inverse=True)
+        rows = self.rows_i32[positions]
+        aJ = self.a[J]
+
+        def product(v):
+            beta = np.bincount(inverse, weights=aJ * v, minlength=positions.shape[0])
+            out = np.zeros(positions.shape[0])
+            self.products.matvec(rows, rows, beta, out)
+            return aJ * out[inverse]
+
+        return product
+
     def row_sums(self, J):
         """sum_{s in J} |Q_rs| for every r in J, by one product (RBF: |Q_rs| = K_rs)."""
         v = np.zeros(self.a.shape[0])
