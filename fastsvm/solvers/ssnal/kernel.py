@@ -126,9 +126,8 @@ def working_rows(dual, x, grad, b, theta, exclude=None, limit=None):
     violations |x_r - clip(x_r - margin_r, 0, u_r)| (a row's largest) first."""
     margin = grad + b * dual.K.a
     upper = dual.K.upper
-    free = (x > 0.0) & (x < upper)
-    violating = ((x < upper) & (margin < 0.0)) | ((x > 0.0) & (margin > 0.0))
-    pick = free | violating | (np.abs(margin) < theta)
+    violation = np.abs(x - np.clip(x - margin, 0.0, upper))     # |x - Pi(x - grad)| per variable
+    pick = ((x > 0.0) & (x < upper)) | (violation > 0.0) | (np.abs(margin) < theta)
     rows = np.zeros(dual.n, dtype=bool)
     rows[dual.source[pick]] = True
     if exclude is not None:
@@ -136,9 +135,9 @@ def working_rows(dual, x, grad, b, theta, exclude=None, limit=None):
     rows = np.flatnonzero(rows)
     if limit is None or rows.shape[0] <= limit:
         return rows
-    violation = np.zeros(dual.n)
-    np.maximum.at(violation, dual.source, np.abs(x - np.clip(x - margin, 0.0, upper)))
-    return np.sort(rows[np.argsort(-violation[rows], kind="stable")[:limit]])
+    row_violation = np.zeros(dual.n)
+    np.maximum.at(row_violation, dual.source, violation)
+    return np.sort(rows[np.argsort(-row_violation[rows], kind="stable")[:limit]])
 
 
 def check_kernel_problem(sub):
@@ -261,12 +260,9 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
             break
         if counters.outer >= max_outer:
             break
-        if rounds == 1:
-            new = working_rows(dual, x, grad, b, config.theta, limit=config.kernel_join_max)
-        else:
-            new = working_rows(dual, x, grad, b, config.theta, exclude=in_set, limit=config.kernel_join_max)
-            if new.shape[0] == 0:
-                target_scale *= 0.1          # no violators outside U: solve U more tightly
+        new = working_rows(dual, x, grad, b, config.theta, exclude=in_set, limit=config.kernel_join_max)
+        if new.shape[0] == 0 and rounds > 1:
+            target_scale *= 0.1              # no violators outside U: solve U more tightly
         if new.shape[0] == 0 and ws_rows.shape[0] == 0:
             break                            # nothing to work on (eta is rounding-limited)
         in_set[new] = True
