@@ -607,6 +607,32 @@ def test_cache_eviction_under_tiny_budget(heart):
     assert [pos for pos, _ in three.cached()] == [3, 1, 4]
 
 
+def test_cache_budget_lent_and_taken_back(heart):
+    """set_budget: a smaller budget drops the least recently used columns until the rest fit
+    (a solver lends the bytes to a block); a larger one keeps what is held and caches more."""
+    X, y = heart
+    n = X.shape[0]
+    kernel = _kernel_of("rbf", X.shape[1])
+    Q = kernel_matrix(X, X, "rbf", kernel.gamma).astype(np.float32)
+    header = n * 20
+    cache = KernelCache(X, "rbf", kernel.gamma, cache_bytes=header + 10 * n * 4)
+    for i in range(10):
+        cache.get_column(i)
+    assert cache.held_bytes == header + 10 * n * 4
+    cache.set_budget(header + 4 * n * 4 + 3)
+    assert cache.held_bytes == header + 4 * n * 4
+    assert [pos for pos, _ in cache.cached()] == [6, 7, 8, 9]       # the most recent kept
+    computed = cache.n_computed
+    np.testing.assert_array_equal(cache.get_column(9), Q[:, 9])
+    assert cache.n_computed == computed                             # still held, not recomputed
+    cache.set_budget(1)                                             # the floor: two columns
+    assert [pos for pos, _ in cache.cached()] == [8, 9]
+    cache.set_budget(header + 10 * n * 4)
+    for i in range(10):
+        np.testing.assert_array_equal(cache.get_column(i), Q[:, i])
+    assert cache.held_bytes == header + 10 * n * 4 and cache.n_computed == computed + 8 * n
+
+
 def test_cache_threaded_columns_equal_serial():
     X, _ = _read("abalone_scale", 2500)
     serial = KernelCache(X, "rbf", 0.7, n_threads=1)

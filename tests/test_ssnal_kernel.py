@@ -371,7 +371,7 @@ def test_working_set_products_cache_a_column_from_its_second_use():
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=1 << 22)
     products = KernelProducts(X, "rbf", 0.3)
     rows = np.arange(0, 300, 2)                     # U: 150 rows
-    ws = WorkingSet(dual, cache, products, rows, np.zeros(dual.m), np.zeros(1, np.int32))
+    ws = WorkingSet(dual, cache, products, rows, np.zeros(dual.m), np.zeros(1, np.int32), 1 << 22)
     v = np.zeros(ws.L)
     v[:100] = np.linspace(-1.0, 1.0, 100)          # 100 >= PRODUCTS_MIN_COLUMNS columns
     Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
@@ -413,7 +413,7 @@ def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget()
     for budget in (1 << 22, 1 << 12):
         cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
         ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), rows, np.zeros(dual.m), np.zeros(1, np.int32),
-                        config=Config(store_values=700))     # chunks of 4 columns of 150
+                        budget, config=Config(store_values=700))     # chunks of 4 columns of 150
         Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
         v = np.zeros(ws.L)
         v[:5] = 1.0
@@ -444,8 +444,9 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
         config = Config(sparse_min_rows=1, sparse_max_density=1.0, sparse_drop=0.0)
     if system != "dense":
         config = replace(config, always_dense_j=5, dense_j_max=5, kernel_cg_rtol=1e-12)
-    ws = WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop,
-                    rbf=system == "sparse", sparse_budget=1 << 20, config=config)
+    budget = 4 * 15 * 15 - 1 if system == "products" else 1 << 20      # no block of order 15 fits
+    ws = WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop, budget,
+                    rbf=system == "sparse", config=config)
     assert (ws.sparse is not None) == (system == "sparse")
     Q, _, a, _ = np_dual(np_kernel(X, X, kernel), y, formulation, 1.0)
     Q = Q[np.ix_(ws.vars, ws.vars)]
@@ -456,8 +457,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
     counters = KernelCounters()
-    budget = 4 * 15 * 15 - 1 if system == "products" else 1 << 20      # no block of order 15 fits
-    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, budget, counters)
+    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, counters)
     assert counters.systems[system] == 1
     aJ = a[J]
     P = np.eye(15) - np.outer(aJ, aJ) / (aJ @ aJ)
@@ -494,6 +494,49 @@ def test_a_path_over_c_reaches_the_cold_optima(formulation):
     assert [s.details["warm_start"]["from"] for s in path] == \
         ["random Fourier features"] + ["the solution at other bounds"] * 3
     assert sum("warm start from the solution at other bounds" in line for line in lines) == 3
+
+
+@pytest.mark.parametrize("system", ["dense", "block"])
+def test_a_newton_block_takes_its_bytes_from_the_cache(system):
+    """-m is one budget: while a Newton system's block (8 |J|^2 bytes, float32: 4 |J|^2) is formed
+    and used, the cache holds at most the rest; after, its whole share is back. K_UU's kept
+    values are charged the same way, for as long as the working set lives."""
+    X, y = small_data(n=300, p=9), np.where(np.arange(300) % 3, 1.0, -1.0)
+    dual = ssnal_kernel.kernel_dual(subproblem(X, y, Kernel("rbf", gamma=0.3)))
+    full = 300 * 20 + 300 * 300 * 4                 # every column held, bookkeeping included
+    budget = full + 1000
+    cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
+    config = Config(always_dense_j=1000) if system == "dense" else Config(always_dense_j=5, dense_j_max=5)
+    ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), np.arange(300), np.zeros(dual.m),
+                    np.zeros(1, np.int32), budget, config=config)
+    for i in range(300):
+        cache.get_column(i)
+    assert cache.held_bytes == full
+    held_while_formed = []
+    q_block = ws.q_block
+
+    def spy(J, dtype=np.float64):
+        held_while_formed.append(cache.held_bytes)
+        return q_block(J, dtype)
+
+    ws.q_block = spy
+    J = np.arange(0, 300, 2)
+    r = np.random.default_rng(0).normal(size=dual.m)
+    counters = KernelCounters()
+    newton_direction(ws, J, r, ws.qmul(r), 5.0, counters)
+    assert counters.systems[system] == 1
+    block_bytes = (8 if system == "dense" else 4) * 150 * 150
+    assert held_while_formed and max(held_while_formed) <= budget - block_bytes
+    for i in range(300):
+        cache.get_column(i)
+    assert cache.held_bytes == full
+
+    kept = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), np.arange(300), np.zeros(dual.m),
+                      np.zeros(1, np.int32), budget, rbf=True,
+                      config=Config(sparse_min_rows=1, sparse_max_density=1.0, sparse_drop=0.9 * 300))
+    for i in range(300):                            # the values >= 0.9 kept: the diagonal and a few more
+        cache.get_column(i)
+    assert kept.sparse is not None and cache.held_bytes + kept.sparse.nbytes <= budget
 
 
 def test_a_warm_subproblem_starts_from_its_solution():
@@ -748,10 +791,10 @@ def test_bad_input_gives_clear_errors():
     dual = ssnal_kernel.kernel_dual(subproblem(X, y, sigmoid))
     cache = KernelCache(X, "sigmoid", 1 / 13, coef0=-1.0)
     products = KernelProducts(X, "sigmoid", 1 / 13, coef0=-1.0)
-    ws = WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32))
+    ws = WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32), 1 << 30)
     r = np.ones(dual.m)
     with pytest.raises(FastSVMError, match="positive semidefinite"):
-        newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, 1 << 30, KernelCounters())
+        newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, KernelCounters())
     with pytest.raises(ParameterError, match="unknown option"):
         ssnal.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), bogus=1))
     with pytest.raises(ParameterError, match="rff"):
@@ -915,8 +958,12 @@ def test_well_conditioned_newton_systems_take_cg():
     assert np.mean(Q != 0.0) > 0.9                   # not numerically sparse: no SparseKernel
     sub = subproblem(X, y, kernel)
     dual = ssnal_kernel.kernel_dual(sub)
-    ws = WorkingSet(dual, KernelCache(X, "rbf", 0.5, cache_bytes=1 << 24),
-                                  KernelProducts(X, "rbf", 0.5), np.arange(n), np.zeros(n), sub.stop, rbf=True)
+
+    def working_set(budget):
+        return WorkingSet(dual, KernelCache(X, "rbf", 0.5, cache_bytes=budget), KernelProducts(X, "rbf", 0.5),
+                          np.arange(n), np.zeros(n), sub.stop, budget, rbf=True)
+
+    ws = working_set(1 << 24)
     J = np.sort(rng.permutation(n)[:700])
     QJ = Q[np.ix_(ws.vars[J], ws.vars[J])]
     np.testing.assert_allclose(ws.row_sums(J), np.abs(QJ).sum(axis=1), rtol=1e-6)
@@ -925,8 +972,8 @@ def test_well_conditioned_newton_systems_take_cg():
     held = ssnal.solve(subproblem(X, y, kernel))
     systems = held.details["systems"]
     assert systems["block"] > 0 and systems["products"] == 0 and systems["sparse"] == 0
-    assert system_method(ws, J, 10.0, 4 * 700 * 700) == "block"
-    assert system_method(ws, J, 10.0, 4 * 700 * 700 - 1) == "products"
+    assert system_method(working_set(4 * 700 * 700), J, 10.0) == "block"
+    assert system_method(working_set(4 * 700 * 700 - 1), J, 10.0) == "products"
     sub = subproblem(X, y, kernel)
     sub.params.cache_size = 1.0       # blocks of order > 512 do not fit
     columns = ssnal.solve(sub)

@@ -52,6 +52,7 @@ cdef class KernelCache:
     cdef void unlink(self, int i) noexcept nogil
     cdef void append(self, int i) noexcept nogil
     cdef void drop(self, int i) noexcept nogil
+    cdef Py_ssize_t floats_within(self, Py_ssize_t cache_bytes) noexcept
     cdef bint use_threads(self, int count) noexcept nogil
     cdef void fill_piece(self, const double* x, double x_sqnorm, signed char s_i, int lo, int hi,
                          double* scratch, float* out) noexcept nogil

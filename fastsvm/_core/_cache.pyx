@@ -167,9 +167,8 @@ cdef class KernelCache:
                 self.sign[i] = sg[i]
         self.lru_prev[n] = n
         self.lru_next[n] = n
-        # LIBSVM's rule: the bookkeeping counts against the budget, but two full columns always fit
         self.header_bytes = <Py_ssize_t>n * (sizeof(float*) + 3 * sizeof(int))
-        self.free_floats = max((cache_bytes - self.header_bytes) // <Py_ssize_t>sizeof(float), 2 * <Py_ssize_t>n)
+        self.free_floats = self.floats_within(cache_bytes)
         self.capacity_floats = self.free_floats
         self.peak_floats = 0
         self.n_computed = 0
@@ -196,6 +195,27 @@ cdef class KernelCache:
         free(self.xt)
         free(self.xd)
         free(self.xd_copies)
+
+    cdef Py_ssize_t floats_within(self, Py_ssize_t cache_bytes) noexcept:
+        # LIBSVM's rule: the bookkeeping counts against the budget, but two full columns always fit
+        return max((cache_bytes - self.header_bytes) // <Py_ssize_t>sizeof(float), 2 * <Py_ssize_t>self.n)
+
+    def set_budget(self, Py_ssize_t cache_bytes):
+        """A new byte budget, counted as cache_bytes is at construction: when it is smaller than
+        what is held, the least recently used columns are dropped until the rest fit. A solver
+        lends part of -m this way to the blocks it forms, and takes it back after."""
+        cdef Py_ssize_t capacity = self.floats_within(cache_bytes)
+        cdef Py_ssize_t used = self.capacity_floats - self.free_floats
+        while used > capacity and self.lru_next[self.n] != self.n:
+            self.drop(self.lru_next[self.n])
+            used = self.capacity_floats - self.free_floats
+        self.capacity_floats = capacity
+        self.free_floats = capacity - used
+
+    @property
+    def held_bytes(self):
+        """What the cache holds now, counted as its budget is (bookkeeping included)."""
+        return int(self.header_bytes + (self.capacity_floats - self.free_floats) * sizeof(float))
 
     # ---- LRU list ----
 

@@ -110,6 +110,11 @@ cdef class SparseKernel:
         self.nnz = indices.shape[0]
         self.n_threads = max(1, n_threads)
 
+    @property
+    def nbytes(self):
+        """Bytes of the kept values, their columns and the row pointers."""
+        return sum(int(a.nbytes) for a in self._keep)
+
     def scatter(self, const int[::1] positions, const double[::1] coef, double[::1] out):
         """out += sum_j coef[j] K[positions[j], :] (= the columns', K symmetric)."""
         cdef Py_ssize_t k = positions.shape[0], j

@@ -27,18 +27,20 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    a vector of kernel coefficients u (the linear solver's v = Z^T u), so every product Z v
    becomes Q u. Newton directions by Sherman-Morrison-Woodbury on the free set J
    (kernel_newton.py): a Cholesky factorization of I + sigma P_J Q_JJ P_J while Q_JJ fits the
-   cache budget (and |J| <= 4000), CG beyond (on cached columns) -- accurate directions: inexact
-   ones cost more Newton steps than CG. CG also when Gershgorin bounds the system's condition
-   number by 3 (RBF with a large gamma: K diagonally dominant; ~11 products instead of |J|^3 / 3
-   flops). When K_UU is numerically sparse (RBF on unscaled features or with a large gamma:
-   nearly every value underflows and nearly every row is a free support vector), it is held as a
+   -m budget (and |J| <= 4000), CG beyond (on a float32 block, or on products computed on the
+   fly) -- accurate directions: inexact ones cost more Newton steps than CG. CG also when
+   Gershgorin bounds the system's condition number by 3 (RBF with a large gamma: K diagonally
+   dominant; ~11 products instead of |J|^3 / 3 flops). The budget is shared: a block, and K_UU's
+   kept values below, take their bytes from the cache's share. When K_UU is numerically sparse
+   (RBF on unscaled features or with a large gamma: nearly every value underflows and nearly
+   every row is a free support vector), it is held as a
    SparseKernel of its values above Config.sparse_drop / |U| instead, and its products and Newton
    systems (CG) cost the kept values (svmguide1: 6.2 -> 0.18 s). Otherwise the kernel columns of
    U come from the LRU KernelCache (-m MB), U at its first positions, so a column is computed on
    U only (working_set.py); Q u and Q x-hat are updated over the coordinates that change (the
    free set and the projection's switches), never recomputed; many new columns at once (a warm
    start's violators) bypass the cache through KernelProducts. Each round starts from the warm
-   start's sigma, raised until the first projection's free set is small (<= 500) -- a small
+   start's sigma, raised until the first projection's free set is small (<= 2000) -- a small
    sigma keeps a warm start's free variables free. After the round the gradient of the rows
    outside U is updated over the coordinates that changed (KernelProducts again), eta is
    computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
@@ -232,7 +234,7 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
 
     history = []
     counters = KernelCounters()
-    run = RoundContext(tol=tol, max_outer=max_outer, budget_bytes=budget, counters=counters, stop=sub.stop,
+    run = RoundContext(tol=tol, max_outer=max_outer, counters=counters, stop=sub.stop,
                        log=log, t0=t0)
     eta, b = kkt_residual(x, grad, dual.K)
     b_last = b
@@ -267,8 +269,8 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
             break                            # nothing to work on (eta is rounding-limited)
         in_set[new] = True
         ws_rows = np.concatenate([ws_rows, new])
-        # K_UU held sparse may take half the -m budget
-        ws = WorkingSet(dual, cache, products, ws_rows, x, sub.stop, k.kind == "rbf", budget // 2, config)
+        ws = None                # the last round's kept values of K_UU released before the new ones
+        ws = WorkingSet(dual, cache, products, ws_rows, x, sub.stop, budget, k.kind == "rbf", config)
         ws_rows = ws.rows
         if log is not None and ws.sparse is not None:
             log(f"ssnal: kernel block of the working rows held sparse: {ws.sparse.nnz} values kept "

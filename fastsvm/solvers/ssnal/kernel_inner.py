@@ -105,11 +105,10 @@ def round_sigma(ws, x, grad, sigma):
 @dataclass
 class RoundContext:
     """What every round's solve_working_set shares: the tolerance, the AL iterations allowed in
-    all, the cache budget (bytes), the work counters, the stop flag, the log and the start time."""
+    all, the work counters, the stop flag, the log and the start time."""
 
     tol: float
     max_outer: int
-    budget_bytes: int
     counters: KernelCounters
     stop: np.ndarray
     log: object
@@ -141,7 +140,7 @@ def solve_working_set(ws, x, hx, sigma, target, run, objective):
             inner_ok = gnorm <= eps / math.sqrt(sigma)
             if inner_ok or steps >= cfg.max_newton:
                 break
-            delta, hdelta = newton_direction(ws, inner.J, r, hr, sigma, run.budget_bytes, counters)
+            delta, hdelta = newton_direction(ws, inner.J, r, hr, sigma, counters)
             alpha = inner.step(delta, hdelta, r, counters)
             steps += 1
             counters.newton += 1

@@ -11,10 +11,10 @@ from ...errors import FastSVMError
 from ...problems.vector import dot
 
 
-def newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
+def newton_direction(ws, J, r, hr, sigma, counters):
     """(delta, Q delta): the SMW form of (I + sigma Z_J^T P_J Z_J) d = -g with g = Z^T r in the
     coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J,
-    the |J| x |J| system solved as system_method picks."""
+    the |J| x |J| system solved as system_method picks, a block's bytes lent by the cache."""
     k = J.shape[0]
     if k == 0:
         counters.systems["none"] += 1
@@ -22,7 +22,7 @@ def newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     aJ = ws.a[J]
     aa = dot(aJ, aJ)
     t = hr[J] - (dot(aJ, hr[J]) / aa) * aJ
-    method = system_method(ws, J, sigma, budget_bytes)
+    method = system_method(ws, J, sigma)
     counters.systems[method] += 1
     if method == "sparse":
         z, iterations, status = ws.sparse.newton_cg(ws.pos[J], aJ, sigma, t, ws.cfg.kernel_cg_rtol,
@@ -31,10 +31,13 @@ def newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
         if status == Status.BREAKDOWN:
             raise not_psd()
     elif method == "dense":
-        z = dense_solve(lambda: ws.q_block(J), t, aJ, aa, sigma)
+        with ws.lent(8 * k * k):
+            z = dense_solve(lambda: ws.q_block(J), t, aJ, aa, sigma)
     elif method == "block":
-        block = ws.q_block(J, np.float32)
-        z = coefficient_cg(lambda v: block @ v.astype(np.float32), ws, aJ, aa, sigma, t, counters)
+        with ws.lent(4 * k * k):
+            block = ws.q_block(J, np.float32)
+            z = coefficient_cg(lambda v: block @ v.astype(np.float32), ws, aJ, aa, sigma, t, counters)
+            del block                        # freed before the cache takes its share back
     else:
         z = coefficient_cg(ws.q_product(J), ws, aJ, aa, sigma, t, counters)
     z -= (dot(aJ, z) / aa) * aJ
@@ -45,8 +48,9 @@ def newton_direction(ws, J, r, hr, sigma, budget_bytes, counters):
     return delta, sigma * ws.qmul(zfull, J) - hr
 
 
-def system_method(ws, J, sigma, budget_bytes):
-    """How the Newton system of order k = |J| is solved, by what it costs:
+def system_method(ws, J, sigma):
+    """How the Newton system of order k = |J| is solved, by what it costs and what of the -m
+    budget is available (ws.available: what the kept values of K_UU do not hold):
     - "sparse": CG on K_UU's kept values, when it is held sparse (k > Config.always_dense_j);
     - "dense": Cholesky (k^3 / 3 flops) of the float64 block (8 k^2 bytes within the -m budget),
       up to Config.dense_j_max, unless the system is well conditioned (Gershgorin);
@@ -63,9 +67,9 @@ def system_method(ws, J, sigma, budget_bytes):
         return "sparse"
     if k <= cfg.always_dense_j:
         return "dense"
-    if 8.0 * k * k <= budget_bytes and k <= cfg.dense_j_max and not well_conditioned(ws, J):
+    if 8.0 * k * k <= ws.available and k <= cfg.dense_j_max and not well_conditioned(ws, J):
         return "dense"
-    if 4.0 * k * k <= budget_bytes:
+    if 4.0 * k * k <= ws.available:
         return "block"
     return "products"
 

@@ -1,19 +1,24 @@
 """The working set of the kernel front end: the rows U at the kernel cache's first positions
 and their variables, with Q_UU products and blocks from the cache, or from K_UU's kept values
-when it is numerically sparse (a SparseKernel)."""
+when it is numerically sparse (a SparseKernel). The -m budget is shared: what the kept values
+and the Newton systems' blocks hold is taken from the cache's."""
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..._core._knapsack import KnapsackSet
 from ..._core._sparse_kernel import SparseKernel, kept_above
+from ...heap import release_free_memory
 from ...problems.vector import dot
 from .config import Config
 
 
 class WorkingSet:
     """The rows U at cache positions 0 .. L-1 and their variables ("sub" indices): Q_UU products
-    and blocks from the cache, the equality constraint restricted to U."""
+    and blocks from the cache, the equality constraint restricted to U. budget_bytes: the -m
+    budget, shared by the cache, K_UU's kept values and the blocks of the Newton systems."""
 
-    def __init__(self, dual, cache, products, rows, x, stop, rbf=False, sparse_budget=0, config=None):
+    def __init__(self, dual, cache, products, rows, x, stop, budget_bytes, rbf=False, config=None):
         n = dual.n
         self.cfg = config = Config() if config is None else config
         self.rbf = rbf          # K > 0 with K_ii = 1: its row sums are a product (row_sums)
@@ -31,8 +36,36 @@ class WorkingSet:
         x_u = x[self.vars]
         self.K = KnapsackSet(self.a, dot(self.a, x_u), np.zeros_like(self.upper), self.upper)
         self.seen = np.zeros(L, dtype=bool)              # positions whose column a product used
-        # K_UU's kept values when it is numerically sparse (RBF; sparse_budget bytes at most)
-        self.sparse = sparse_kernel(products, self.rows_i32, sparse_budget, config) if rbf and sparse_budget else None
+        # K_UU's kept values when it is numerically sparse (RBF; half the budget at most)
+        self.budget = budget_bytes
+        self.held = 0                                    # bytes of the budget the kept values hold
+        self.sparse = None
+        if rbf:
+            self.sparse = sparse_kernel(products, self.rows_i32, budget_bytes // 2, config, self.lend)
+            self.held = 0 if self.sparse is None else self.sparse.nbytes
+        cache.set_budget(budget_bytes - self.held)
+
+    @property
+    def available(self):
+        """Bytes of the budget a block may take (from the cache's share)."""
+        return self.budget - self.held
+
+    def lend(self, nbytes):
+        """The cache's share of the budget made nbytes smaller (its least recent columns dropped,
+        their pages given back: glibc keeps the freed columns resident, w8a gamma 0.05 +60 MB)."""
+        dropped = self.cache.held_bytes
+        self.cache.set_budget(self.budget - self.held - nbytes)
+        if self.cache.held_bytes < dropped:
+            release_free_memory()
+
+    @contextmanager
+    def lent(self, nbytes):
+        """nbytes of the cache's share lent while the body holds a block."""
+        self.lend(nbytes)
+        try:
+            yield
+        finally:
+            self.lend(0)
 
     def qmul(self, v, idx=None):
         """(Q_UU v) for a vector v over the sub variables, nonzero only on idx (None: anywhere)."""
@@ -119,10 +152,11 @@ class WorkingSet:
         return Kb
 
 
-def sparse_kernel(products, rows, budget_bytes, config):
+def sparse_kernel(products, rows, budget_bytes, config, lend):
     """K[rows][:, rows] as a SparseKernel of its values >= config.sparse_drop / |rows|, when that keeps at
     most config.sparse_max_density of them and fits budget_bytes (judged on config.sparse_sample_rows evenly
-    spaced rows first); else None. Built a block of rows at a time by KernelProducts."""
+    spaced rows first: lend(budget_bytes) then makes room for it); else None. Built a block of rows at a
+    time by KernelProducts."""
     L = rows.shape[0]
     if L < config.sparse_min_rows:
         return None
@@ -131,6 +165,7 @@ def sparse_kernel(products, rows, budget_bytes, config):
     sample = np.ascontiguousarray(rows[:: max(1, L // config.sparse_sample_rows)])
     if np.count_nonzero(products.block(sample, rows) >= threshold) * (L / sample.shape[0]) > max_kept:
         return None
+    lend(budget_bytes)
     counts, indices, values = [], [], []
     kept = 0
     step = max(1, config.store_values // L)
