@@ -20,9 +20,10 @@ from scipy.optimize import brentq as scipy_brentq
 
 from conftest import shared_file
 from fastsvm import load_svmlight_file
+from fastsvm._core._cg import conjugate_gradient
 from fastsvm._core._dcd import DualCD
 from fastsvm._core._knapsack import KnapsackSet
-from fastsvm._core._linalg import bordered_solve, cholesky_solve, dense_newton
+from fastsvm._core._linalg import ProjectedBlock, bordered_solve, cholesky_solve, dense_newton
 from fastsvm._core._screening import held_misses, hold_rows
 from fastsvm._core._rows import StackedRows
 from fastsvm._core._linesearch import line_point, off_system_moves, search_scalars
@@ -500,6 +501,31 @@ def test_bordered_solve_is_the_projected_newton_system(n):
     assert not bordered_solve(-np.eye(n), t.copy(), a)
     with pytest.raises(FastSVMError):
         bordered_solve(np.eye(n), np.ones(n + 1), a)
+
+
+@pytest.mark.parametrize("n", [1, 17, 300])
+def test_projected_block_is_the_projected_newton_system(n):
+    """ProjectedBlock applies I + sigma P Q P for a float32 Q (its NumPy twin below), the same bits
+    for any thread count; the shared CG on it solves the system."""
+    rng = np.random.default_rng(n)
+    B = rng.normal(size=(n, max(n // 4, 1)))
+    Q = (B @ B.T / B.shape[1]).astype(np.float32)
+    a = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    sigma = 7.0
+    P = np.eye(n) - np.outer(a, a) / (a @ a)
+    H = np.eye(n) + sigma * P @ Q.astype(np.float64) @ P
+    t = P @ rng.normal(size=n)
+    solutions = []
+    for threads in (1, 2):
+        z, iterations, status = conjugate_gradient(ProjectedBlock(Q, a, sigma, threads), t, 1e-12, 10 * n + 10)
+        assert status == Status.CONVERGED
+        np.testing.assert_allclose(H @ z, t, atol=1e-9 * (1.0 + np.abs(t).max()))
+        solutions.append(z)
+    np.testing.assert_array_equal(solutions[0], solutions[1])
+    with pytest.raises(FastSVMError):
+        ProjectedBlock(np.zeros((n, n + 1), np.float32), a, sigma)
+    with pytest.raises(FastSVMError):
+        ProjectedBlock(Q, np.zeros(n), sigma)
 
 
 def test_sigma_schedule():

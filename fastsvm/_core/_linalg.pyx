@@ -1,10 +1,13 @@
-"""Small dense solves of the Newton systems, without the GIL: Cholesky (LAPACK's dpotrf / dpotrs,
-SciPy's, from Cython; denormals flushed), the bordered system of a projected matrix, and the dense
-p x p SSsNAL Newton matrix formed and factored in one call."""
+"""Dense solves of the Newton systems, without the GIL: Cholesky (LAPACK's dpotrf / dpotrs,
+SciPy's, from Cython; denormals flushed), the bordered system of a projected matrix, the dense
+p x p SSsNAL Newton matrix formed and factored in one call, and the operator of a projected
+float32 block for the shared CG (systems too large to factor)."""
+from cython.parallel cimport prange
 from libc.math cimport INFINITY, fabs
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 import numpy as np
 
+from ._cg cimport Operator
 from ..errors import FastSVMError
 
 
@@ -102,3 +105,55 @@ def cholesky_solve(double[:, ::1] H, double[::1] rhs):
     with nogil:
         ok = cholesky_in_place(H, rhs)
     return ok
+
+
+cdef class ProjectedBlock(Operator):
+    """ProjectedBlock(Q, a, sigma, n_threads=1): H = I + sigma P Q P, P = I - a a^T / a^T a, for
+    the shared CG without the GIL; Q a symmetric float32 block (C order, kept by reference).
+    Each product reads Q once, its rows split over the threads, each row summed in order (in
+    float64): the same bits for any thread count."""
+    cdef const float[:, ::1] Q
+    cdef const double[::1] a
+    cdef double[::1] v
+    cdef double aa, sigma
+    cdef int threads
+
+    def __init__(self, Q, a, double sigma, int n_threads=1):
+        self.Q = Q
+        self.a = np.ascontiguousarray(a, dtype=np.float64)
+        k = self.a.shape[0]
+        if self.Q.shape[0] != k or self.Q.shape[1] != k:
+            raise FastSVMError("ProjectedBlock: Q must be square, of a's length")
+        self.aa = float(np.dot(self.a, self.a))
+        if not self.aa > 0.0:
+            raise FastSVMError("ProjectedBlock: a must not be zero")
+        self.v = np.empty(k)
+        self.sigma = sigma
+        self.threads = max(1, n_threads)
+        self.order = k
+        self.poll_values = k * k
+
+    cdef double apply(self, const double* d, double* hd) noexcept nogil:
+        cdef Py_ssize_t i, j, k = self.order
+        cdef const double* a = &self.a[0]
+        cdef double* v = &self.v[0]
+        cdef const float* row
+        cdef double ad = 0.0, aw = 0.0, dhd = 0.0, w
+        for i in range(k):
+            ad = ad + a[i] * d[i]
+        ad = ad / self.aa
+        for i in range(k):
+            v[i] = d[i] - ad * a[i]
+        for i in prange(k, num_threads=self.threads, schedule="static"):
+            row = &self.Q[i, 0]
+            w = 0.0
+            for j in range(k):
+                w = w + row[j] * v[j]
+            hd[i] = w
+        for i in range(k):
+            aw = aw + a[i] * hd[i]
+        aw = aw / self.aa
+        for i in range(k):
+            hd[i] = v[i] + self.sigma * (hd[i] - aw * a[i])
+            dhd = dhd + d[i] * hd[i]
+        return dhd

@@ -1,11 +1,12 @@
 """Newton directions of the kernel front end, in kernel coefficients: the Sherman-Morrison-
 Woodbury form of the linear solver's system, its |J| x |J| part by Cholesky (bordered by the
-equality constraint), or by CG on a formed float32 block, on products computed on the fly or on
-K_UU's kept values (system_method picks by cost and memory)."""
+equality constraint), or by the shared CG on a formed float32 block (a ProjectedBlock, without the
+GIL), on products computed on the fly or on K_UU's kept values (system_method picks by cost and
+memory)."""
 import numpy as np
 
 from ..._core._cg import conjugate_gradient
-from ..._core._linalg import bordered_solve, cholesky_solve
+from ..._core._linalg import ProjectedBlock, bordered_solve, cholesky_solve
 from ..._core._status import Status
 from ...errors import FastSVMError
 from ...problems.vector import dot
@@ -35,11 +36,11 @@ def newton_direction(ws, J, r, hr, sigma, counters):
             z = dense_solve(lambda: ws.q_block(J), t, aJ, aa, sigma)
     elif method == "block":
         with ws.lent(4 * k * k):
-            block = ws.q_block(J, np.float32)
-            z = coefficient_cg(lambda v: block @ v.astype(np.float32), ws, aJ, aa, sigma, t, counters)
-            del block                        # freed before the cache takes its share back
+            operator = ProjectedBlock(ws.q_block(J, np.float32), aJ, sigma, ws.products.n_threads)
+            z = coefficient_cg(operator, ws, t, counters)
+            del operator                     # the block freed before the cache takes its share back
     else:
-        z = coefficient_cg(ws.q_product(J), ws, aJ, aa, sigma, t, counters)
+        z = coefficient_cg(projected(ws.q_product(J), aJ, aa, sigma), ws, t, counters)
     z -= (dot(aJ, z) / aa) * aJ
     delta = -r
     delta[J] += sigma * z
@@ -116,17 +117,23 @@ def not_psd():
                         "kernel usually is not): SSsNAL needs a convex dual; use -s smo")
 
 
-def coefficient_cg(product, ws, aJ, aa, sigma, t, counters):
-    """z with (I + sigma P Q_JJ P) z = t by CG to the relative residual Config.kernel_cg_rtol (an
-    inexact Newton direction), product(v) = Q_JJ v (from a formed block or computed on the fly)."""
+def projected(product, aJ, aa, sigma):
+    """v -> (I + sigma P Q_JJ P) v from product(v) = Q_JJ v, P = I - aJ aJ^T / aa."""
 
     def apply(v):
         v = v - (dot(aJ, v) / aa) * aJ
         w = product(v)
         return v + sigma * (w - (dot(aJ, w) / aa) * aJ)
 
-    z, iterations, status = conjugate_gradient(apply, t, ws.cfg.kernel_cg_rtol, ws.cfg.kernel_cg_max_iter, ws.stop,
-                                               dot=dot)
+    return apply
+
+
+def coefficient_cg(operator, ws, t, counters):
+    """z with (I + sigma P Q_JJ P) z = t by the shared CG to the relative residual
+    Config.kernel_cg_rtol (an inexact Newton direction): operator a ProjectedBlock (driven
+    without the GIL) or a callable (products computed on the fly, each product without it)."""
+    z, iterations, status = conjugate_gradient(operator, t, ws.cfg.kernel_cg_rtol, ws.cfg.kernel_cg_max_iter,
+                                               ws.stop, dot=dot)
     counters.cg += iterations
     if status == Status.BREAKDOWN:
         raise not_psd()
