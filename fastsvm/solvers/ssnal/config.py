@@ -106,13 +106,10 @@ class Config:
     kernel_max_backtracks: int = 40
     kernel_line_rtol: float = 0.2  # the step's slope of psi is at most this fraction of the initial one
     kernel_line_trials: int = 12
-    # free set aimed at by the first sigma of a round: a sigma raised to keep it at 500 starts each AL
-    # iteration from a small J that then grows over damped Newton steps (w8a gamma 0.05: 4 -> 201,
-    # 83 -> 745, 335 -> 1593 free variables over ~20 steps each); 2,000 (the join cap's scale, systems
-    # by Cholesky) lets it start near its size: w8a gamma 0.05 C 0.1 9.4 -> 3.6 s, C 1 8.8 -> 7.9 s,
-    # mushrooms gamma 0.05 C 10 0.82 -> 0.66 s; the same Newton steps on the cells with small free sets
-    kernel_newton_j_max: int = 2000
-    kernel_sigma_steps: int = 8
+    # each round starts from the warm start's sigma, not raised to shrink its first free set: with
+    # 2,000 rows joining a round the free sets are Cholesky-sized anyway, and a raised sigma (x9 on
+    # w8a gamma 0.05 C 10, round 8: ~5,000 free variables that stayed) made 2 x 50 Newton steps fail:
+    # > 250 -> 72 s; no change on 10 other cells (w8a, a9a, ijcnn1, mushrooms, phishing)
     # a round solves U to this fraction of the whole problem's eta at its start (or to tol / 2, the
     # larger): while violators outside U set that eta, the rows joining next move U's solution
     # again (mushrooms: 41 -> 23 Newton steps, 0.198 -> 0.163 s with 2 threads)

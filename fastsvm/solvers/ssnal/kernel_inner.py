@@ -84,24 +84,6 @@ class KernelInner:
         return alpha
 
 
-def round_sigma(ws, x, grad, sigma):
-    """sigma * 3^k, raised while the first projection has more than Config.kernel_newton_j_max free variables
-    and raising still shrinks that free set by a quarter: a small sigma keeps most of a warm
-    start's free variables free (first Newton systems as large as the working set), but a free
-    set that stays is the problem's own (large C) and a larger sigma would only make the Newton
-    systems worse conditioned."""
-    free = ws.K.project(x - sigma * grad)[2].shape[0]
-    cfg = ws.cfg
-    for _ in range(cfg.kernel_sigma_steps):
-        if free <= cfg.kernel_newton_j_max or sigma * 3.0 > cfg.sigma_max:
-            break
-        free_up = ws.K.project(x - 3.0 * sigma * grad)[2].shape[0]
-        if free_up > 0.75 * free:
-            break
-        sigma, free = 3.0 * sigma, free_up
-    return sigma
-
-
 @dataclass
 class RoundContext:
     """What every round's solve_working_set shares: the tolerance, the AL iterations allowed in
@@ -124,7 +106,6 @@ def solve_working_set(ws, x, hx, sigma, target, run, objective):
     tol, max_outer, counters, stop, log, cfg = run.tol, run.max_outer, run.counters, run.stop, run.log, ws.cfg
     lam = math.nan
     x_start, grad_start, hx_start = x, hx + ws.c, hx
-    sigma = round_sigma(ws, x, hx + ws.c, sigma)
     for k in range(1, max_outer + 1):
         if counters.outer >= max_outer:
             break
