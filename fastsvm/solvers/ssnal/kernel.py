@@ -40,8 +40,9 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    U only (working_set.py); Q u and Q x-hat are updated over the coordinates that change (the
    free set and the projection's switches), never recomputed; many new columns at once (a warm
    start's violators) bypass the cache through KernelProducts. Each round starts from the warm
-   start's sigma (Config.kernel_join_max keeps its free sets Cholesky-sized). After the round the gradient of the rows
-   outside U is updated over the coordinates that changed (KernelProducts again), eta is
+   start's sigma (Config.kernel_join_max keeps its free sets Cholesky-sized). After the round the
+   gradient of the rows outside U is updated over the coordinates that changed (KernelProducts
+   again), eta is
    computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
    the violators outside U join it (again kernel_join_max at most) and the round is repeated
    (or, when there are none, the next round is solved more tightly). A round's target is

@@ -78,8 +78,8 @@ def system_method(ws, J, sigma):
 def well_conditioned(ws, J):
     """RBF: whether I + sigma P Q_JJ P has a condition number <= Config.cg_condition for every sigma, by
     Gershgorin (Q_JJ's eigenvalues lie within 1 -+ its rows' off-diagonal sums, one product):
-    a large gamma makes K diagonally dominant, and CG then needs a few products (on the cached
-    columns) where Cholesky needs |J|^3 / 3 flops."""
+    a large gamma makes K diagonally dominant, and CG then needs a few products (on the float32
+    block) where Cholesky needs |J|^3 / 3 flops."""
     if not ws.rbf:
         return False
     radius = np.max(ws.row_sums(J)) - 1.0

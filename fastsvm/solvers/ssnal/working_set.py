@@ -53,9 +53,9 @@ class WorkingSet:
     def lend(self, nbytes):
         """The cache's share of the budget made nbytes smaller (its least recent columns dropped,
         their pages given back: glibc keeps the freed columns resident, w8a gamma 0.05 +60 MB)."""
-        dropped = self.cache.held_bytes
+        held_before = self.cache.held_bytes
         self.cache.set_budget(self.budget - self.held - nbytes)
-        if self.cache.held_bytes < dropped:
+        if self.cache.held_bytes < held_before:
             release_free_memory()
 
     @contextmanager
