@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from .errors import ParameterError
 from .model import KERNEL_TYPES, SVM_TYPES
 
-LOSSES = ("hinge", "squared_hinge")
+LOSSES = ("hinge", "squared_hinge", "squared_error")
 
 
 @dataclass
@@ -14,7 +14,8 @@ class Params:
     ``kernel_type``, ``gamma`` and ``tol`` may stay None: the solver's default kernel, 1/n_features
     and the solver's default tolerance are then used (LIBSVM's 1e-3 for SMO, LIBLINEAR's 0.1 for
     DCD). ``bias`` is LIBLINEAR's -B (< 0: no bias feature); ``loss`` picks the hinge (L1) or
-    squared hinge (L2) loss for the linear C-SVC solvers (None: the solver's own, hinge for dcd).
+    squared hinge (L2) loss for the linear C-SVC solvers, or the squared error (nesvm's LS-SVM)
+    (None: the solver's own, hinge for dcd).
     ``libsvm_folds`` draws the cross-validation folds and -b 1's internal folds from LIBSVM's
     stream (the C library's rand() from its default seed, in svm-train's order) instead of from
     ``seed``, which still seeds everything else.
@@ -68,7 +69,7 @@ class Params:
         if self.svm_type == "epsilon_svr" and self.epsilon < 0:
             raise ParameterError("p < 0")
         if self.loss is not None and self.loss not in LOSSES:
-            raise ParameterError(f"unknown loss {self.loss!r} (use hinge or squared_hinge)")
+            raise ParameterError(f"unknown loss {self.loss!r} (use hinge, squared_hinge or squared_error)")
         if self.max_iter is not None and self.max_iter <= 0:
             raise ParameterError("max_iter <= 0")
         for label, weight in self.class_weight.items():

@@ -42,7 +42,8 @@ options:
 -q : quiet mode (no outputs)
 fastsvm options:
 -B bias : linear solvers: if bias >= 0, append a feature of this value (LIBLINEAR's -B; default -1)
--L loss : linear C-SVC solvers: hinge (L1-loss) or squared_hinge (L2-loss) (default: the solver's own)
+-L loss : linear C-SVC solvers: hinge (L1-loss), squared_hinge (L2-loss) or squared_error (nesvm's
+	LS-SVM) (default: the solver's own)
 -M max_iter : iteration limit of the solver (default: the solver's own)
 -j n : number of threads (default: all cores)
 -R seed : seed of every random choice (default 0); given, it also draws the -v and -b 1 folds

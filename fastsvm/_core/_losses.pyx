@@ -1,0 +1,200 @@
+"""Per-sample losses over margins z_i = y_i (x_i.w + B b) for the linear primal solvers (NESVM,
+ALGORITHMS.md section 3), without the GIL.
+
+Each loss writes the per-row quantity the gradient's X^T product needs and sums its value over the
+rows in fixed chunks of LOSS_CHUNK rows, the chunks added in their order: threads only choose who
+sums a chunk, so the sums have the same bits for any thread count.
+"""
+from cython.parallel cimport prange
+from libc.math cimport NAN, fabs
+from libc.stdlib cimport free, malloc
+from ..errors import FastSVMError
+
+
+cdef inline Py_ssize_t chunk_count(Py_ssize_t n) noexcept nogil:
+    return (n + LOSS_CHUNK - 1) // LOSS_CHUNK
+
+
+cdef void smoothed_hinge(const double* z, const double* rho, const double* weight, double mu,
+                         Py_ssize_t n, double* alpha, double* sums, int n_threads) noexcept nogil:
+    """Nesterov's smoothed hinge with the row's own scale: m = 1 - z_i, u_i = clip(m / (mu rho_i),
+    0, 1), h = u_i m - mu rho_i u_i^2 / 2, so 0 <= max(0, m) - h <= mu rho_i / 2. A row with
+    rho_i = 0 is all zeros: its loss is the constant 1, u_i = 1. alpha_i = weight_i u_i (the
+    gradient is -A^T alpha, and alpha is the dual point), sums[0] = sum_i weight_i h, sums[1] =
+    sum_i weight_i max(0, m) (the hinge itself, at no extra cost). NaN in the sums when the chunk
+    buffer cannot be had."""
+    cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
+    cdef double* part = <double*>malloc(max(2 * chunks, 1) * sizeof(double))
+    cdef double m, ui, scale, s_smooth, s_hinge
+    if part == NULL:
+        sums[0] = sums[1] = NAN
+        return
+    for c in prange(chunks, num_threads=max(1, n_threads), schedule="static"):
+        lo = c * LOSS_CHUNK
+        hi = min(lo + LOSS_CHUNK, n)
+        s_smooth = 0.0
+        s_hinge = 0.0
+        for i in range(lo, hi):
+            m = 1.0 - z[i]
+            scale = mu * rho[i]
+            if scale > 0.0:
+                ui = min(max(m / scale, 0.0), 1.0)
+            else:
+                ui = 1.0
+            alpha[i] = weight[i] * ui
+            s_smooth = s_smooth + weight[i] * (ui * m - 0.5 * scale * ui * ui)
+            s_hinge = s_hinge + weight[i] * max(m, 0.0)
+        part[2 * c] = s_smooth
+        part[2 * c + 1] = s_hinge
+    sums[0] = sums[1] = 0.0
+    for c in range(chunks):
+        sums[0] += part[2 * c]
+        sums[1] += part[2 * c + 1]
+    free(part)
+
+
+cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, double* alpha,
+                        double* sums, int n_threads) noexcept nogil:
+    """LS-SVM's loss on +-1 targets: sums[0] = sum_i weight_i (1 - z_i)^2, alpha_i = 2 weight_i
+    (1 - z_i) (the gradient is -A^T alpha, and alpha is the dual point)."""
+    cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
+    cdef double* part = <double*>malloc(max(chunks, 1) * sizeof(double))
+    cdef double r, s
+    if part == NULL:
+        sums[0] = NAN
+        return
+    for c in prange(chunks, num_threads=max(1, n_threads), schedule="static"):
+        lo = c * LOSS_CHUNK
+        hi = min(lo + LOSS_CHUNK, n)
+        s = 0.0
+        for i in range(lo, hi):
+            r = 1.0 - z[i]
+            alpha[i] = 2.0 * weight[i] * r
+            s = s + weight[i] * r * r
+        part[c] = s
+    sums[0] = 0.0
+    for c in range(chunks):
+        sums[0] += part[c]
+    free(part)
+
+
+cdef void dual_sums(const double* alpha, const double* y, const double* weight, const double* rho, Py_ssize_t n,
+                    double* sums, int n_threads) noexcept nogil:
+    """What a dual objective needs of alpha beyond X^T (y alpha): sums[0] = sum alpha_i, sums[1] =
+    y^T alpha, sums[2] = sum rho_i alpha_i^2 / C_i (the smoothed hinge's dual term / mu * 2), sums[3]
+    = sum alpha_i^2 / C_i (the squared error's, times 4); rows with C_i = 0 add nothing to the last
+    two. rho may be NULL (sums[2] = 0)."""
+    cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi, k
+    cdef double* part = <double*>malloc(max(4 * chunks, 1) * sizeof(double))
+    cdef double a, q, s0, s1, s2, s3
+    if part == NULL:
+        sums[0] = sums[1] = sums[2] = sums[3] = NAN
+        return
+    for c in prange(chunks, num_threads=max(1, n_threads), schedule="static"):
+        lo = c * LOSS_CHUNK
+        hi = min(lo + LOSS_CHUNK, n)
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for i in range(lo, hi):
+            a = alpha[i]
+            s0 = s0 + a
+            s1 = s1 + y[i] * a
+            if weight[i] > 0.0:
+                q = a * a / weight[i]
+                s3 = s3 + q
+                if rho != NULL:
+                    s2 = s2 + rho[i] * q
+        part[4 * c] = s0
+        part[4 * c + 1] = s1
+        part[4 * c + 2] = s2
+        part[4 * c + 3] = s3
+    for k in range(4):
+        sums[k] = 0.0
+    for c in range(chunks):
+        for k in range(4):
+            sums[k] += part[4 * c + k]
+    free(part)
+
+
+cdef double huber(const double* w, Py_ssize_t p, double mu, double* grad) noexcept nogil:
+    """The smoothed l1 norm sum_j l_mu(w_j): w_j^2 / (2 mu) where |w_j| <= mu, else |w_j| - mu / 2;
+    grad_j = clip(w_j / mu, -1, 1)."""
+    cdef Py_ssize_t j
+    cdef double a, total = 0.0
+    for j in range(p):
+        a = fabs(w[j])
+        if a <= mu:
+            total += 0.5 * w[j] * w[j] / mu
+            grad[j] = w[j] / mu
+        else:
+            total += a - 0.5 * mu
+            grad[j] = 1.0 if w[j] > 0.0 else -1.0
+    return total
+
+
+# ---------------------------------------------------------------- Python entry points
+
+def _rows_like(z, name, arrays):
+    for other_name, other in arrays:
+        if other.shape[0] != z.shape[0]:
+            raise FastSVMError(f"{other_name} has {other.shape[0]} entries, {name} has {z.shape[0]}")
+
+
+def smoothed_hinge_loss(const double[::1] z, const double[::1] rho, const double[::1] weight, double mu,
+                        double[::1] alpha, int n_threads=1):
+    """(sum_i weight_i h_mu(z_i), sum_i weight_i hinge(z_i)), alpha = weight u written in place."""
+    _rows_like(z, "z", [("rho", rho), ("weight", weight), ("alpha", alpha)])
+    if not mu > 0:
+        raise FastSVMError("the smoothing parameter mu must be > 0")
+    cdef double sums[2]
+    cdef Py_ssize_t n = z.shape[0]
+    if n == 0:
+        return 0.0, 0.0
+    with nogil:
+        smoothed_hinge(&z[0], &rho[0], &weight[0], mu, n, &alpha[0], sums, n_threads)
+    return sums[0], sums[1]
+
+
+def squared_error_loss(const double[::1] z, const double[::1] weight, double[::1] alpha, int n_threads=1):
+    """sum_i weight_i (1 - z_i)^2, alpha = 2 weight (1 - z) written in place."""
+    _rows_like(z, "z", [("weight", weight), ("alpha", alpha)])
+    cdef double sums[1]
+    cdef Py_ssize_t n = z.shape[0]
+    if n == 0:
+        return 0.0
+    with nogil:
+        squared_error(&z[0], &weight[0], n, &alpha[0], sums, n_threads)
+    return sums[0]
+
+
+def huber_norm(const double[::1] w, double mu, double[::1] grad):
+    """The Huber-smoothed l1 norm of w, its gradient written in place."""
+    _rows_like(w, "w", [("grad", grad)])
+    if not mu > 0:
+        raise FastSVMError("the smoothing parameter mu must be > 0")
+    cdef double total
+    with nogil:
+        total = huber(&w[0] if w.shape[0] else NULL, w.shape[0], mu, &grad[0] if w.shape[0] else NULL)
+    return total
+
+
+def alpha_sums(const double[::1] alpha, const double[::1] y, const double[::1] weight, rho=None, int n_threads=1):
+    """(sum alpha, y^T alpha, sum rho alpha^2 / C, sum alpha^2 / C) over the rows with C > 0 for the
+    last two (rho None: the third is 0)."""
+    _rows_like(alpha, "alpha", [("y", y), ("weight", weight)])
+    cdef const double[::1] rho_view
+    cdef const double* rho_ptr = NULL
+    if rho is not None:
+        rho_view = rho
+        _rows_like(alpha, "alpha", [("rho", rho_view)])
+        if rho_view.shape[0]:
+            rho_ptr = &rho_view[0]
+    cdef double sums[4]
+    cdef Py_ssize_t n = alpha.shape[0]
+    if n == 0:
+        return 0.0, 0.0, 0.0, 0.0
+    with nogil:
+        dual_sums(&alpha[0], &y[0], &weight[0], rho_ptr, n, sums, n_threads)
+    return sums[0], sums[1], sums[2], sums[3]

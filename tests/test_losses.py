@@ -1,0 +1,123 @@
+"""fastsvm._core._losses (NESVM's per-sample losses) against NumPy twins and check_grad, and the
+same bits for any thread count."""
+import numpy as np
+import pytest
+from scipy.optimize import check_grad
+
+from fastsvm._core._losses import alpha_sums, huber_norm, smoothed_hinge_loss, squared_error_loss
+from fastsvm._core._margins import LabeledRows
+from fastsvm.errors import FastSVMError
+from test_margins import random_rows
+
+
+def twin_smoothed_hinge(z, rho, weight, mu):
+    m = 1.0 - z
+    scale = mu * rho
+    u = np.where(scale > 0, np.clip(m / np.where(scale > 0, scale, 1.0), 0.0, 1.0), 1.0)
+    h = u * m - 0.5 * scale * u * u
+    return u, float(weight @ h), float(weight @ np.maximum(m, 0.0))
+
+
+@pytest.mark.parametrize("mu", [1.0, 0.05, 1e-4])
+def test_smoothed_hinge_against_numpy_and_within_mu_rho_over_2_of_the_hinge(mu):
+    rng = np.random.default_rng(1)
+    n = 5000
+    z = rng.normal(1.0, 1.0, n)
+    rho = rng.uniform(0.1, 3.0, n)
+    rho[::97] = 0.0                          # all-zero rows without a bias: u = 1, loss 1
+    z[::97] = 0.0
+    weight = rng.uniform(0.0, 2.0, n)
+    alpha = np.empty(n)
+    smooth, hinge = smoothed_hinge_loss(z, rho, weight, mu, alpha)
+    u_np, smooth_np, hinge_np = twin_smoothed_hinge(z, rho, weight, mu)
+    np.testing.assert_allclose(alpha, weight * u_np, rtol=0, atol=1e-15)
+    assert smooth == pytest.approx(smooth_np, rel=1e-12)
+    assert hinge == pytest.approx(hinge_np, rel=1e-12)
+    assert np.all(alpha[::97] == weight[::97])
+    # Nesterov's bound (Thm 1 with the row scale): 0 <= hinge - h <= mu rho / 2 per row
+    assert 0.0 <= hinge - smooth <= 0.5 * mu * float(weight @ rho) + 1e-9
+
+
+def test_smoothed_objective_gradient_passes_check_grad():
+    """F_mu(w) = |w|^2 / 2 + sum C_i h_mu(a_i.w) assembled from the kernels: its gradient
+    -A^T alpha + w (bias unpenalized) is the derivative of its value."""
+    X, y, C = random_rows(n=120, p=9, density=0.5, seed=3)
+    rows = LabeledRows(X, y, C, bias=1.0)
+    rho = rows.row_scales()
+    mu = 0.3
+
+    def fun(w):
+        z = rows.margins(w, np.empty(rows.n_rows))
+        return 0.5 * w[:-1] @ w[:-1] + smoothed_hinge_loss(z, rho, C, mu, np.empty(rows.n_rows))[0]
+
+    def grad(w):
+        z = rows.margins(w, np.empty(rows.n_rows))
+        alpha = np.empty(rows.n_rows)
+        smoothed_hinge_loss(z, rho, C, mu, alpha)
+        g = -rows.rmatvec(alpha, np.empty(rows.n_weights))
+        g[:-1] += w[:-1]
+        return g
+
+    for seed in range(3):
+        w = np.random.default_rng(seed).normal(0, 0.3, rows.n_weights)
+        assert check_grad(fun, grad, w) <= 1e-5 * max(1.0, np.linalg.norm(grad(w)))
+
+
+def test_squared_error_against_numpy():
+    rng = np.random.default_rng(2)
+    z, weight = rng.normal(size=20000), rng.uniform(0, 3, 20000)
+    alpha = np.empty_like(z)
+    value = squared_error_loss(z, weight, alpha)
+    np.testing.assert_allclose(alpha, 2.0 * weight * (1.0 - z), rtol=1e-15, atol=0)
+    assert value == pytest.approx(float(weight @ (1.0 - z) ** 2), rel=1e-12)
+
+
+def test_huber_against_numpy_and_check_grad():
+    rng = np.random.default_rng(4)
+    w = rng.normal(0, 1, 50)
+    mu = 0.4
+    grad = np.empty_like(w)
+    value = huber_norm(w, mu, grad)
+    a = np.abs(w)
+    assert value == pytest.approx(float(np.sum(np.where(a <= mu, w * w / (2 * mu), a - mu / 2))), rel=1e-14)
+    np.testing.assert_allclose(grad, np.clip(w / mu, -1, 1), rtol=0, atol=1e-15)
+    assert check_grad(lambda v: huber_norm(v, mu, np.empty_like(v)),
+                      lambda v: (lambda g: (huber_norm(v, mu, g), g)[1])(np.empty_like(v)), w) <= 1e-6
+
+
+def test_alpha_sums_against_numpy():
+    rng = np.random.default_rng(6)
+    n = 30000
+    alpha, y, rho = rng.uniform(0, 2, n), np.where(rng.random(n) < 0.4, -1.0, 1.0), rng.uniform(0.5, 2, n)
+    weight = rng.uniform(0.5, 2, n)
+    weight[::5] = 0.0                 # C_i = 0: no quadratic term
+    kept = weight > 0
+    safe = np.where(kept, weight, 1.0)
+    expected = (alpha.sum(), y @ alpha, np.sum(np.where(kept, rho * alpha**2 / safe, 0)),
+                np.sum(np.where(kept, alpha**2 / safe, 0)))
+    np.testing.assert_allclose(alpha_sums(alpha, y, weight, rho), expected, rtol=1e-12)
+    assert alpha_sums(alpha, y, weight)[2] == 0.0
+    assert alpha_sums(alpha, y, weight, rho, 1) == alpha_sums(alpha, y, weight, rho, 2)
+
+
+def test_loss_sums_have_the_same_bits_for_any_thread_count():
+    rng = np.random.default_rng(5)
+    n = 100_003                                    # 13 chunks, the last one short
+    z, rho, weight = rng.normal(1, 1, n), rng.uniform(0.1, 2, n), rng.uniform(0, 2, n)
+    one = smoothed_hinge_loss(z, rho, weight, 0.01, np.empty(n), 1)
+    for threads in (2, 3):
+        assert smoothed_hinge_loss(z, rho, weight, 0.01, np.empty(n), threads) == one
+    r = np.empty(n)
+    assert squared_error_loss(z, weight, r, 1) == squared_error_loss(z, weight, r, 2)
+
+
+def test_losses_refuse_bad_arguments():
+    z = np.zeros(3)
+    with pytest.raises(FastSVMError, match="mu"):
+        smoothed_hinge_loss(z, np.ones(3), np.ones(3), 0.0, np.empty(3))
+    with pytest.raises(FastSVMError, match="entries"):
+        smoothed_hinge_loss(z, np.ones(2), np.ones(3), 1.0, np.empty(3))
+    with pytest.raises(FastSVMError, match="entries"):
+        squared_error_loss(z, np.ones(3), np.empty(4))
+    with pytest.raises(FastSVMError, match="mu"):
+        huber_norm(z, -1.0, np.empty(3))
