@@ -126,15 +126,13 @@ class Objective:
 
     # -- the dual ----------------------------------------------------------------------------
 
-    def dual(self, mu, smoothed_penalty):
-        """(D(alpha), D_mu(alpha)): the dual objective of the problem and of the smoothed one at
-        the dual point of the last gradient (alpha from its row coefficients), made feasible:
-        y^T alpha = 0 when the bias is free, |X^T y alpha|_inf <= 1 for the l1 penalty (whose
-        Huber smoothing, the paper scheme's, subtracts mu |v|^2 / 2)."""
+    def dual_point(self):
+        """The dual point of the last gradient (alpha its row coefficients, v = X^T y alpha) made
+        feasible: y^T alpha = 0 when the bias is free, |v|_inf <= 1 for the l1 penalty. Copies
+        only what it changes."""
         alpha, v = self.coef, self.product[:-1]
-        threads = self.rows.n_threads
-        total, s, scaled_squares, squares = alpha_sums(alpha, self.y, self.C, self.rho, threads)
-        if self.free_bias and s != 0.0:
+        s = float(self.product[-1]) / self.rows.bias if self.free_bias else 0.0   # y^T alpha
+        if s != 0.0:
             alpha, v = alpha.copy(), v.copy()
             if self.loss == "squared_error":
                 shift = s / max(self.n_kept, 1)
@@ -142,16 +140,25 @@ class Objective:
                 v -= shift * self.shift_product[:-1]
             else:
                 self._hinge_balanced(alpha, v, s)
-            total, s, scaled_squares, squares = alpha_sums(alpha, self.y, self.C, self.rho, threads)
+        if self.penalty == "l1":
+            scale = float(np.abs(v).max(initial=0.0))
+            if scale > 1.0:
+                alpha, v = alpha / scale, v / scale
+        return alpha, v
+
+    def dual_values(self, alpha, v, mu, smoothed_penalty):
+        """(D, D_mu) at the feasible dual point (alpha, v): the dual objective of the problem and
+        of the smoothed one (the Huber-smoothed l1 of the paper scheme subtracts mu |v|^2 / 2
+        more)."""
+        total, _, scaled_squares, squares = alpha_sums(alpha, self.y, self.C, self.rho, self.rows.n_threads)
+        v_squared = dot(v, v)
         if self.loss == "squared_error":
-            value = total - 0.5 * dot(v, v) - 0.25 * squares
+            value = total - 0.5 * v_squared - 0.25 * squares
             return value, value
         smoothing = 0.5 * mu * scaled_squares
         if self.penalty == "l1":
-            scale = max(1.0, float(np.abs(v).max(initial=0.0)))
-            huber = 0.5 * mu * dot(v, v) / scale ** 2 if smoothed_penalty else 0.0
-            return total / scale, (total - smoothing / scale) / scale - huber
-        value = total - 0.5 * dot(v, v)
+            return total, total - smoothing - (0.5 * mu * v_squared if smoothed_penalty else 0.0)
+        value = total - 0.5 * v_squared
         return value, value - smoothing
 
     def _hinge_balanced(self, alpha, v, s):
@@ -206,11 +213,15 @@ class Stage:
         self.smoothed_penalty = config.scheme == "paper" and objective.penalty == "l1"
         self.gap = self.smooth_gap = np.inf
         self.met = False
+        self.alpha = objective.coef.copy()
 
     def certify(self, point, tol):
-        """The relative gaps of point against the dual point of the last gradient; True when the
-        run stops here."""
-        dual, dual_smooth = self.objective.dual(self.mu, self.smoothed_penalty)
+        """The relative gaps of point against the last gradient's dual point; True when the run
+        stops here."""
+        obj = self.objective
+        alpha, v = obj.dual_point()
+        self.alpha = alpha.copy()     # the certificate's dual point: the solution's coefficients
+        dual, dual_smooth = obj.dual_values(alpha, v, self.mu, self.smoothed_penalty)
         scale = max(abs(point.true), 1e-300)
         self.gap = (point.true - dual) / scale
         self.smooth_gap = (point.value - dual_smooth) / scale
@@ -322,7 +333,7 @@ def solve(sub: Subproblem) -> Solution:
     evaluate(objective, x, mu, False)
     L = None
     history, steps, status = [], 0, SolveStatus.MAX_ITER
-    gap = np.inf
+    gap, alpha = np.inf, objective.coef.copy()
     while steps < max_iter:
         global_L = (1.0 / mu if penalty == "l1" and config.scheme == "paper" else 0.0) + \
             (1.0 if penalty == "l2" else 0.0) + curvature / (mu if smoothing else 1.0)
@@ -331,6 +342,7 @@ def solve(sub: Subproblem) -> Solution:
         evaluate(objective, x, mu, stage.smoothed_penalty)
         run = stage.run_paper if config.scheme == "paper" else stage.run_backtracking
         x, taken = run(x, tol, max_iter - steps)
+        alpha = stage.alpha
         steps += taken
         gap = stage.smooth_gap if fixed else stage.gap
         history.append({"stage": len(history) + 1, "mu": mu, "iterations": taken, "passes": objective.passes,
@@ -351,7 +363,7 @@ def solve(sub: Subproblem) -> Solution:
         sub.log(f"nesvm: {status.value} after {steps} iterations ({objective.passes} passes), "
                 f"objective {x.true:.10g}, relative duality gap {gap:.3e}")
     return Solution(
-        coef=y * objective.coef,
+        coef=y * alpha,
         rho=-(float(w[-1]) * bias),
         w=np.ascontiguousarray(w[:-1]),
         objective=x.true,

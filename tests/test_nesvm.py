@@ -1,0 +1,253 @@
+"""NESVM (solver "nesvm", ALGORITHMS.md section 3) against independent solutions of its problems:
+L-BFGS on the smoothed objective at a fixed mu, LIBSVM's linear-kernel optimum (through SSsNAL,
+itself held to LIBSVM, and LIBSVM itself in the slow run), HiGHS for the LP-SVM, the ridge closed
+form for the LS-SVM; the certificate (duality gap) recomputed here from w and alpha alone."""
+import threading
+import time
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog, minimize
+
+from fastsvm._core._margins import LabeledRows
+from fastsvm.errors import FastSVMError, ParameterError
+from fastsvm.params import Params
+from fastsvm.solvers import get_solver
+from fastsvm.solvers.base import Kernel, Subproblem
+from fastsvm.solvers.nesvm import Config, Objective, lipschitz_bound, solve
+from linear_oracle import load
+
+HEART_HINGE = 92.4733746202          # heart_scale, C = 1, free bias: the hinge optimum
+HEART_SMOOTHED = {1.0: 52.0847773049, 0.1: 87.8629746062, 0.01: 92.0096584327}
+HEART_LP, SONAR_LP = 96.7077932551, 81.7481803336
+HEART_LS = 121.606018174342
+
+
+def pm(labels):
+    return np.where(labels == labels[0], 1.0, -1.0)
+
+
+def subproblem(X, y, C=1.0, tol=1e-3, loss=None, n_threads=1, log=None, max_iter=None, **options):
+    config = options.pop("config", None)
+    params = Params(solver="nesvm", kernel_type="linear", C=C, tol=tol, loss=loss, max_iter=max_iter,
+                    options=options, config=config)
+    return Subproblem("c_svc", X, np.asarray(y, dtype=float), np.full(X.shape[0], float(C)), Kernel("linear"),
+                      params, n_threads=n_threads, log=log)
+
+
+def hinge_objective(X, y, C, w, b):
+    return 0.5 * w @ w + C * np.maximum(0.0, 1.0 - y * (X @ w + b)).sum()
+
+
+def hinge_gap(X, y, C, sol):
+    """(P(w) - D(alpha)) / P(w), alpha = y * coef made feasible here (y^T alpha = 0 by scaling the
+    larger class down, inside the box): an independent certificate of the returned point."""
+    alpha = np.clip(y * sol.coef, 0.0, C)
+    s = y @ alpha
+    if s != 0:
+        side = y == np.sign(s)
+        alpha[side] *= 1.0 - abs(s) / alpha[side].sum()
+    v = X.T @ (y * alpha)
+    primal = hinge_objective(X, y, C, sol.w, -sol.rho)
+    return (primal - (alpha.sum() - 0.5 * v @ v)) / primal
+
+
+# ---------------------------------------------------------------- C-SVM
+
+@pytest.mark.parametrize("mu", sorted(HEART_SMOOTHED))
+def test_fixed_mu_reaches_the_smoothed_optimum_of_lbfgs(mu):
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    sol = solve(subproblem(X, y, tol=1e-11, mu=mu))
+    assert sol.status == "converged"
+    assert sol.details["smoothed_objective"] == pytest.approx(HEART_SMOOTHED[mu], rel=1e-6)
+    # the second method, here: L-BFGS on F_mu written out with NumPy
+    A = y[:, None] * np.hstack([X.toarray(), np.ones((X.shape[0], 1))])
+    rho = np.abs(A).max(axis=1)
+
+    def f(w):
+        m = 1.0 - A @ w
+        u = np.clip(m / (mu * rho), 0.0, 1.0)
+        g = -A.T @ u
+        g[:-1] += w[:-1]
+        return 0.5 * w[:-1] @ w[:-1] + np.sum(u * m - 0.5 * mu * rho * u * u), g
+    lbfgs = minimize(f, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B",
+                     options={"maxiter": 50000, "gtol": 1e-12, "ftol": 1e-16})
+    assert sol.details["smoothed_objective"] == pytest.approx(lbfgs.fun, rel=1e-6)
+
+
+@pytest.mark.parametrize("scheme", ["backtracking", "paper"])
+def test_default_homotopy_reaches_the_hinge_optimum(scheme):
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    sol = solve(subproblem(X, y, scheme=scheme))
+    assert sol.status == "converged"
+    assert HEART_HINGE * (1 - 1e-9) <= sol.objective <= HEART_HINGE * (1 + 1.5e-3)
+    assert sol.objective == pytest.approx(hinge_objective(X.toarray(), y, 1.0, sol.w, -sol.rho), rel=1e-12)
+    assert 0 <= hinge_gap(X.toarray(), y, 1.0, sol) <= 1e-3 * 1.01
+    assert sol.stop_measure <= 1e-3
+    tight = solve(subproblem(X, y, tol=1e-6, scheme=scheme))
+    assert tight.objective == pytest.approx(HEART_HINGE, rel=1e-6)
+
+
+def linear_optimum(X, y, C):
+    """LIBSVM's linear-kernel C-SVC optimum (free bias) as SSsNAL reaches it (its own tests hold
+    it to LIBSVM's dual objective): the primal optimum is minus the dual objective."""
+    params = Params(solver="ssnal", kernel_type="linear", C=C, tol=1e-8)
+    sub = Subproblem("c_svc", X, y, np.full(X.shape[0], C), Kernel("linear"), params)
+    return -get_solver("ssnal").solve(sub).objective
+
+
+@pytest.mark.parametrize("name", ["a9a", "w8a"])
+def test_large_sets_reach_libsvms_linear_optimum(name):
+    X, labels = load(name)
+    y = pm(labels)
+    sol = solve(subproblem(X, y, n_threads=2))
+    assert sol.status == "converged"
+    optimum = linear_optimum(X, y, 1.0)
+    assert optimum * (1 - 1e-7) <= sol.objective <= optimum * (1 + 1.5e-3)
+    assert hinge_gap(X, y, 1.0, sol) <= 1e-3 * 1.01
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["a9a", "w8a"])
+def test_large_sets_against_libsvm_itself(name):
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    X, labels = load(name)
+    y = pm(labels)
+    model = svmutil.svm_train(svmutil.svm_problem(y, X), "-t 0 -c 1 -e 1e-6 -m 1000 -q")
+    alpha = np.abs(np.array([c[0] for c in model.get_sv_coef()]))
+    sv = X[np.array(model.get_sv_indices()) - 1]
+    v = sv.T @ (y[np.array(model.get_sv_indices()) - 1] * alpha)
+    libsvm_dual = alpha.sum() - 0.5 * v @ v
+    sol = solve(subproblem(X, y, n_threads=2))
+    assert libsvm_dual * (1 - 1e-6) <= sol.objective <= libsvm_dual * (1 + 1.5e-3)
+
+
+def test_class_weights_are_per_row_costs():
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    upper = np.where(y > 0, 2.0, 0.5)
+    params = Params(solver="nesvm", kernel_type="linear", tol=1e-5)
+    sol = solve(Subproblem("c_svc", X, y, upper, Kernel("linear"), params))
+    ref = Params(solver="ssnal", kernel_type="linear", tol=1e-9)
+    optimum = -get_solver("ssnal").solve(Subproblem("c_svc", X, y, upper, Kernel("linear"), ref)).objective
+    assert optimum * (1 - 1e-9) <= sol.objective <= optimum * (1 + 1e-5)
+    assert abs(optimum - HEART_HINGE) > 1e-3 * HEART_HINGE     # the weights change the problem
+
+
+def test_two_threads_give_the_same_bits():
+    X, labels = load("a9a")
+    X, y = X[:12000], pm(labels)[:12000]
+    one, two = (solve(subproblem(X, y, tol=1e-2, n_threads=t)) for t in (1, 2))
+    np.testing.assert_array_equal(one.w, two.w)
+    assert one.rho == two.rho and one.n_iter == two.n_iter
+
+
+def test_backtracking_takes_fewer_passes_than_the_paper_scheme():
+    X, labels = load("a9a")
+    y = pm(labels)
+    passes = {s: solve(subproblem(X[:8000], y[:8000], tol=1e-2, scheme=s)).details["passes"]
+              for s in ("backtracking", "paper")}
+    assert passes["backtracking"] * 2 <= passes["paper"]
+
+
+# ---------------------------------------------------------------- LP-SVM and LS-SVM
+
+def lp_svm_by_highs(X, y, C):
+    """min |w|_1 + C sum xi s.t. y_i (x_i.w + b) >= 1 - xi, xi >= 0, as an LP for HiGHS."""
+    n, p = X.shape
+    Xd = X.toarray()
+    A = np.hstack([-y[:, None] * Xd, y[:, None] * Xd, -y[:, None], y[:, None], -np.eye(n)])
+    c = np.concatenate([np.ones(2 * p), [0.0, 0.0], np.full(n, C)])
+    result = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=(0, None), method="highs")
+    return result.fun, result.x[:p] - result.x[p:2 * p]
+
+
+@pytest.mark.parametrize("name,value,tol", [("heart_scale", HEART_LP, 1e-5), ("sonar_scale", SONAR_LP, 1e-4)])
+def test_lp_svm_equals_highs(name, value, tol):
+    X, labels = load(name)
+    y = pm(labels)
+    optimum, w_lp = lp_svm_by_highs(X, y, 1.0)
+    assert optimum == pytest.approx(value, rel=1e-9)
+    sol = solve(subproblem(X, y, tol=tol, penalty="l1", max_iter=200000))
+    assert optimum * (1 - 1e-9) <= sol.objective <= optimum * (1 + 1e-4)
+    primal = np.abs(sol.w).sum() + np.maximum(0.0, 1.0 - y * (X @ sol.w - sol.rho)).sum()
+    assert sol.objective == pytest.approx(primal, rel=1e-12)
+    # exact zeros (the l1 prox), on LP's support up to weights below 1 % of the largest
+    large = np.abs(sol.w) > 0.01 * np.abs(sol.w).max()
+    np.testing.assert_array_equal(large, np.abs(w_lp) > 1e-9)
+    assert np.count_nonzero(sol.w) < X.shape[1]
+
+
+def test_ls_svm_equals_the_ridge_closed_form():
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    sol = solve(subproblem(X, y, tol=1e-12, loss="squared_error"))
+    # ridge on +-1 targets with an unpenalized intercept: centre, solve, recover b
+    Xd = X.toarray()
+    mean_x, mean_y = Xd.mean(axis=0), y.mean()
+    Xc = Xd - mean_x
+    w = np.linalg.solve(Xc.T @ Xc + 0.5 * np.eye(Xd.shape[1]), Xc.T @ (y - mean_y))
+    b = mean_y - mean_x @ w
+    value = 0.5 * w @ w + np.sum((y - Xd @ w - b) ** 2)
+    assert value == pytest.approx(HEART_LS, rel=1e-10)
+    assert sol.objective == pytest.approx(HEART_LS, rel=1e-8)
+    np.testing.assert_allclose(sol.w, w, rtol=0, atol=1e-5)
+    assert -sol.rho == pytest.approx(b, abs=1e-5)
+
+
+def test_ls_svm_step_uses_the_spectral_norm_not_eq_56():
+    """The paper's eq. 56 (1 + 2C max_i |x_i|^2) is far below LS-SVM's Lipschitz constant 1 + 2C
+    sigma_max(A)^2, and a step of its size diverges: the bound used must cover the true one."""
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    rows = LabeledRows(X, y, np.ones(X.shape[0]), bias=1.0)
+    bound = 1.0 + lipschitz_bound(Objective(rows, "l2", "squared_error"), Config(), np.zeros(1, np.int32))
+    A = y[:, None] * np.hstack([X.toarray(), np.ones((X.shape[0], 1))])
+    true = 1.0 + 2.0 * np.linalg.norm(A, 2) ** 2
+    eq56 = 1.0 + 2.0 * (np.linalg.norm(A, axis=1) ** 2).max()
+    assert bound >= true and eq56 * 10 < true
+    sol = solve(subproblem(X, y, tol=1e-10, loss="squared_error", scheme="paper"))
+    assert sol.objective == pytest.approx(HEART_LS, rel=1e-8)
+
+
+# ---------------------------------------------------------------- surfaces of the solver
+
+def test_progress_lines_per_stage_and_history():
+    X, labels = load("heart_scale")
+    lines = []
+    sol = solve(subproblem(X, pm(labels), log=lines.append))
+    stages = [line for line in lines if "stage" in line]
+    assert len(stages) == len(sol.history) >= 3
+    assert "mu" in stages[0] and "relative gap" in stages[0]
+    assert "converged" in lines[-1]
+    mus = [h["mu"] for h in sol.history]
+    assert all(b == pytest.approx(a / 2) for a, b in zip(mus, mus[1:]))
+
+
+def test_max_iter_and_bad_input():
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    sol = solve(subproblem(X, y, tol=1e-12, max_iter=20))
+    assert sol.status == "max_iter" and sol.n_iter <= 20 and np.all(np.isfinite(sol.w))
+    with pytest.raises(FastSVMError, match="binary"):
+        solve(subproblem(X, labels + 1, tol=1e-3))
+    with pytest.raises(FastSVMError, match="LP-SVM"):
+        solve(subproblem(X, y, penalty="l1", loss="squared_error"))
+    with pytest.raises(ParameterError, match="scheme"):
+        solve(subproblem(X, y, scheme="fast"))
+    with pytest.raises(ParameterError, match="mu_shrink"):
+        solve(subproblem(X, y, mu_shrink=1.5))
+
+
+def test_stop_flag_raises_keyboard_interrupt_within_a_second():
+    X, labels = load("a9a")
+    sub = subproblem(X, pm(labels), tol=1e-9)
+    timer = threading.Timer(0.3, lambda: sub.stop.__setitem__(0, 1))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        solve(sub)
+    assert time.monotonic() - started < 0.3 + 1.0
+    timer.cancel()
