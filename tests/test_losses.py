@@ -63,13 +63,17 @@ def test_smoothed_objective_gradient_passes_check_grad():
         assert check_grad(fun, grad, w) <= 1e-5 * max(1.0, np.linalg.norm(grad(w)))
 
 
-def test_squared_error_against_numpy():
+def test_squared_error_and_squared_hinge_against_numpy():
     rng = np.random.default_rng(2)
     z, weight = rng.normal(size=20000), rng.uniform(0, 3, 20000)
     alpha = np.empty_like(z)
     value = squared_error_loss(z, weight, alpha)
     np.testing.assert_allclose(alpha, 2.0 * weight * (1.0 - z), rtol=1e-15, atol=0)
     assert value == pytest.approx(float(weight @ (1.0 - z) ** 2), rel=1e-12)
+    value = squared_error_loss(z, weight, alpha, hinged=True)        # the squared hinge
+    r = np.maximum(0.0, 1.0 - z)
+    np.testing.assert_allclose(alpha, 2.0 * weight * r, rtol=1e-15, atol=0)
+    assert value == pytest.approx(float(weight @ r**2), rel=1e-12)
 
 
 def test_huber_against_numpy_and_check_grad():

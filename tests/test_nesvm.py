@@ -212,6 +212,35 @@ def test_ls_svm_step_uses_the_spectral_norm_not_eq_56():
     assert sol.objective == pytest.approx(HEART_LS, rel=1e-8)
 
 
+def test_squared_hinge_with_either_penalty_against_lbfgs():
+    """The squared hinge (scikit-learn LinearSVC's default loss), free bias: l2 against L-BFGS and
+    the value issue 41 computed for its p = 2 (114.914455016621), l1 against L-BFGS-B on w = w+ - w-."""
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    Xd = X.toarray()
+    n, p = Xd.shape
+
+    def l2(w):
+        r = np.maximum(0.0, 1.0 - y * (Xd @ w[:-1] + w[-1]))
+        g = np.append(w[:-1] - 2 * Xd.T @ (y * r), -2 * np.sum(y * r))
+        return 0.5 * w[:-1] @ w[:-1] + r @ r, g
+
+    def l1(v):
+        w = v[:p] - v[p:2 * p]
+        r = np.maximum(0.0, 1.0 - y * (Xd @ w + v[-1]))
+        gw = -2 * Xd.T @ (y * r)
+        return v[:2 * p].sum() + r @ r, np.concatenate([1 + gw, 1 - gw, [-2 * np.sum(y * r)]])
+    options = {"maxiter": 50000, "gtol": 1e-12, "ftol": 1e-16}
+    ref_l2 = minimize(l2, np.zeros(p + 1), jac=True, method="L-BFGS-B", options=options).fun
+    ref_l1 = minimize(l1, np.zeros(2 * p + 1), jac=True, method="L-BFGS-B", options=options,
+                      bounds=[(0, None)] * (2 * p) + [(None, None)]).fun
+    assert ref_l2 == pytest.approx(114.914455016621, rel=1e-9)
+    sol = solve(subproblem(X, y, tol=1e-10, loss="squared_hinge"))
+    assert sol.objective == pytest.approx(114.914455016621, rel=1e-9)
+    sol = solve(subproblem(X, y, tol=1e-9, loss="squared_hinge", penalty="l1"))
+    assert ref_l1 * (1 - 1e-8) <= sol.objective <= ref_l1 * (1 + 1e-8)
+
+
 # ---------------------------------------------------------------- surfaces of the solver
 
 def test_progress_lines_per_stage_and_history():
@@ -233,7 +262,7 @@ def test_max_iter_and_bad_input():
     assert sol.status == "max_iter" and sol.n_iter <= 20 and np.all(np.isfinite(sol.w))
     with pytest.raises(FastSVMError, match="binary"):
         solve(subproblem(X, labels + 1, tol=1e-3))
-    with pytest.raises(FastSVMError, match="LP-SVM"):
+    with pytest.raises(FastSVMError, match="not one of its models"):
         solve(subproblem(X, y, penalty="l1", loss="squared_error"))
     with pytest.raises(ParameterError, match="scheme"):
         solve(subproblem(X, y, scheme="fast"))

@@ -7,7 +7,7 @@ cdef enum:
 
 cdef void smoothed_hinge(const double* z, const double* rho, const double* weight, double mu,
                          Py_ssize_t n, double* alpha, double* sums, int n_threads) noexcept nogil
-cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, double* alpha,
+cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, bint hinged, double* alpha,
                         double* sums, int n_threads) noexcept nogil
 cdef double huber(const double* w, Py_ssize_t p, double mu, double* grad) noexcept nogil
 cdef void dual_sums(const double* alpha, const double* y, const double* weight, const double* rho, Py_ssize_t n,

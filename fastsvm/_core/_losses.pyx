@@ -53,10 +53,11 @@ cdef void smoothed_hinge(const double* z, const double* rho, const double* weigh
     free(part)
 
 
-cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, double* alpha,
+cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, bint hinged, double* alpha,
                         double* sums, int n_threads) noexcept nogil:
-    """LS-SVM's loss on +-1 targets: sums[0] = sum_i weight_i (1 - z_i)^2, alpha_i = 2 weight_i
-    (1 - z_i) (the gradient is -A^T alpha, and alpha is the dual point)."""
+    """The squared error on +-1 targets (LS-SVM), r_i = 1 - z_i, or when ``hinged`` the squared hinge,
+    r_i = max(0, 1 - z_i): sums[0] = sum_i weight_i r_i^2, alpha_i = 2 weight_i r_i (the gradient is
+    -A^T alpha, and alpha is the dual point)."""
     cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
     cdef double* part = <double*>malloc(max(chunks, 1) * sizeof(double))
     cdef double r, s
@@ -69,6 +70,8 @@ cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, dou
         s = 0.0
         for i in range(lo, hi):
             r = 1.0 - z[i]
+            if hinged and r < 0.0:
+                r = 0.0
             alpha[i] = 2.0 * weight[i] * r
             s = s + weight[i] * r * r
         part[c] = s
@@ -157,15 +160,17 @@ def smoothed_hinge_loss(const double[::1] z, const double[::1] rho, const double
     return sums[0], sums[1]
 
 
-def squared_error_loss(const double[::1] z, const double[::1] weight, double[::1] alpha, int n_threads=1):
-    """sum_i weight_i (1 - z_i)^2, alpha = 2 weight (1 - z) written in place."""
+def squared_error_loss(const double[::1] z, const double[::1] weight, double[::1] alpha, int n_threads=1,
+                       bint hinged=False):
+    """sum_i weight_i r_i^2, alpha = 2 weight r written in place; r = 1 - z, or max(0, 1 - z) when
+    ``hinged`` (the squared hinge)."""
     _rows_like(z, "z", [("weight", weight), ("alpha", alpha)])
     cdef double sums[1]
     cdef Py_ssize_t n = z.shape[0]
     if n == 0:
         return 0.0
     with nogil:
-        squared_error(&z[0], &weight[0], n, &alpha[0], sums, n_threads)
+        squared_error(&z[0], &weight[0], n, hinged, &alpha[0], sums, n_threads)
     return sums[0]
 
 

@@ -1,9 +1,12 @@
 """NESVM (seed 001; ALGORITHMS.md section 3): linear SVMs in the primal by Nesterov smoothing.
 
-Three models over A = diag(y) [X, B 1], the bias b (w's last entry) never penalized:
+The paper's three models over A = diag(y) [X, B 1], the bias b (w's last entry) never penalized:
     C-SVM   1/2 |w|^2 + sum_i C_i max(0, 1 - a_i.w)       (penalty l2, loss hinge)
     LP-SVM  |w|_1     + sum_i C_i max(0, 1 - a_i.w)       (penalty l1, loss hinge: sparse w)
     LS-SVM  1/2 |w|^2 + sum_i C_i (1 - a_i.w)^2           (penalty l2, loss squared_error)
+and, as scikit-learn's LinearSVC defaults to it, the squared hinge max(0, 1 - a_i.w)^2 with either
+penalty (smooth already: one stage, no mu).
+
 The hinge is smoothed with the row's own scale rho_i = |a_i|_inf (fastsvm._core._losses), and the
 smoothing mu is halved stage by stage (homotopy), each stage warm-started from the last, until the
 duality gap of the problem itself -- not of the smoothed one -- is at most -e times the objective.
@@ -30,7 +33,8 @@ from ..errors import FastSVMError
 from .base import LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_spec, option, solver_config
 
 DEFAULT_TOL = 1e-3       # relative duality gap
-MODELS = {("l2", "hinge"): "C-SVM", ("l1", "hinge"): "LP-SVM", ("l2", "squared_error"): "LS-SVM"}
+MODELS = {("l2", "hinge"): "C-SVM", ("l1", "hinge"): "LP-SVM", ("l2", "squared_error"): "LS-SVM",
+          ("l2", "squared_hinge"): "L2-loss SVM", ("l1", "squared_hinge"): "L1-regularized L2-loss SVM"}
 
 
 @dataclass(frozen=True)
@@ -88,10 +92,10 @@ class Objective:
     def loss_at(self, z, mu):
         """(smoothed loss, true loss) at margins z; the row coefficients of the loss gradient
         (-A^T coef) are left in self.coef."""
-        if self.loss == "squared_error":
-            value = squared_error_loss(z, self.C, self.coef, self.rows.n_threads)
-            return value, value
-        return smoothed_hinge_loss(z, self.rho, self.C, mu, self.coef, self.rows.n_threads)
+        if self.loss == "hinge":
+            return smoothed_hinge_loss(z, self.rho, self.C, mu, self.coef, self.rows.n_threads)
+        value = squared_error_loss(z, self.C, self.coef, self.rows.n_threads, self.loss == "squared_hinge")
+        return value, value
 
     def penalty_value(self, w, mu, smoothed):
         """The penalty at w: |w|^2 / 2, |w|_1, or its Huber smoothing (the paper scheme's l1)."""
@@ -148,25 +152,22 @@ class Objective:
 
     def dual_values(self, alpha, v, mu, smoothed_penalty):
         """(D, D_mu) at the feasible dual point (alpha, v): the dual objective of the problem and
-        of the smoothed one (the Huber-smoothed l1 of the paper scheme subtracts mu |v|^2 / 2
-        more)."""
+        of the smoothed one, sum alpha minus the conjugates of the loss (the smoothed hinge's
+        mu rho alpha^2 / 2C, the squared losses' alpha^2 / 4C) and of the penalty (|v|^2 / 2; 0 for
+        l1, mu |v|^2 / 2 for its Huber smoothing)."""
         total, _, scaled_squares, squares = alpha_sums(alpha, self.y, self.C, self.rho, self.rows.n_threads)
-        v_squared = dot(v, v)
-        if self.loss == "squared_error":
-            value = total - 0.5 * v_squared - 0.25 * squares
-            return value, value
-        smoothing = 0.5 * mu * scaled_squares
-        if self.penalty == "l1":
-            return total, total - smoothing - (0.5 * mu * v_squared if smoothed_penalty else 0.0)
-        value = total - 0.5 * v_squared
-        return value, value - smoothing
+        loss = 0.0 if self.loss == "hinge" else 0.25 * squares
+        loss_smooth = 0.5 * mu * scaled_squares if self.loss == "hinge" else loss
+        penalty = 0.5 * dot(v, v) if self.penalty == "l2" else 0.0
+        penalty_smooth = 0.5 * mu * dot(v, v) if smoothed_penalty else penalty
+        return total - loss - penalty, total - loss_smooth - penalty_smooth
 
     def _hinge_balanced(self, alpha, v, s):
         """alpha and v = X^T (y alpha) moved in place to y^T alpha = 0 inside the box: the excess s
         taken from the class that has it, from its rows strictly inside the box first (few near
         the optimum, so v's update is cheap)."""
         side = self.y == np.sign(s)
-        inside = side & (alpha > 0) & (alpha < self.C)
+        inside = side & (alpha > 0) & ((alpha < self.C) if self.loss == "hinge" else True)
         take = inside if alpha[inside].sum() >= abs(s) else side & (alpha > 0)
         rows = np.flatnonzero(take)
         delta = alpha[rows] * (abs(s) / alpha[rows].sum())
@@ -292,8 +293,8 @@ class Stage:
 
 def lipschitz_bound(objective, config, stop):
     """lambda_max(A^T D A) inflated, D = diag(C_i / rho_i) for the hinge (the smoothed loss's
-    curvature times mu), diag(2 C_i) for the squared error."""
-    if objective.loss == "squared_error":
+    curvature times mu), diag(2 C_i) for the squared losses."""
+    if objective.loss != "hinge":
         d = 2.0 * objective.C
     else:
         d = np.where(objective.rho > 0, objective.C / np.where(objective.rho > 0, objective.rho, 1.0), 0.0)
@@ -306,7 +307,7 @@ def model_of(config, params):
     loss = params.loss or "hinge"
     if (config.penalty, loss) not in MODELS:
         raise FastSVMError(f"nesvm: penalty {config.penalty} with loss {loss} is not one of its models "
-                           "(l2 + hinge: C-SVM, l1 + hinge: LP-SVM, l2 + squared_error: LS-SVM)")
+                           "(l2 or l1 with hinge or squared_hinge; l2 with squared_error: LS-SVM)")
     return config.penalty, loss
 
 
@@ -378,5 +379,6 @@ def solve(sub: Subproblem) -> Solution:
 
 
 SPEC = linear_spec("nesvm", solve, Config, DEFAULT_TOL, stop_measure="the relative duality gap",
-                   description="linear C-SVM, LP-SVM (-o penalty=l1) or LS-SVM (-L squared_error) in the "
-                               "primal by Nesterov smoothing with a mu homotopy (NESVM)")
+                   description="linear SVMs in the primal by Nesterov smoothing with a mu homotopy (NESVM): "
+                               "C-SVM, LP-SVM (-o penalty=l1), LS-SVM (-L squared_error), squared hinge "
+                               "(-L squared_hinge); the bias is never penalized")
