@@ -2,8 +2,11 @@
 L-BFGS on the smoothed objective at a fixed mu, LIBSVM's linear-kernel optimum (through SSsNAL,
 itself held to LIBSVM, and LIBSVM itself in the slow run), HiGHS for the LP-SVM, the ridge closed
 form for the LS-SVM; the certificate (duality gap) recomputed here from w and alpha alone."""
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,10 +14,12 @@ from scipy.optimize import linprog, minimize
 
 from fastsvm._core._margins import LabeledRows
 from fastsvm.errors import FastSVMError, ParameterError
+from fastsvm.estimators.linear import LinearSVC
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
 from fastsvm.solvers.nesvm import Config, Objective, lipschitz_bound, solve
+from conftest import shared_file
 from linear_oracle import load
 
 HEART_HINGE = 92.4733746202          # heart_scale, C = 1, free bias: the hinge optimum
@@ -280,3 +285,59 @@ def test_stop_flag_raises_keyboard_interrupt_within_a_second():
         solve(sub)
     assert time.monotonic() - started < 0.3 + 1.0
     timer.cancel()
+
+
+def test_registered_with_its_options_in_the_usage_text():
+    spec = get_solver("nesvm")
+    assert spec.kernels == ("linear",) and spec.multiclass == "ovr"
+    assert {option.name for option in spec.options} >= {"penalty", "scheme", "mu", "mu_start", "mu_shrink"}
+    usage = subprocess.run([str(Path(sys.executable).parent / "fastsvm-train")], capture_output=True, text=True)
+    assert "nesvm" in usage.stderr and "penalty=l2|l1" in usage.stderr and "squared_error" in usage.stderr
+
+
+def test_cli_trains_a_model_libsvm_reads(tmp_path):
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    data = shared_file("heart_scale")
+    bin_dir = Path(sys.executable).parent
+    for extra, name in [([], "c"), (["-o", "penalty=l1"], "lp"), (["-L", "squared_error"], "ls")]:
+        model = tmp_path / f"{name}.model"
+        trained = subprocess.run([str(bin_dir / "fastsvm-train"), "-s", "nesvm", "-e", "1e-4", *extra, str(data),
+                                  str(model)], capture_output=True, text=True, timeout=300)
+        assert trained.returncode == 0, trained.stderr
+        assert "nesvm: stage 1" in trained.stdout and "optimization finished" in trained.stdout
+        y, x = svmutil.svm_read_problem(str(data))
+        theirs, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(model)), "-q")
+        X, labels = load("heart_scale")
+        sol = solve(subproblem(X, pm(labels), tol=1e-4, loss="squared_error" if name == "ls" else None,
+                               penalty="l1" if name == "lp" else "l2"))
+        decision = X @ sol.w - sol.rho
+        np.testing.assert_array_equal(theirs, np.where(decision > 0, labels[0], -labels[0]))
+    quiet = subprocess.run([str(bin_dir / "fastsvm-train"), "-s", "nesvm", "-q", str(data), str(tmp_path / "q")],
+                           capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0 and quiet.stdout == ""
+    bad = subprocess.run([str(bin_dir / "fastsvm-train"), "-s", "nesvm", "-o", "penalty=l3", str(data)],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "penalty" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_linear_svc_solver_nesvm():
+    X, labels = load("heart_scale")
+    for penalty, loss in [("l2", "hinge"), ("l1", "hinge"), ("l2", "squared_error"), ("l2", "squared_hinge")]:
+        clf = LinearSVC(solver="nesvm", penalty=penalty, loss=loss, tol=1e-4, max_iter=100000).fit(X, labels)
+        # the positive class is the larger label, as scikit-learn's
+        y = np.where(labels == clf.classes_[1], 1.0, -1.0)
+        sol = solve(subproblem(X, y, tol=1e-4, loss=loss, penalty=penalty))
+        np.testing.assert_allclose(clf.coef_[0], sol.w, rtol=0, atol=1e-12)
+        assert clf.intercept_[0] == pytest.approx(-sol.rho, abs=1e-12)
+        assert clf.n_iter_ == sol.n_iter
+        np.testing.assert_array_equal(clf.predict(X), np.where(X @ sol.w - sol.rho > 0, clf.classes_[1],
+                                                               clf.classes_[0]))
+    assert np.count_nonzero(LinearSVC(solver="nesvm", penalty="l1", loss="hinge", C=0.05, max_iter=100000)
+                            .fit(X, labels).coef_) < X.shape[1]
+    Xi, yi = load("iris.scale")
+    clf = LinearSVC(solver="nesvm", loss="hinge", max_iter=100000).fit(Xi, yi)
+    assert clf.coef_.shape == (3, 4) and clf.score(Xi, yi) > 0.85
+    with pytest.raises(ValueError, match="nesvm"):
+        LinearSVC(loss="squared_error").fit(X, labels)
+    with pytest.raises(ValueError, match="one-vs-rest"):
+        LinearSVC(solver="nesvm", multi_class="crammer_singer").fit(Xi, yi)

@@ -23,6 +23,9 @@ SOLVER_OF = {
     ("l1", "squared_hinge", False): "l1_cd",
 }
 JOINT_SOLVER = "crammer_singer"
+# solves every (penalty, loss) of SOLVER_OF in the primal, and the squared error (LS-SVM), with an
+# unpenalized intercept (LIBSVM's problem), when named
+SMOOTHING_SOLVER = "nesvm"
 # the message scikit-learn's LinearSVC gives (its tests match it)
 NOT_CONVERGED = "Liblinear failed to converge, increase the number of iterations."
 
@@ -57,7 +60,10 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
     (dual, solver ``dcd``) or the squared hinge (dual ``dcd`` or primal ``primal_newton``), penalty
     l1 with the squared hinge (primal, ``l1_cd``), one-vs-rest, or ``multi_class="crammer_singer"``
     (``crammer_singer``, all classes jointly). The intercept is LIBLINEAR's regularized bias feature
-    of value ``intercept_scaling``. ``solver="auto"`` picks the solver of the problem those
+    of value ``intercept_scaling``. ``solver="nesvm"`` (Nesterov smoothing, one-vs-rest) solves
+    either penalty with the hinge or squared hinge, and penalty l2 with ``loss="squared_error"``
+    (the LS-SVM), with an unpenalized intercept as LIBSVM's; ``tol`` is then its relative duality
+    gap and ``max_iter`` counts gradient steps. ``solver="auto"`` picks the solver of the problem those
     arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained
     LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
     ``warm_start=True``: a refit (e.g. after set_params(C=...)) starts from the previous fit's
@@ -66,7 +72,7 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
 
     _parameter_constraints: dict = {
         "penalty": [StrOptions({"l1", "l2"})],
-        "loss": [StrOptions({"hinge", "squared_hinge"})],
+        "loss": [StrOptions({"hinge", "squared_hinge", "squared_error"})],
         "dual": ["boolean", StrOptions({"auto"})],
         "tol": [Interval(Real, 0.0, None, closed="neither")],
         "C": [Interval(Real, 0.0, None, closed="neither")],
@@ -77,7 +83,7 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "solver": [StrOptions({"auto", *SOLVER_OF.values(), JOINT_SOLVER})],
+        "solver": [StrOptions({"auto", *SOLVER_OF.values(), JOINT_SOLVER, SMOOTHING_SOLVER})],
         "warm_start": ["boolean"],
     }
 
@@ -104,23 +110,15 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              order="C")
         check_classification_targets(y)
-        dual = self.dual
-        if dual == "auto" and self.solver in SOLVER_OF.values():
-            dual = self.solver == "dcd"  # a named solver settles the formulation
-        dual = pick_dual(dual, self.penalty, self.loss, *X.shape)
-        solver = pick_solver(self.multi_class, self.penalty, self.loss, dual)
-        if self.solver not in ("auto", solver):
-            raise ValueError(f"solver={self.solver!r} does not solve this problem (penalty="
-                             f"{self.penalty!r}, loss={self.loss!r}, dual={dual!r}, multi_class="
-                             f"{self.multi_class!r}); its solver is {solver!r}")
+        solver, options, bias = self._solver_options(X.shape)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError("This solver needs samples of at least 2 classes in the data, but "
                              f"the data contains only one class: {self.classes_[0]!r}")
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         params = Params(svm_type="c_svc", solver=solver, kernel_type="linear", C=float(self.C),
-                        tol=float(self.tol), loss=self.loss, max_iter=int(self.max_iter),
-                        bias=float(self.intercept_scaling) if self.fit_intercept else -1.0,
+                        tol=float(self.tol), loss=self.loss, max_iter=int(self.max_iter), bias=bias,
+                        options=options,
                         class_weight=class_weights_by_code(self.class_weight, self.classes_, codes),
                         seed=seed_from(self.random_state), verbose=bool(self.verbose))
         # binary: label 1 (the second class) must be the model's first label, LIBSVM's +1 side
@@ -140,6 +138,31 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
                 or self.n_iter_ >= self.max_iter):
             warnings.warn(NOT_CONVERGED, ConvergenceWarning, stacklevel=2)
         return self
+
+    def _solver_options(self, shape):
+        """(solver, its -o options, -B) for these arguments. nesvm, when named, takes penalty and
+        loss as they are and never penalizes the intercept (bias 0: none); the other solvers are
+        LIBLINEAR's, picked by (penalty, loss, dual), the intercept a penalized feature."""
+        if self.solver == SMOOTHING_SOLVER:
+            if self.multi_class != "ovr":
+                raise ValueError(f"solver='nesvm' trains one-vs-rest only, not multi_class={self.multi_class!r}")
+            if (self.penalty, self.loss) == ("l1", "squared_error"):
+                raise ValueError("Unsupported set of arguments: penalty='l1' with loss='squared_error' "
+                                 "is not supported by solver='nesvm'")
+            return SMOOTHING_SOLVER, {"penalty": self.penalty}, \
+                float(self.intercept_scaling) if self.fit_intercept else 0.0
+        if self.loss == "squared_error":
+            raise ValueError("loss='squared_error' (the LS-SVM) is solved by solver='nesvm' only")
+        dual = self.dual
+        if dual == "auto" and self.solver in SOLVER_OF.values():
+            dual = self.solver == "dcd"  # a named solver settles the formulation
+        dual = pick_dual(dual, self.penalty, self.loss, *shape)
+        solver = pick_solver(self.multi_class, self.penalty, self.loss, dual)
+        if self.solver not in ("auto", solver):
+            raise ValueError(f"solver={self.solver!r} does not solve this problem (penalty="
+                             f"{self.penalty!r}, loss={self.loss!r}, dual={dual!r}, multi_class="
+                             f"{self.multi_class!r}); its solver is {solver!r}")
+        return solver, {}, float(self.intercept_scaling) if self.fit_intercept else -1.0
 
     def _set_linear_attributes(self):
         """coef_/intercept_ from the model's weight vectors (decision = w.x - rho per class)."""
