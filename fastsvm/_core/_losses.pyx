@@ -29,7 +29,7 @@ cdef void smoothed_hinge(const double* z, const double* rho, const double* weigh
     if part == NULL:
         sums[0] = sums[1] = NAN
         return
-    for c in prange(chunks, num_threads=max(1, n_threads), schedule="static"):
+    for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
         lo = c * LOSS_CHUNK
         hi = min(lo + LOSS_CHUNK, n)
         s_smooth = 0.0
@@ -64,7 +64,7 @@ cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, bin
     if part == NULL:
         sums[0] = NAN
         return
-    for c in prange(chunks, num_threads=max(1, n_threads), schedule="static"):
+    for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
         lo = c * LOSS_CHUNK
         hi = min(lo + LOSS_CHUNK, n)
         s = 0.0
@@ -93,7 +93,7 @@ cdef void dual_sums(const double* alpha, const double* y, const double* weight, 
     if part == NULL:
         sums[0] = sums[1] = sums[2] = sums[3] = NAN
         return
-    for c in prange(chunks, num_threads=max(1, n_threads), schedule="static"):
+    for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
         lo = c * LOSS_CHUNK
         hi = min(lo + LOSS_CHUNK, n)
         s0 = 0.0

@@ -1,0 +1,337 @@
+"""NESVM (issue 40) side by side with its peers, one run, the same data and problems.
+
+C-SVM (hinge, |w|^2 / 2, the bias never penalized: LIBSVM's linear problem): passes over the nonzeros
+and seconds until the primal objective is within a relative gap of the optimum F* (1e-2, 1e-3):
+  nesvm            the default (backtracking, gap-driven homotopy), run at -e = the gap: its own
+                   certificate stops it, so its primal gap is at most the target
+  nesvm paper      the same homotopy with the paper's eqs. 33-35 and the global constant L
+  plain scheme     the paper as printed, the calibration of the pass target: constant step 1/L,
+                   8 stages of geometric mu 1 -> 1e-4, prox-centre 0, each stage until its relative
+                   objective change is below 1e-7 (or --plain-cap passes in all)
+  ssnal            fastsvm's SSsNAL (linear), tolerances 1e-1, 10^-1.5, ... until the gap is met
+  liblinear -s 3   at -B 1 (its bias is penalized: a neighbouring problem, measured against its own
+                   optimum), eps 1, 10^-0.5, ... until the gap is met; one thread
+  sgd              scikit-learn's SGDClassifier(loss="hinge", alpha = 1 / (C n)), epochs 1, 2, 5,
+                   10, ... (tol=None) until the gap is met, if within --sgd-epochs
+F* is SSsNAL's primal objective at eta 1e-9. Passes: nesvm and plain count their X w and X^T c
+passes; an epoch of coordinate or stochastic descent reads every row twice (2 passes).
+LP-SVM (|w|_1): nesvm -o penalty=l1 to a 1e-4 gap against HiGHS (scipy linprog) on the same LP.
+LS-SVM: nesvm -L squared_error to 1e-6 against scipy's lsmr on the same least squares (the bias
+column scaled by 1e3, so its penalty is ~1e-6 of the others').
+Threads: nesvm's seconds per pass for 1 and 2 threads (the same bits) on the largest set.
+
+    python tools/bench_nesvm.py --out bench_out/nesvm.md
+    python tools/bench_nesvm.py --datasets a9a --Cs 1 --repeat 1          # a short sanity run
+    python tools/bench_nesvm.py --datasets "" --synthetic 1000000 --skip-plain
+"""
+import argparse
+import statistics
+import warnings
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+
+from bench_dcd import as_pm, liblinear_problem, load_named, load_synthetic  # noqa: E402
+from fastsvm._core._losses import smoothed_hinge_loss  # noqa: E402
+from fastsvm._core._margins import LabeledRows, largest_eigenvalue  # noqa: E402
+from fastsvm.csr import to_csr  # noqa: E402
+from fastsvm.params import Params  # noqa: E402
+from fastsvm.solvers import get_solver  # noqa: E402
+from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
+from memory import reset_peak, rss_and_peak  # noqa: E402
+
+LADDER = 10 ** -0.5
+
+
+# ---------------------------------------------------------------- problems and measures
+
+def hinge_primal(X, y, C, w, b):
+    return 0.5 * float(w @ w) + C * float(np.maximum(0.0, 1.0 - y * (X @ w + b)).sum())
+
+
+def accuracy(Xt, yt, w, b):
+    return float(np.mean(np.where(Xt @ w + b > 0, 1.0, -1.0) == yt)) if Xt is not None else float("nan")
+
+
+def subproblem(solver, X, y, C, tol, threads=1, **kw):
+    options = kw.pop("options", {})
+    params = Params(solver=solver, kernel_type="linear", C=C, tol=tol, options=options, **kw)
+    return Subproblem("c_svc", X, y, np.full(X.shape[0], float(C)), Kernel("linear"), params, n_threads=threads)
+
+
+def timed(run, repeat):
+    """(median seconds, result of the last run, extra peak MB of the last run)."""
+    seconds = []
+    for _ in range(repeat):
+        base = reset_peak()
+        start = time.perf_counter()
+        result = run()
+        seconds.append(time.perf_counter() - start)
+        peak = (rss_and_peak()[1] - base) / 2**20
+    return statistics.median(seconds), result, peak
+
+
+def optimum(X, y, C, threads):
+    sol = get_solver("ssnal").solve(subproblem("ssnal", X, y, C, 1e-9, threads))
+    w = X.T @ sol.coef
+    return hinge_primal(X, y, C, w, -sol.rho)
+
+
+# ---------------------------------------------------------------- the sides
+
+def nesvm_side(X, y, C, gap, repeat, threads, **options):
+    seconds, sol, peak = timed(lambda: get_solver("nesvm").solve(
+        subproblem("nesvm", X, y, C, gap, threads, max_iter=10**6, options=options)), repeat)
+    return {"seconds": seconds, "passes": sol.details["passes"], "w": sol.w, "b": -sol.rho, "peak": peak,
+            "status": str(sol.status.value)}
+
+
+def plain_scheme(X, y, C, gaps, F_star, cap):
+    """The paper as printed (see the module doc): passes when each gap is first met."""
+    rows = LabeledRows(X, y, np.full(X.shape[0], float(C)), bias=1.0)
+    rho = rows.row_scales()
+    passes = 40
+    lam = 1.05 * largest_eigenvalue(rows, C / rho, 20)
+    reached, w = {}, np.zeros(rows.n_weights)
+    z, coef, g = np.empty(rows.n_rows), np.empty(rows.n_rows), np.empty(rows.n_weights)
+    for mu in np.geomspace(1.0, 1e-4, 8):
+        L = 1.0 + lam / mu
+        total, previous, k = np.zeros_like(w), np.inf, 0
+        while passes < cap:
+            rows.margins(w, z)
+            smooth, hinge = smoothed_hinge_loss(z, rho, rows.weights, mu, coef)
+            passes += 2
+            value = 0.5 * float(w[:-1] @ w[:-1])
+            for target in gaps:
+                if target not in reached and (value + hinge - F_star) / F_star <= target:
+                    reached[target] = passes
+            if len(reached) == len(gaps) or abs(previous - (value + smooth)) <= 1e-7 * abs(value + smooth):
+                break
+            previous = value + smooth
+            rows.rmatvec(coef, g)
+            np.negative(g, out=g)
+            g[:-1] += w[:-1]
+            y_k = w - g / L
+            total += 0.5 * (k + 1) * g
+            w = (2.0 / (k + 3)) * (-total / L) + ((k + 1) / (k + 3)) * y_k
+            k += 1
+        if len(reached) == len(gaps) or passes >= cap:
+            break
+    return reached
+
+
+def ladder_side(run, gap, F_star, start, steps):
+    """The first tolerance of start, start 10^-0.5, ... whose run meets the gap: (tol, seconds,
+    result) or None. ``run(tol)`` returns (seconds, objective, result)."""
+    tol = start
+    for _ in range(steps):
+        seconds, objective, result = run(tol)
+        if (objective - F_star) / F_star <= gap:
+            return tol, seconds, result
+        tol *= LADDER
+    return None
+
+
+def ssnal_run(X, y, C, threads, repeat):
+    def run(tol):
+        seconds, sol, _ = timed(lambda: get_solver("ssnal").solve(subproblem("ssnal", X, y, C, tol, threads)),
+                                repeat)
+        w = X.T @ sol.coef
+        return seconds, hinge_primal(X, y, C, w, -sol.rho), (w, -sol.rho)
+    return run
+
+
+def liblinear_run(X, labels, C, repeat):
+    from liblinear.liblinearutil import parameter, train
+    prob = liblinear_problem(X, labels, 1.0)
+    pm = as_pm(labels)
+
+    def fit(eps):
+        model = train(prob, parameter(f"-s 3 -c {C} -e {eps} -B 1 -q"))
+        n = min(model.get_nr_feature(), X.shape[1])
+        w = np.zeros(X.shape[1])
+        w[:n] = [model.get_decfun_coef(j + 1) for j in range(n)]
+        return w, model.get_decfun_bias()
+
+    def own_objective(w, b):   # LIBLINEAR's problem: the bias weight penalized
+        return hinge_primal(X, pm, C, w, b) + 0.5 * b * b
+
+    def run(eps):
+        seconds, (w, b), _ = timed(lambda: fit(eps), repeat)
+        return seconds, own_objective(w, b), (w, b)
+    return run, own_objective(*fit(1e-6))
+
+
+def sgd_side(X, y, C, gap, F_star, max_epochs):
+    from sklearn.linear_model import SGDClassifier
+    for epochs in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000):
+        if epochs > max_epochs:
+            return None
+        model = SGDClassifier(loss="hinge", alpha=1.0 / (C * X.shape[0]), max_iter=epochs, tol=None,
+                              random_state=0)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, y)
+        seconds = time.perf_counter() - start
+        w, b = model.coef_[0], float(model.intercept_[0])
+        if (hinge_primal(X, y, C, w, b) - F_star) / F_star <= gap:
+            return {"seconds": seconds, "passes": 2 * epochs, "w": w, "b": b}
+    return None
+
+
+# ---------------------------------------------------------------- LP-SVM and LS-SVM
+
+def highs_lp_svm(X, y, C, time_limit):
+    """min |w|_1 + C sum xi over w = u - v, b = b1 - b2, xi >= 0 (a sparse LP)."""
+    from scipy.optimize import linprog
+    n, p = X.shape
+    YX = sp.diags(y) @ X
+    A = sp.hstack([-YX, YX, -y[:, None], y[:, None], -sp.eye(n)], format="csr")
+    c = np.concatenate([np.ones(2 * p), [0.0, 0.0], np.full(n, C)])
+    start = time.perf_counter()
+    result = linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=(0, None), method="highs",
+                     options={"time_limit": time_limit})
+    return time.perf_counter() - start, (result.fun if result.status == 0 else None)
+
+
+def lsmr_ls_svm(X, y, C):
+    from scipy.sparse.linalg import lsmr
+    scale = 1e3
+    M = (np.sqrt(2.0 * C) * sp.diags(y) @ sp.hstack([X, np.full((X.shape[0], 1), scale)])).tocsr()
+    start = time.perf_counter()
+    x = lsmr(M, np.full(X.shape[0], np.sqrt(2.0 * C)), damp=1.0, atol=1e-12, btol=1e-12, maxiter=100000)[0]
+    seconds = time.perf_counter() - start
+    w, b = x[:-1], x[-1] * scale
+    return seconds, 0.5 * float(w @ w) + C * float(((1.0 - y * (X @ w + b)) ** 2).sum())
+
+
+# ---------------------------------------------------------------- report
+
+def fmt(seconds, passes=None):
+    if seconds is None:
+        return "-"
+    return f"{seconds:.2f} s" + (f" / {passes:g}" if passes is not None else "")
+
+
+def dataset_rows(name, X, labels, Xt, yt_labels, args):
+    y = as_pm(labels)
+    yt = np.where(yt_labels == labels[0], 1.0, -1.0) if Xt is not None else None
+    out = []
+    for C in args.Cs:
+        F_star = optimum(X, y, C, args.threads)
+        plain = {} if args.skip_plain else plain_scheme(X, y, C, args.gaps, F_star, args.plain_cap)
+        ll_run, ll_star = liblinear_run(X, labels, C, args.repeat)
+        for gap in args.gaps:
+            row = {"dataset": name, "C": C, "gap": gap, "F*": F_star}
+            nes = nesvm_side(X, y, C, gap, args.repeat, args.threads)
+            paper = nesvm_side(X, y, C, gap, 1, args.threads, scheme="paper")
+            row["nesvm"] = fmt(nes["seconds"], nes["passes"])
+            row["nesvm gap"] = (hinge_primal(X, y, C, nes["w"], nes["b"]) - F_star) / F_star
+            row["acc"] = accuracy(Xt, yt, nes["w"], nes["b"])
+            row["peak"] = nes["peak"]
+            row["paper"] = fmt(paper["seconds"], paper["passes"])
+            row["plain"] = (f"{plain[gap]}" if gap in plain else
+                            ("-" if args.skip_plain else f"> {args.plain_cap}"))
+            found = ladder_side(ssnal_run(X, y, C, args.threads, args.repeat), gap, F_star, 0.1, 8)
+            row["ssnal"] = "-" if found is None else f"{found[1]:.2f} s (eta {found[0]:.1e})"
+            found = ladder_side(ll_run, gap, ll_star, 1.0, 10)
+            row["liblinear"] = "-" if found is None else f"{found[1]:.2f} s (-e {found[0]:.1e})"
+            sgd = sgd_side(X, y, C, gap, F_star, args.sgd_epochs)
+            row["sgd"] = "-" if sgd is None else fmt(sgd["seconds"], sgd["passes"])
+            out.append(row)
+            print(row, flush=True)
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--datasets", default="a9a,w8a,ijcnn1,phishing")
+    parser.add_argument("--synthetic", type=int, default=0, help="rows of a synthetic text-like set too")
+    parser.add_argument("--Cs", default="1,32")
+    parser.add_argument("--gaps", default="1e-2,1e-3")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--plain-cap", type=int, default=40000)
+    parser.add_argument("--skip-plain", action="store_true")
+    parser.add_argument("--sgd-epochs", type=int, default=200)
+    parser.add_argument("--lp-time-limit", type=float, default=600.0)
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    args.Cs = [float(c) for c in args.Cs.split(",")]
+    args.gaps = [float(g) for g in args.gaps.split(",")]
+
+    sets = []
+    for name in filter(None, args.datasets.split(",")):
+        if name == "ijcnn1":   # train and test together (141,691 rows), split 80/20 again
+            _, X, y, Xt, yt, _ = load_named(args.data_dir, "ijcnn1")
+            X, y = to_csr(sp.vstack([X, Xt], format="csr")), np.concatenate([y, yt])
+            perm = np.random.default_rng(0).permutation(X.shape[0])
+            cut = X.shape[0] // 5
+            sets.append(("ijcnn1 (train+test)", X[perm[cut:]], y[perm[cut:]], X[perm[:cut]], y[perm[:cut]]))
+        else:
+            label, X, y, Xt, yt, _ = load_named(args.data_dir, name)
+            sets.append((label, X, y, Xt, yt))
+    if args.synthetic:
+        label, X, y, Xt, yt, _ = load_synthetic(args.synthetic)
+        sets.append((label, X, y, Xt, yt))
+
+    lines = ["# NESVM side by side", "",
+             f"{time.strftime('%Y-%m-%d %H:%M')}; {args.threads} threads for nesvm and ssnal; medians of "
+             f"{args.repeat} runs. Cells: seconds / passes over the nonzeros to the relative primal gap.", "",
+             "| dataset | C | gap | nesvm | nesvm gap reached | paper scheme | plain scheme passes | ssnal | "
+             "liblinear -s 3 -B 1 | sgd | test acc. | peak MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, X, y, Xt, yt in sets:
+        for r in dataset_rows(name, X, y, Xt, yt, args):
+            lines.append(f"| {r['dataset']} | {r['C']:g} | {r['gap']:g} | {r['nesvm']} | {r['nesvm gap']:.1e} | "
+                         f"{r['paper']} | {r['plain']} | {r['ssnal']} | {r['liblinear']} | {r['sgd']} | "
+                         f"{100 * r['acc']:.2f}% | {r['peak']:.0f} |")
+
+    lines += ["", "## LP-SVM (penalty l1) to a 1e-4 gap against HiGHS, C = 1", "",
+              "| dataset | nesvm s | HiGHS s | objective nesvm / HiGHS | nnz(w) |", "|---|---|---|---|---|"]
+    for name, X, labels, _, _ in sets:
+        y = as_pm(labels)
+        highs_seconds, highs_value = highs_lp_svm(X, y, 1.0, args.lp_time_limit)
+        nes = nesvm_side(X, y, 1.0, 1e-4, 1, args.threads, penalty="l1")
+        value = float(np.abs(nes["w"]).sum() + np.maximum(0, 1 - y * (X @ nes["w"] + nes["b"])).sum())
+        lines.append(f"| {name} | {nes['seconds']:.2f} | {highs_seconds:.2f}{'' if highs_value else ' (limit)'} | "
+                     f"{value:.8g} / {highs_value if highs_value is None else format(highs_value, '.8g')} | "
+                     f"{np.count_nonzero(nes['w'])} |")
+        print(lines[-1], flush=True)
+
+    lines += ["", "## LS-SVM (squared error) to a 1e-6 gap against lsmr, C = 1", "",
+              "| dataset | nesvm s | lsmr s | objective nesvm / lsmr |", "|---|---|---|---|"]
+    for name, X, labels, _, _ in sets:
+        y = as_pm(labels)
+        ls_problem = subproblem("nesvm", X, y, 1.0, 1e-6, args.threads, loss="squared_error", max_iter=10**6)
+        seconds, ls, _ = timed(lambda: get_solver("nesvm").solve(ls_problem), 1)  # noqa: B023 (called here)
+        lsmr_seconds, lsmr_value = lsmr_ls_svm(X, y, 1.0)
+        lines.append(f"| {name} | {seconds:.2f} | {lsmr_seconds:.2f} | {ls.objective:.10g} / {lsmr_value:.10g} |")
+        print(lines[-1], flush=True)
+
+    name, X, labels, _, _ = max(sets, key=lambda s: s[1].nnz)
+    y = as_pm(labels)
+    per_pass = {}
+    for threads in (1, 2):
+        nes = nesvm_side(X, y, 1.0, 1e-2, args.repeat, threads)
+        per_pass[threads] = nes["seconds"] / nes["passes"]
+    lines += ["", f"Threads on {name} (C = 1, gap 1e-2): {1e3 * per_pass[1]:.2f} ms per pass on 1 thread, "
+              f"{1e3 * per_pass[2]:.2f} on 2: {per_pass[1] / per_pass[2]:.2f}x"]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(report)
+
+
+if __name__ == "__main__":
+    main()
