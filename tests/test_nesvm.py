@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 
 from fastsvm._core._margins import LabeledRows
@@ -271,6 +272,10 @@ def test_max_iter_and_bad_input():
         solve(subproblem(X, y, penalty="l1", loss="squared_error"))
     with pytest.raises(ParameterError, match="scheme"):
         solve(subproblem(X, y, scheme="fast"))
+    huge = sp.csr_matrix(np.array([[1e300, 1e300], [-1e300, 3.0], [2e300, 0.0]]))
+    for scheme in ("backtracking", "paper"):          # overflow: a clear error, never a hang
+        with pytest.raises(FastSVMError, match="overflowed"):
+            solve(subproblem(huge, np.array([1.0, -1.0, 1.0]), scheme=scheme))
     with pytest.raises(ParameterError, match="mu_shrink"):
         solve(subproblem(X, y, mu_shrink=1.5))
 

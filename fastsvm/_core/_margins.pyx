@@ -147,6 +147,8 @@ def largest_eigenvalue(LabeledRows rows, const double[::1] d, int iterations=30,
         z *= d_
         rows.rmatvec(z, out)
         estimate = float(np.linalg.norm(out))
+        if not np.isfinite(estimate):
+            return estimate        # overflowed: the caller says so
         if not estimate > 0:
             return 0.0
         v = out / estimate
