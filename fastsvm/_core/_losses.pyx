@@ -15,6 +15,18 @@ cdef inline Py_ssize_t chunk_count(Py_ssize_t n) noexcept nogil:
     return (n + LOSS_CHUNK - 1) // LOSS_CHUNK
 
 
+cdef inline void add_chunks(double* part, Py_ssize_t chunks, int width, double* sums) noexcept nogil:
+    """sums[k] = the chunks' partial sums part[width c + k] added in chunk order; part is freed."""
+    cdef Py_ssize_t c
+    cdef int k
+    for k in range(width):
+        sums[k] = 0.0
+    for c in range(chunks):
+        for k in range(width):
+            sums[k] += part[width * c + k]
+    free(part)
+
+
 cdef void smoothed_hinge(const double* z, const double* rho, const double* weight, double mu,
                          Py_ssize_t n, double* alpha, double* sums, int n_threads) noexcept nogil:
     """Nesterov's smoothed hinge with the row's own scale: m = 1 - z_i, u_i = clip(m / (mu rho_i),
@@ -46,11 +58,7 @@ cdef void smoothed_hinge(const double* z, const double* rho, const double* weigh
             s_hinge = s_hinge + weight[i] * max(m, 0.0)
         part[2 * c] = s_smooth
         part[2 * c + 1] = s_hinge
-    sums[0] = sums[1] = 0.0
-    for c in range(chunks):
-        sums[0] += part[2 * c]
-        sums[1] += part[2 * c + 1]
-    free(part)
+    add_chunks(part, chunks, 2, sums)
 
 
 cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, bint hinged, double* alpha,
@@ -75,10 +83,7 @@ cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, bin
             alpha[i] = 2.0 * weight[i] * r
             s = s + weight[i] * r * r
         part[c] = s
-    sums[0] = 0.0
-    for c in range(chunks):
-        sums[0] += part[c]
-    free(part)
+    add_chunks(part, chunks, 1, sums)
 
 
 cdef void dual_sums(const double* alpha, const double* y, const double* weight, const double* rho, Py_ssize_t n,
@@ -87,7 +92,7 @@ cdef void dual_sums(const double* alpha, const double* y, const double* weight, 
     y^T alpha, sums[2] = sum rho_i alpha_i^2 / C_i (the smoothed hinge's dual term / mu * 2), sums[3]
     = sum alpha_i^2 / C_i (the squared error's, times 4); rows with C_i = 0 add nothing to the last
     two. rho may be NULL (sums[2] = 0)."""
-    cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi, k
+    cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
     cdef double* part = <double*>malloc(max(4 * chunks, 1) * sizeof(double))
     cdef double a, q, s0, s1, s2, s3
     if part == NULL:
@@ -113,12 +118,7 @@ cdef void dual_sums(const double* alpha, const double* y, const double* weight, 
         part[4 * c + 1] = s1
         part[4 * c + 2] = s2
         part[4 * c + 3] = s3
-    for k in range(4):
-        sums[k] = 0.0
-    for c in range(chunks):
-        for k in range(4):
-            sums[k] += part[4 * c + k]
-    free(part)
+    add_chunks(part, chunks, 4, sums)
 
 
 cdef double huber(const double* w, Py_ssize_t p, double mu, double* grad) noexcept nogil:

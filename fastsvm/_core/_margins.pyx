@@ -122,12 +122,6 @@ cdef class LabeledRows(Samples):
                 out_[i] = top
         return out
 
-    def column_sums(self):
-        """sum_i [x_i, B] (the unsigned rows): what shifting every y_i alpha_i by one constant adds
-        to X^T (y alpha)."""
-        out = np.empty(self.n_weights)
-        return self.rmatvec(np.asarray(self.y), out)  # y_i * y_i = 1
-
 
 def largest_eigenvalue(LabeledRows rows, const double[::1] d, int iterations=30, stop=None):
     """An estimate of lambda_max(A^T D A), D = diag(d) >= 0, by power iteration from a fixed start

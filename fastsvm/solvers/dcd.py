@@ -15,6 +15,7 @@ from .._core._csr import csr_matvec
 from .._core._dcd import DualCD
 from .._core._status import Status
 from ..errors import FastSVMError
+from ..problems.vector import dot
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_run_settings,
                    linear_spec, solve_path_warm)
 
@@ -41,11 +42,6 @@ def next_milestone(epoch):
         scale *= 10
 
 
-def _dot(a, b):
-    # einsum's own loop: a threaded BLAS dot is slow on a busy machine and buys nothing here
-    return float(np.einsum("i,i->", a, b))
-
-
 def dual_bounds(upper, loss):
     """The dual's box bound U_i and diagonal D_ii for per-sample costs C_i > 0."""
     if loss == "hinge":
@@ -60,12 +56,12 @@ def primal_objective(X, y, upper, w, w_bias, bias, loss, n_threads=1):
     margins = y * (csr_matvec(X, np.ascontiguousarray(w), n_threads) + w_bias * bias)
     slack = np.maximum(0.0, 1.0 - margins)
     losses = slack if loss == "hinge" else slack * slack
-    return 0.5 * (_dot(w, w) + w_bias * w_bias) + _dot(upper, losses)
+    return 0.5 * (dot(w, w) + w_bias * w_bias) + dot(upper, losses)
 
 
 def dual_objective(alpha, w_full, diag):
     """1/2 alpha^T (Q + D) alpha - e^T alpha, with Q alpha read off w = sum_i alpha_i y_i x_i."""
-    return 0.5 * _dot(w_full, w_full) + 0.5 * _dot(diag * alpha, alpha) - float(alpha.sum())
+    return 0.5 * dot(w_full, w_full) + 0.5 * dot(diag * alpha, alpha) - float(alpha.sum())
 
 
 def warm_alpha(warm, upper, U, keep):

@@ -32,6 +32,7 @@ import numpy as np
 from .._core._losses import alpha_sums, huber_norm, smoothed_hinge_loss, squared_error_loss
 from .._core._margins import LabeledRows, largest_eigenvalue
 from ..errors import FastSVMError
+from ..problems.vector import dot
 from .base import LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_spec, option, solver_config
 
 DEFAULT_TOL = 1e-3       # relative duality gap
@@ -62,11 +63,6 @@ class Config(LinearConfig):
     lipschitz_decay: float = 0.9     # backtracking: L shrinks by this factor after each success
     certify_every: int = 5           # iterations between two dual points: their projection is O(n) work
                                      # on one thread, and a late stop costs at most this many steps
-
-
-def dot(a, b):
-    # einsum's own loop: a threaded BLAS dot is slow on a busy machine and buys nothing here
-    return float(np.einsum("i,i->", a, b))
 
 
 class Objective:
@@ -200,11 +196,12 @@ def evaluate(objective, point, mu, smoothed_penalty):
     left in objective.coef."""
     loss_smooth, loss_true = objective.loss_at(point.z, mu)
     exact_penalty = objective.penalty_value(point.w, mu, False)
-    if objective.penalty == "l1" and not smoothed_penalty:
+    if objective.penalty == "l1" and not smoothed_penalty:      # by its prox: not in the smooth part
         point.smooth = loss_smooth
         point.value = loss_smooth + exact_penalty
     else:
-        point.smooth = point.value = loss_smooth + objective.penalty_value(point.w, mu, smoothed_penalty)
+        penalty = objective.penalty_value(point.w, mu, True) if smoothed_penalty else exact_penalty
+        point.smooth = point.value = loss_smooth + penalty
     point.true = loss_true + exact_penalty
     return point
 
