@@ -170,20 +170,43 @@ def lp_svm_by_highs(X, y, C):
     return result.fun, result.x[:p] - result.x[p:2 * p]
 
 
-@pytest.mark.parametrize("name,value,tol", [("heart_scale", HEART_LP, 1e-5), ("sonar_scale", SONAR_LP, 1e-4)])
-def test_lp_svm_equals_highs(name, value, tol):
+@pytest.mark.parametrize("name,value,tol,finish", [("heart_scale", HEART_LP, 1e-5, "interior"),
+                                                    ("sonar_scale", SONAR_LP, 1e-4, "interior"),
+                                                    ("heart_scale", HEART_LP, 1e-5, "none")])
+def test_lp_svm_equals_highs(name, value, tol, finish):
     X, labels = load(name)
     y = pm(labels)
     optimum, w_lp = lp_svm_by_highs(X, y, 1.0)
     assert optimum == pytest.approx(value, rel=1e-9)
-    sol = solve(subproblem(X, y, tol=tol, penalty="l1", max_iter=200000))
-    assert optimum * (1 - 1e-9) <= sol.objective <= optimum * (1 + 1e-4)
+    lines = []
+    sol = solve(subproblem(X, y, tol=tol, penalty="l1", max_iter=200000, finish=finish, log=lines.append))
+    assert optimum * (1 - 1e-9) <= sol.objective <= optimum * (1 + tol)
     primal = np.abs(sol.w).sum() + np.maximum(0.0, 1.0 - y * (X @ sol.w - sol.rho)).sum()
     assert sol.objective == pytest.approx(primal, rel=1e-12)
-    # exact zeros (the l1 prox), on LP's support up to weights below 1 % of the largest
-    large = np.abs(sol.w) > 0.01 * np.abs(sol.w).max()
-    np.testing.assert_array_equal(large, np.abs(w_lp) > 1e-9)
+    assert sol.stop_measure <= tol
+    if finish == "interior":       # the LP's own support, exactly
+        assert any("interior-point finish" in line for line in lines)
+        np.testing.assert_array_equal(sol.w != 0, np.abs(w_lp) > 1e-9)
+    else:   # exact zeros from the l1 prox, on the LP's support up to weights below 1 % of the largest
+        assert not any("interior-point finish" in line for line in lines)
+        np.testing.assert_array_equal(np.abs(sol.w) > 0.01 * np.abs(sol.w).max(), np.abs(w_lp) > 1e-9)
     assert np.count_nonzero(sol.w) < X.shape[1]
+
+
+def test_lp_svm_finish_grows_its_working_set():
+    """Handed over early with no margin band, the finish misses rows and features that the whole
+    problem's optimality conditions then bring in: several rounds, the same optimum."""
+    X, labels = load("sonar_scale")
+    y = pm(labels)
+    optimum, w_lp = lp_svm_by_highs(X, y, 1.0)
+    lines = []
+    sol = solve(subproblem(X, y, tol=1e-6, penalty="l1", log=lines.append,
+                           config=Config(finish_gap=1.0, working_band=0.0)))
+    assert sol.details["finish_rounds"] > 1
+    assert any(" join" in line and not line.split("; ")[1].startswith("0 rows and 0 features")
+               for line in lines if "finish" in line)
+    assert sol.objective == pytest.approx(optimum, rel=1e-6)
+    np.testing.assert_array_equal(sol.w != 0, np.abs(w_lp) > 1e-9)
 
 
 def test_ls_svm_equals_the_ridge_closed_form():

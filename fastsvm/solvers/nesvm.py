@@ -32,6 +32,7 @@ import numpy as np
 from .._core._losses import alpha_sums, huber_norm, smoothed_hinge_loss, squared_error_loss
 from .._core._margins import LabeledRows, largest_eigenvalue
 from ..errors import FastSVMError
+from ..problems.hinge_lp import interior_point
 from ..problems.vector import dot
 from .base import LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_spec, option, solver_config
 
@@ -63,6 +64,14 @@ class Config(LinearConfig):
     lipschitz_decay: float = 0.9     # backtracking: L shrinks by this factor after each success
     certify_every: int = 5           # iterations between two dual points: their projection is O(n) work
                                      # on one thread, and a late stop costs at most this many steps
+    finish: str = option("interior", "how the LP-SVM ends: interior (once the homotopy's gap is "
+                         "below 0.3, an interior-point solve of the LP on its working set of rows "
+                         "and features, grown until the whole problem's optimality conditions "
+                         "hold) or none (the homotopy alone)", choices=("interior", "none"))
+    finish_gap: float = 0.3          # the homotopy's gap that hands the LP-SVM to the interior point
+    working_band: float = 0.2        # rows with margin < 1 + band, features with |A^T alpha| > 1 - band
+    max_working_features: int = 4000  # the interior point's dense normal matrix is this square
+    idle_margin: float = 1e-4        # features with |A^T lambda| below 1 - this leave the working set
 
 
 class Objective:
@@ -299,6 +308,68 @@ class Stage:
         return best, steps
 
 
+def interior_finish(objective, X, x, alpha, mu, tol, config, stop, log):
+    """The LP-SVM solved exactly from the homotopy's point x (certificate alpha): an interior-point
+    solve on the rows near or inside the margin and the features near the dual bound, repeated
+    with the rows and features that break the whole problem's optimality conditions until none
+    does, once more without the features the dual holds inside its bound; then the sparsest w
+    (the smallest weights zeroed) that the certificate accepts. (Point, alpha, gap, rounds), or
+    None when the last round cannot certify tol (the homotopy goes on)."""
+    rows, y, C = objective.rows, objective.y, objective.C
+    p, band = objective.p, config.working_band
+    v = rows.rmatvec(alpha, np.empty(p + 1))[:p]
+    in_rows = (x.z < 1.0 + band) & (C > 0)
+    in_cols = (x.w[:p] != 0) | (np.abs(v) >= 1.0 - band)
+    lam, w, z = np.zeros(objective.n), np.zeros(p + 1), np.empty(objective.n)
+    pruned = False
+    for round_ in range(1, 11):
+        if np.count_nonzero(in_cols) + 1 > config.max_working_features:
+            return None
+        r, f = np.flatnonzero(in_rows), np.flatnonzero(in_cols)
+        try:
+            w_f, b, lam_r, iterations, measure = interior_point(
+                X[r][:, f], y[r], C[r], rows.bias, min(1e-8, 1e-2 * tol), stop=stop)
+        except np.linalg.LinAlgError:
+            return None
+        w[:] = 0.0
+        w[f], w[p] = w_f, b
+        lam[:] = 0.0
+        lam[r] = np.clip(lam_r, 0.0, C[r])
+        objective.margins(w, z)
+        objective.passes += 1
+        v = rows.rmatvec(lam, objective.product)[:p]
+        new_rows = (z < 1.0 - 1e-6) & ~in_rows & (C > 0)
+        new_cols = (np.abs(v) > 1.0 + 1e-6) & ~in_cols
+        # once: features the dual holds strictly inside its bound leave, and the LP is solved
+        # without them -- near-flat directions leave such weights small but not zero
+        joins = new_rows.any() or new_cols.any()
+        idle = in_cols & (np.abs(v) < 1.0 - config.idle_margin) & (not joins and not pruned)
+        if log is not None:
+            log(f"nesvm: interior-point finish {round_}: {r.size} rows, {f.size} features, {iterations} "
+                f"iterations (measure {measure:.1e}); {np.count_nonzero(new_rows)} rows and "
+                f"{np.count_nonzero(new_cols)} features join, {np.count_nonzero(idle)} leave")
+        if not joins and not idle.any():
+            break
+        pruned |= bool(idle.any())
+        in_rows |= new_rows
+        in_cols = (in_cols | new_cols) & ~idle
+    np.copyto(objective.coef, lam)
+    certificate, v = objective.dual_point()
+    certificate = certificate.copy()
+    dual = objective.dual_values(certificate, v, mu, False)[0]
+    largest = float(np.abs(w[:p]).max(initial=0.0))
+    for share in (1e-3, 1e-4, 1e-6, 0.0):     # the sparsest w the certificate accepts
+        sparse = w.copy()
+        sparse[:p][np.abs(w[:p]) <= share * largest] = 0.0
+        point = Point(sparse, np.empty(objective.n))
+        objective.margins(point.w, point.z)
+        evaluate(objective, point, mu, False)
+        gap = (point.true - dual) / max(abs(point.true), 1e-300)
+        if gap <= tol:
+            return point, certificate, gap, round_
+    return None
+
+
 def lipschitz_bound(objective, config, stop):
     """lambda_max(A^T D A) inflated, D = diag(C_i / rho_i) for the hinge (the smoothed loss's
     curvature times mu), diag(2 C_i) for the squared losses."""
@@ -351,6 +422,8 @@ def solve_binary(sub):
     L = None
     history, steps, status = [], 0, SolveStatus.MAX_ITER
     gap, alpha = np.inf, objective.coef.copy()
+    finishing = penalty == "l1" and loss == "hinge" and config.finish == "interior" and not fixed
+    finish = None
     while steps < max_iter:
         global_L = (1.0 / mu if penalty == "l1" and config.scheme == "paper" else 0.0) + \
             (1.0 if penalty == "l2" else 0.0) + curvature / (mu if smoothing else 1.0)
@@ -371,6 +444,13 @@ def solve_binary(sub):
         if stage.met:
             status = SolveStatus.CONVERGED
             break
+        if finishing and gap <= config.finish_gap:
+            finishing = False     # one attempt: if it cannot certify tol, the homotopy goes on
+            finish = interior_finish(objective, X, x, alpha, mu, tol, config, sub.stop, sub.log)
+            if finish is not None:
+                x, alpha, gap, _ = finish
+                status = SolveStatus.CONVERGED
+                break
         if fixed:
             continue
         mu *= config.mu_shrink
@@ -389,7 +469,7 @@ def solve_binary(sub):
         status=status,
         history=history,
         details={"passes": objective.passes, "model": MODELS[(penalty, loss)], "bias_weight": float(w[-1]),
-                 "smoothed_objective": x.value,
+                 "smoothed_objective": x.value, "finish_rounds": 0 if finish is None else finish[3],
                  "mu": mu, "tol": tol, "max_iter": max_iter},
     )
 
