@@ -38,8 +38,8 @@ def interior_point(X, y, c, bias, tol=1e-8, max_iter=100, stop=None):
     sxi, st = c - lam, lam.copy()
     b = 0.0
     best, scale = None, 1.0 + float(c.max(initial=0.0))
-    iteration = 0
-    for iteration in range(max_iter):
+    iterations = 0
+    while iterations < max_iter:
         if stop is not None and stop[0]:
             raise KeyboardInterrupt
         wb = np.concatenate([u - v, [b] * free])
@@ -58,38 +58,15 @@ def interior_point(X, y, c, bias, tol=1e-8, max_iter=100, stop=None):
             break     # rounding has taken over: the best iterate is the answer
         if measure <= tol:
             break
-        Du, Dv, Dxi, Dt = u / su, v / sv, xi / sxi, t / st
-        E, inv_delta = Du + Dv, 1.0 / (Dxi + Dt)
-        H = (MT @ sp.diags(inv_delta) @ M).toarray()
-        H[np.arange(p), np.arange(p)] += 1.0 / E
-        factor = _cholesky(H)
-
-        def direction(rcu, rcv, rcxi, rct):
-            """The Newton step for complementarity targets rc (x s + dx s + x ds = x s + rc)."""
-            g = (rcu / su - Du * ru) - (rcv / sv - Dv * rv)         # dw = g + E (M^T dlam)
-            f = (rcxi / sxi - Dxi * rxi) - (rct / st - Dt * rt)     # dxi - dt = f + Delta dlam
-            q = inv_delta * (rp - f)
-            rhs = MT @ q
-            rhs[:p] += g / E
-            rhs[p:] -= rb
-            dwb = sla.cho_solve(factor, rhs)
-            dlam = inv_delta * (rp - f - M @ dwb)
-            Mdl = MT @ dlam
-            dsu, dsv, dsxi, dst = ru - Mdl[:p], rv + Mdl[:p], rxi - dlam, rt + dlam
-            return ((rcu / su - Du * dsu, rcv / sv - Dv * dsv, rcxi / sxi - Dxi * dsxi, rct / st - Dt * dst),
-                    dwb[p:], dlam, (dsu, dsv, dsxi, dst))
-
-        xs, ss = (u, v, xi, t), (su, sv, sxi, st)
-
-        def steps(dx, ds):
-            return (min(_max_step(x, d) for x, d in zip(xs, dx)), min(_max_step(s, d) for s, d in zip(ss, ds)))
-
-        dx, _, _, ds = direction(*(-x * s for x, s in zip(xs, ss)))
-        a_p, a_d = steps(dx, ds)
+        iterations += 1
+        newton = _Newton(M, MT, (u, v, xi, t), (su, sv, sxi, st), (rp, ru, rv, rxi, rt, rb))
+        xs, ss = newton.xs, newton.ss
+        dx, _, _, ds = newton.direction([-x * s for x, s in zip(xs, ss)])
+        a_p, a_d = _steps(xs, ss, dx, ds)
         affine = sum(float((x + a_p * d) @ (s + a_d * e)) for x, d, s, e in zip(xs, dx, ss, ds))
         target = (affine / gap) ** 3 * gap / (2 * p + 2 * n)
-        dx, db, dlam, ds = direction(*(target - x * s - d * e for x, s, d, e in zip(xs, ss, dx, ds)))
-        a_p, a_d = (STEP_SHARE * a for a in steps(dx, ds))
+        dx, db, dlam, ds = newton.direction([target - x * s - d * e for x, s, d, e in zip(xs, ss, dx, ds)])
+        a_p, a_d = (STEP_SHARE * a for a in _steps(xs, ss, dx, ds))
         for x, d in zip(xs, dx):
             x += a_p * d
         for s, e in zip(ss, ds):
@@ -98,7 +75,45 @@ def interior_point(X, y, c, bias, tol=1e-8, max_iter=100, stop=None):
             b += a_p * float(db[0])
         lam += a_d * dlam
     measure, w, b, lam = best
-    return w, b, lam, iteration, measure
+    return w, b, lam, iterations, measure
+
+
+class _Newton:
+    """The Newton systems of one iterate: primal blocks xs = (u, v, xi, t), their dual slacks ss,
+    the residuals (rp, ru, rv, rxi, rt, rb); the normal matrix factored once for both steps."""
+
+    def __init__(self, M, MT, xs, ss, residuals):
+        self.M, self.MT, self.xs, self.ss, self.residuals = M, MT, xs, ss, residuals
+        self.p = xs[0].size
+        self.D = [x / s for x, s in zip(xs, ss)]
+        Du, Dv, Dxi, Dt = self.D
+        self.E, self.inv_delta = Du + Dv, 1.0 / (Dxi + Dt)
+        H = (MT @ sp.diags(self.inv_delta) @ M).toarray()
+        H[np.arange(self.p), np.arange(self.p)] += 1.0 / self.E
+        self.factor = _cholesky(H)
+
+    def direction(self, targets):
+        """(dx, db, dlam, ds) for complementarity targets: s dx + x ds = target per pair."""
+        M, MT, p = self.M, self.MT, self.p
+        rp, ru, rv, rxi, rt, rb = self.residuals
+        (Du, Dv, Dxi, Dt), (su, sv, sxi, st) = self.D, self.ss
+        rcu, rcv, rcxi, rct = targets
+        g = (rcu / su - Du * ru) - (rcv / sv - Dv * rv)         # dw = g + E (M^T dlam)
+        f = (rcxi / sxi - Dxi * rxi) - (rct / st - Dt * rt)     # dxi - dt = f + Delta dlam
+        rhs = MT @ (self.inv_delta * (rp - f))
+        rhs[:p] += g / self.E
+        rhs[p:] -= rb
+        dwb = sla.cho_solve(self.factor, rhs)
+        dlam = self.inv_delta * (rp - f - M @ dwb)
+        Mdl = MT @ dlam
+        ds = (ru - Mdl[:p], rv + Mdl[:p], rxi - dlam, rt + dlam)
+        dx = [r / s - d * e for r, s, d, e in zip(targets, self.ss, self.D, ds)]
+        return dx, dwb[p:], dlam, ds
+
+
+def _steps(xs, ss, dx, ds):
+    """The largest primal and dual steps (at most 1) that keep every block nonnegative."""
+    return (min(_max_step(x, d) for x, d in zip(xs, dx)), min(_max_step(s, d) for s, d in zip(ss, ds)))
 
 
 def _cholesky(H):
