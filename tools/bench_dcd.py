@@ -40,7 +40,8 @@ from fastsvm.csr import to_csr  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 from fastsvm.solvers.dcd import primal_objective, solve  # noqa: E402
-from memory import reset_peak, rss_and_peak  # noqa: E402  (this script's folder)
+from bench_ssnal import load_synthetic  # noqa: E402  (this script's folder)
+from memory import reset_peak, rss_and_peak  # noqa: E402
 
 LIBLINEAR_TYPE = {"hinge": 3, "squared_hinge": 1}
 DEFAULT_DATASETS = "a9a,w8a,ijcnn1,phishing"
@@ -96,17 +97,6 @@ def load_file(path, test_path):
         n = max(X.shape[1], Xt.shape[1])
         return Path(path).name, _widen(X, n), y, _widen(Xt, n), yt, "test file"
     return (Path(path).name, *_split(X, y), "80/20 split, seed 0")
-
-
-def load_synthetic(rows, seed=0):
-    sys.path.insert(0, str(REPO / "tools"))
-    from make_synthetic import text_like_blocks
-    parts = []
-    for part, n in (("train", rows), ("test", max(rows // 5, 1))):
-        blocks = list(text_like_blocks(n, seed=seed, part=part))
-        parts.append(to_csr(sp.vstack([b[0] for b in blocks], format="csr")))
-        parts.append(np.concatenate([b[1] for b in blocks]).astype(float))
-    return (f"synthetic text {rows} rows", *parts, "generated test part")
 
 
 def as_pm(labels):
@@ -268,7 +258,7 @@ def main(argv=None):
     if args.file:
         loaders.append(lambda: load_file(args.file, args.test_file))
     if args.synthetic:
-        loaders.append(lambda: load_synthetic(args.synthetic))
+        loaders.append(lambda: load_synthetic("text", args.synthetic))
     losses = ["hinge", "squared_hinge"] if args.loss == "both" else [args.loss]
 
     rows = []

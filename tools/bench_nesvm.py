@@ -22,7 +22,7 @@ Threads: nesvm's seconds per pass for 1 and 2 threads (the same bits) on the lar
 
     python tools/bench_nesvm.py --out bench_out/nesvm.md
     python tools/bench_nesvm.py --datasets a9a --Cs 1 --repeat 1          # a short sanity run
-    python tools/bench_nesvm.py --datasets "" --synthetic 1000000 --skip-plain
+    python tools/bench_nesvm.py --datasets "" --synthetic 1000000 --skip-plain --skip-paper
 """
 import argparse
 import statistics
@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from bench_dcd import as_pm, liblinear_problem, load_named, load_synthetic  # noqa: E402
+from bench_dcd import as_pm, liblinear_problem, load_named, load_synthetic  # noqa: E402  (bench_ssnal's)
 from fastsvm._core._losses import smoothed_hinge_loss  # noqa: E402
 from fastsvm._core._margins import LabeledRows, largest_eigenvalue  # noqa: E402
 from fastsvm.csr import to_csr  # noqa: E402
@@ -232,12 +232,12 @@ def dataset_rows(name, X, labels, Xt, yt_labels, args):
         for gap in args.gaps:
             row = {"dataset": name, "C": C, "gap": gap, "F*": F_star}
             nes = nesvm_side(X, y, C, gap, args.repeat, args.threads)
-            paper = nesvm_side(X, y, C, gap, 1, args.threads, scheme="paper")
+            paper = None if args.skip_paper else nesvm_side(X, y, C, gap, 1, args.threads, scheme="paper")
             row["nesvm"] = fmt(nes["seconds"], nes["passes"])
             row["nesvm gap"] = (hinge_primal(X, y, C, nes["w"], nes["b"]) - F_star) / F_star
             row["acc"] = accuracy(Xt, yt, nes["w"], nes["b"])
             row["peak"] = nes["peak"]
-            row["paper"] = fmt(paper["seconds"], paper["passes"])
+            row["paper"] = "-" if paper is None else fmt(paper["seconds"], paper["passes"])
             row["plain"] = (f"{plain[gap]}" if gap in plain else
                             ("-" if args.skip_plain else f"> {args.plain_cap}"))
             found = ladder_side(ssnal_run(X, y, C, args.threads, args.repeat), gap, F_star, 0.1, 8)
@@ -255,7 +255,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--datasets", default="a9a,w8a,ijcnn1,phishing")
-    parser.add_argument("--synthetic", type=int, default=0, help="rows of a synthetic text-like set too")
+    parser.add_argument("--synthetic", type=int, default=0, help="rows of the synthetic sets too")
+    parser.add_argument("--synthetic-kinds", default="text,covtype", help="which synthetic sets (text, covtype)")
+    parser.add_argument("--skip-paper", action="store_true", help="leave out the paper scheme's column")
     parser.add_argument("--Cs", default="1,32")
     parser.add_argument("--gaps", default="1e-2,1e-3")
     parser.add_argument("--repeat", type=int, default=3)
@@ -283,8 +285,8 @@ def main(argv=None):
         else:
             label, X, y, Xt, yt, _ = load_named(args.data_dir, name)
             sets.append((label, X, y, Xt, yt))
-    if args.synthetic:
-        label, X, y, Xt, yt, _ = load_synthetic(args.synthetic)
+    for kind in filter(None, args.synthetic_kinds.split(",")) if args.synthetic else []:
+        label, X, y, Xt, yt, _ = load_synthetic(kind, args.synthetic)
         sets.append((label, X, y, Xt, yt))
 
     lines = ["# NESVM side by side", "",

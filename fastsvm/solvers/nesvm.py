@@ -69,7 +69,8 @@ class Config(LinearConfig):
                          "and features, grown until the whole problem's optimality conditions "
                          "hold) or none (the homotopy alone)", choices=("interior", "none"))
     finish_gap: float = 0.3          # the homotopy's gap that hands the LP-SVM to the interior point
-    working_band: float = 0.2        # rows with margin < 1 + band, features with |A^T alpha| > 1 - band
+    working_band: float = 0.2        # the working set's rows: margin < 1 + band
+    feature_band: float = 0.5        # its features: |A^T alpha| > 1 - band (a feature costs little)
     max_working_features: int = 4000  # the interior point's dense normal matrix is this square
     idle_margin: float = 1e-4        # features with |A^T lambda| below 1 - this leave the working set
 
@@ -316,10 +317,10 @@ def interior_finish(objective, X, x, alpha, mu, tol, config, stop, log):
     (the smallest weights zeroed) that the certificate accepts. (Point, alpha, gap, rounds), or
     None when the last round cannot certify tol (the homotopy goes on)."""
     rows, y, C = objective.rows, objective.y, objective.C
-    p, band = objective.p, config.working_band
+    p = objective.p
     v = rows.rmatvec(alpha, np.empty(p + 1))[:p]
-    in_rows = (x.z < 1.0 + band) & (C > 0)
-    in_cols = (x.w[:p] != 0) | (np.abs(v) >= 1.0 - band)
+    in_rows = (x.z < 1.0 + config.working_band) & (C > 0)
+    in_cols = (x.w[:p] != 0) | (np.abs(v) >= 1.0 - config.feature_band)
     lam, w, z = np.zeros(objective.n), np.zeros(p + 1), np.empty(objective.n)
     pruned = False
     for round_ in range(1, 11):
@@ -343,7 +344,8 @@ def interior_finish(objective, X, x, alpha, mu, tol, config, stop, log):
         # once: features the dual holds strictly inside its bound leave, and the LP is solved
         # without them -- near-flat directions leave such weights small but not zero
         joins = new_rows.any() or new_cols.any()
-        idle = in_cols & (np.abs(v) < 1.0 - config.idle_margin) & (not joins and not pruned)
+        trusted = measure <= 0.1 * config.idle_margin     # lambda accurate enough to tell
+        idle = in_cols & (np.abs(v) < 1.0 - config.idle_margin) & (not joins and not pruned and trusted)
         if log is not None:
             log(f"nesvm: interior-point finish {round_}: {r.size} rows, {f.size} features, {iterations} "
                 f"iterations (measure {measure:.1e}); {np.count_nonzero(new_rows)} rows and "
