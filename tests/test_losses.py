@@ -1,10 +1,13 @@
-"""fastsvm._core._losses (NESVM's per-sample losses) against NumPy twins and check_grad, and the
-same bits for any thread count."""
+"""fastsvm._core._losses (the linear primal solvers' per-sample losses) against NumPy twins and
+check_grad, and the same bits for any thread count."""
 import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from fastsvm._core._losses import alpha_sums, huber_norm, smoothed_hinge_loss, squared_error_loss
+from scipy.optimize import minimize_scalar
+
+from fastsvm._core._losses import (alpha_sums, huber_norm, power_hinge_conjugate_sum, power_hinge_loss,
+                                   power_hinge_prox, smoothed_hinge_loss, squared_error_loss)
 from fastsvm._core._margins import LabeledRows
 from fastsvm.errors import FastSVMError
 from test_margins import random_rows
@@ -125,3 +128,70 @@ def test_losses_refuse_bad_arguments():
         squared_error_loss(z, np.ones(3), np.empty(4))
     with pytest.raises(FastSVMError, match="mu"):
         huber_norm(z, -1.0, np.empty(3))
+
+
+# ---------------------------------------------------------------- the Lp hinge (SVM-ALM)
+
+def brute_force_prox(r, gamma, p):
+    """argmin_s gamma max(0, s)^p + (s - r)^2 / 2 by a bounded scalar search (the minimizer lies
+    between min(r, 0) and max(r, 0))."""
+    def f(s):
+        return gamma * max(0.0, s) ** p + 0.5 * (s - r) ** 2
+    lo, hi = min(r, 0.0) - 1e-9, max(r, 0.0) + 1e-9
+    return minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-13}).x, f
+
+
+@pytest.mark.parametrize("p", [1.0, 1.2, 1.5, 2.0, 3.0])
+@pytest.mark.parametrize("label", [1.0, -1.0])
+def test_power_hinge_prox_against_brute_force(p, label):
+    """The e-update in e-space: t = y - x.w - b - lambda / mu, r = y t, e = y s."""
+    rng = np.random.default_rng(int(10 * p))
+    t = rng.normal(0.0, 2.0, 300)
+    gamma = rng.uniform(0.01, 5.0, 300)
+    r = label * t
+    s = np.empty(300)
+    power_hinge_prox(r, gamma, p, s)
+    for i in range(300):
+        ref, f = brute_force_prox(r[i], gamma[i], p)
+        assert f(s[i]) <= f(ref) + 1e-12 * (1.0 + abs(f(ref)))
+        assert s[i] == pytest.approx(ref, abs=1e-6)
+    if p not in (1.0, 2.0):     # the root, to the last bits
+        inside = s > 0
+        residual = p * gamma[inside] * s[inside] ** (p - 1) + s[inside] - r[inside]
+        assert np.abs(residual).max() <= 1e-13 * np.abs(r[inside]).max()
+
+
+def test_power_hinge_prox_the_issue_value():
+    """ALGORITHMS.md section 4: p = 1.5, gamma = 1, t = -2, y = -1 -> e = -0.7238284110."""
+    s = np.empty(1)
+    power_hinge_prox(np.array([2.0]), np.array([1.0]), 1.5, s)
+    assert -s[0] == pytest.approx(-0.7238284110, abs=1e-10)
+
+
+@pytest.mark.parametrize("p", [1.0, 1.5, 2.0, 3.0])
+def test_power_hinge_loss_and_conjugate_against_numpy(p):
+    rng = np.random.default_rng(3)
+    n = 20000
+    z = rng.normal(1.0, 1.0, n)
+    weight = rng.uniform(0.0, 2.0, n)
+    weight[::50] = 0.0
+    assert power_hinge_loss(z, weight, p) == pytest.approx(float(weight @ np.maximum(0.0, 1.0 - z) ** p),
+                                                           rel=1e-12)
+    alpha = rng.uniform(0.0, 1.0, n) * weight
+    a = np.divide(alpha, weight, out=np.zeros(n), where=weight > 0)
+    conj = 0.0 if p == 1.0 else float(weight @ ((p - 1.0) * (a / p) ** (p / (p - 1.0))))
+    assert power_hinge_conjugate_sum(alpha, weight, p) == pytest.approx(conj, rel=1e-12, abs=1e-300)
+    # Fenchel-Young: C l(s) + C l*(a) >= a s, tight at a = C p s^(p-1) (p > 1)
+    if p > 1.0:
+        s = np.maximum(0.0, 1.0 - z)
+        tight = weight * p * s ** (p - 1.0)
+        lhs = power_hinge_loss(z, weight, p) + power_hinge_conjugate_sum(tight, weight, p)
+        assert lhs == pytest.approx(float(tight @ s), rel=1e-10)
+    for threads in (2, 3):
+        assert power_hinge_loss(z, weight, p, threads) == power_hinge_loss(z, weight, p, 1)
+        assert power_hinge_conjugate_sum(alpha, weight, p, threads) == power_hinge_conjugate_sum(alpha, weight, p)
+
+
+def test_power_hinge_refuses_a_power_below_one():
+    with pytest.raises(FastSVMError, match="p must be >= 1"):
+        power_hinge_loss(np.zeros(3), np.ones(3), 0.5)

@@ -1,12 +1,12 @@
 """Per-sample losses over margins z_i = y_i (x_i.w + B b) for the linear primal solvers (NESVM,
-ALGORITHMS.md section 3), without the GIL.
+ALGORITHMS.md section 3; SVM-ALM, section 4), without the GIL.
 
 Each loss writes the per-row quantity the gradient's X^T product needs and sums its value over the
 rows in fixed chunks of LOSS_CHUNK rows, the chunks added in their order: threads only choose who
 sums a chunk, so the sums have the same bits for any thread count.
 """
 from cython.parallel cimport prange
-from libc.math cimport NAN, fabs
+from libc.math cimport NAN, fabs, pow
 from libc.stdlib cimport free, malloc
 from ..errors import FastSVMError
 
@@ -137,6 +137,93 @@ cdef double huber(const double* w, Py_ssize_t p, double mu, double* grad) noexce
     return total
 
 
+cdef double power_hinge_prox_one(double r, double gamma, double p) noexcept nogil:
+    """argmin_s gamma max(0, s)^p + (s - r)^2 / 2 (SVM-ALM's e-update in s = y_i e_i): r itself
+    when r <= 0; closed forms for p = 1 and 2; else the root of p gamma s^(p-1) + s - r on (0, r],
+    increasing in s, by Newton's method kept inside a shrinking bracket (bisection when a step
+    leaves it: the derivative is unbounded at 0 for p < 2), to the last bit."""
+    cdef double lo, hi, s, f, step
+    cdef int k
+    if r <= 0.0 or gamma <= 0.0:
+        return r
+    if p == 1.0:
+        return r - gamma if r > gamma else 0.0
+    if p == 2.0:
+        return r / (1.0 + 2.0 * gamma)
+    lo = 0.0
+    hi = r
+    s = r / (1.0 + p * gamma * pow(r, p - 2.0))
+    if not (lo < s < hi):
+        s = 0.5 * r
+    for k in range(200):
+        f = p * gamma * pow(s, p - 1.0) + s - r
+        if f > 0.0:
+            hi = s
+        elif f < 0.0:
+            lo = s
+        else:
+            return s
+        step = f / (p * (p - 1.0) * gamma * pow(s, p - 2.0) + 1.0)
+        if s - step <= lo or s - step >= hi:
+            step = s - 0.5 * (lo + hi)
+        if step == 0.0 or hi - lo <= 4e-16 * hi:
+            break
+        s -= step
+    return s
+
+
+cdef void power_hinge_prox_rows(const double* r, const double* gamma, double p, Py_ssize_t n, double* s,
+                                int n_threads) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in prange(n, num_threads=max(1, n_threads if n >= LOSS_CHUNK else 1), schedule="static"):
+        s[i] = power_hinge_prox_one(r[i], gamma[i], p)
+
+
+cdef void power_hinge(const double* z, const double* weight, double p, Py_ssize_t n, double* sums,
+                      int n_threads) noexcept nogil:
+    """sums[0] = sum_i weight_i max(0, 1 - z_i)^p."""
+    cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
+    cdef double* part = <double*>malloc(max(chunks, 1) * sizeof(double))
+    cdef double m, total
+    if part == NULL:
+        sums[0] = NAN
+        return
+    for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
+        lo = c * LOSS_CHUNK
+        hi = min(lo + LOSS_CHUNK, n)
+        total = 0.0
+        for i in range(lo, hi):
+            m = 1.0 - z[i]
+            if m > 0.0:
+                total = total + weight[i] * (m if p == 1.0 else (m * m if p == 2.0 else pow(m, p)))
+        part[c] = total
+    add_chunks(part, chunks, 1, sums)
+
+
+cdef void power_hinge_conjugate(const double* alpha, const double* weight, double p, Py_ssize_t n, double* sums,
+                                int n_threads) noexcept nogil:
+    """sums[0] = sum_i C_i l*(alpha_i / C_i), l* the conjugate of max(0, s)^p at a >= 0: 0 for p = 1
+    (alpha in [0, C]), (p - 1) (a / p)^(p / (p - 1)) else (a^2 / 4 at p = 2); rows with C_i = 0 add 0."""
+    cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
+    cdef double* part = <double*>malloc(max(chunks, 1) * sizeof(double))
+    cdef double a, total
+    if part == NULL:
+        sums[0] = NAN
+        return
+    for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
+        lo = c * LOSS_CHUNK
+        hi = min(lo + LOSS_CHUNK, n)
+        total = 0.0
+        if p != 1.0:
+            for i in range(lo, hi):
+                if weight[i] > 0.0 and alpha[i] > 0.0:
+                    a = alpha[i] / weight[i]
+                    total = total + weight[i] * (0.25 * a * a if p == 2.0
+                                                 else (p - 1.0) * pow(a / p, p / (p - 1.0)))
+        part[c] = total
+    add_chunks(part, chunks, 1, sums)
+
+
 # ---------------------------------------------------------------- Python entry points
 
 def _rows_like(z, name, arrays):
@@ -203,3 +290,41 @@ def alpha_sums(const double[::1] alpha, const double[::1] y, const double[::1] w
     with nogil:
         dual_sums(&alpha[0], &y[0], &weight[0], rho_ptr, n, sums, n_threads)
     return sums[0], sums[1], sums[2], sums[3]
+
+
+def _power(double p):
+    if not p >= 1.0:
+        raise FastSVMError(f"the loss power p must be >= 1, got {p}")
+
+
+def power_hinge_prox(const double[::1] r, const double[::1] gamma, double p, double[::1] out, int n_threads=1):
+    """out_i = argmin_s gamma_i max(0, s)^p + (s - r_i)^2 / 2 (SVM-ALM's e-update), in place."""
+    _rows_like(r, "r", [("gamma", gamma), ("out", out)])
+    _power(p)
+    if r.shape[0]:
+        with nogil:
+            power_hinge_prox_rows(&r[0], &gamma[0], p, r.shape[0], &out[0], n_threads)
+
+
+def power_hinge_loss(const double[::1] z, const double[::1] weight, double p, int n_threads=1):
+    """sum_i weight_i max(0, 1 - z_i)^p."""
+    _rows_like(z, "z", [("weight", weight)])
+    _power(p)
+    cdef double sums[1]
+    if z.shape[0] == 0:
+        return 0.0
+    with nogil:
+        power_hinge(&z[0], &weight[0], p, z.shape[0], sums, n_threads)
+    return sums[0]
+
+
+def power_hinge_conjugate_sum(const double[::1] alpha, const double[::1] weight, double p, int n_threads=1):
+    """sum_i C_i l*(alpha_i / C_i): the loss term of the Lp-hinge SVM's dual at alpha >= 0."""
+    _rows_like(alpha, "alpha", [("weight", weight)])
+    _power(p)
+    cdef double sums[1]
+    if alpha.shape[0] == 0:
+        return 0.0
+    with nogil:
+        power_hinge_conjugate(&alpha[0], &weight[0], p, alpha.shape[0], sums, n_threads)
+    return sums[0]

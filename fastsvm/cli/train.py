@@ -42,7 +42,7 @@ options:
 -q : quiet mode (no outputs)
 fastsvm options:
 -B bias : linear solvers: if bias >= 0, append a feature of this value (LIBLINEAR's -B; default -1);
-	nesvm never penalizes its bias (LIBSVM's problem) and drops it at -B 0
+	nesvm and alm never penalize their bias (LIBSVM's problem) and drop it at -B 0
 -L loss : linear C-SVC solvers: hinge (L1-loss), squared_hinge (L2-loss) or squared_error (nesvm's
 	LS-SVM) (default: the solver's own)
 -M max_iter : iteration limit of the solver (default: the solver's own)

@@ -26,6 +26,9 @@ JOINT_SOLVER = "crammer_singer"
 # solves every (penalty, loss) of SOLVER_OF in the primal, and the squared error (LS-SVM), with an
 # unpenalized intercept (LIBSVM's problem), when named
 SMOOTHING_SOLVER = "nesvm"
+# the Lp-loss SVM (any power p >= 1 of the hinge, penalty l2) by augmented Lagrange multipliers,
+# the intercept unpenalized, when named
+MULTIPLIER_SOLVER = "alm"
 # the message scikit-learn's LinearSVC gives (its tests match it)
 NOT_CONVERGED = "Liblinear failed to converge, increase the number of iterations."
 
@@ -63,7 +66,10 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
     of value ``intercept_scaling``. ``solver="nesvm"`` (Nesterov smoothing, one-vs-rest) solves
     either penalty with the hinge or squared hinge, and penalty l2 with ``loss="squared_error"``
     (the LS-SVM), with an unpenalized intercept as LIBSVM's; ``tol`` is then its relative duality
-    gap and ``max_iter`` counts gradient steps. ``solver="auto"`` picks the solver of the problem those
+    gap and ``max_iter`` counts gradient steps. ``solver="alm"`` (augmented Lagrange multipliers,
+    one-vs-rest) solves penalty l2 with the loss max(0, 1 - y f)^p for any ``p`` >= 1 (None: 1 for
+    the hinge, 2 for the squared hinge), the intercept unpenalized; ``tol`` is its relative
+    duality gap and ``max_iter`` counts multiplier steps. ``solver="auto"`` picks the solver of the problem those
     arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained
     LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
     ``warm_start=True``: a refit (e.g. after set_params(C=...)) starts from the previous fit's
@@ -83,13 +89,14 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "solver": [StrOptions({"auto", *SOLVER_OF.values(), JOINT_SOLVER, SMOOTHING_SOLVER})],
+        "solver": [StrOptions({"auto", *SOLVER_OF.values(), JOINT_SOLVER, SMOOTHING_SOLVER, MULTIPLIER_SOLVER})],
         "warm_start": ["boolean"],
+        "p": [None, Interval(Real, 1.0, None, closed="left")],
     }
 
     def __init__(self, penalty="l2", loss="squared_hinge", *, dual="auto", tol=1e-4, C=1.0,
                  multi_class="ovr", fit_intercept=True, intercept_scaling=1, class_weight=None,
-                 verbose=0, random_state=None, max_iter=1000, solver="auto", warm_start=False):
+                 verbose=0, random_state=None, max_iter=1000, solver="auto", warm_start=False, p=None):
         self.penalty = penalty
         self.loss = loss
         self.dual = dual
@@ -104,6 +111,7 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         self.max_iter = max_iter
         self.solver = solver
         self.warm_start = warm_start
+        self.p = p
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()
@@ -143,9 +151,17 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         """(solver, its -o options, -B) for these arguments. nesvm, when named, takes penalty and
         loss as they are and never penalizes the intercept (bias 0: none); the other solvers are
         LIBLINEAR's, picked by (penalty, loss, dual), the intercept a penalized feature."""
+        if self.p is not None and self.solver != MULTIPLIER_SOLVER:
+            raise ValueError(f"p (the loss power) applies to solver='alm' only, not solver={self.solver!r}")
+        if self.solver in (SMOOTHING_SOLVER, MULTIPLIER_SOLVER) and self.multi_class != "ovr":
+            raise ValueError(f"solver={self.solver!r} trains one-vs-rest only, not multi_class={self.multi_class!r}")
+        if self.solver == MULTIPLIER_SOLVER:
+            if self.penalty != "l2" or (self.p is None and self.loss == "squared_error"):
+                raise ValueError(f"Unsupported set of arguments: penalty={self.penalty!r} with loss={self.loss!r} "
+                                 "is not supported by solver='alm' (penalty l2, loss hinge or squared_hinge, any p)")
+            return MULTIPLIER_SOLVER, ({} if self.p is None else {"p": float(self.p)}), \
+                float(self.intercept_scaling) if self.fit_intercept else 0.0
         if self.solver == SMOOTHING_SOLVER:
-            if self.multi_class != "ovr":
-                raise ValueError(f"solver='nesvm' trains one-vs-rest only, not multi_class={self.multi_class!r}")
             if (self.penalty, self.loss) == ("l1", "squared_error"):
                 raise ValueError("Unsupported set of arguments: penalty='l1' with loss='squared_error' "
                                  "is not supported by solver='nesvm'")

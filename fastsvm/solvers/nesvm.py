@@ -23,6 +23,13 @@ Two schemes run a stage (option scheme):
                   (1/mu more for the Huber-smoothed l1), prox-centre = the warm start.
 Every iteration costs one A w and one A^T c pass (fastsvm._core._margins); the dual point comes
 from the gradient's own product, so the certificate is nearly free.
+
+The LP-SVM is a linear program, and first-order steps reach its vertex slowly (the gap stalls near
+1e-4 at small mu). So once the homotopy's gap is below 0.3 (option finish), the homotopy's point
+names a working set -- rows near or inside the margin, features near the dual bound -- and an
+interior-point method (fastsvm.problems.hinge_lp) solves the LP on it; rows and features that
+break the whole problem's optimality conditions join and it solves again. The certificate on
+the whole problem decides, as everywhere: if it cannot meet -e, the homotopy goes on.
 """
 import time
 from dataclasses import dataclass
@@ -33,6 +40,7 @@ from .._core._losses import alpha_sums, huber_norm, smoothed_hinge_loss, squared
 from .._core._margins import LabeledRows, largest_eigenvalue
 from ..errors import FastSVMError
 from ..problems.hinge_lp import interior_point
+from ..problems.linear_dual import balance_labels
 from ..problems.vector import dot
 from .base import LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_spec, option, solver_config
 
@@ -155,7 +163,7 @@ class Objective:
                 alpha -= shift * self.kept_labels
                 v -= shift * self.shift_product[:-1]
             else:
-                self._hinge_balanced(alpha, v, s)
+                balance_labels(self.rows, alpha, v, s, self.C if self.loss == "hinge" else None)
         if self.penalty == "l1":
             scale = float(np.abs(v).max(initial=0.0))
             if scale > 1.0:
@@ -173,18 +181,6 @@ class Objective:
         penalty = 0.5 * dot(v, v) if self.penalty == "l2" else 0.0
         penalty_smooth = 0.5 * mu * dot(v, v) if smoothed_penalty else penalty
         return total - loss - penalty, total - loss_smooth - penalty_smooth
-
-    def _hinge_balanced(self, alpha, v, s):
-        """alpha and v = X^T (y alpha) moved in place to y^T alpha = 0 inside the box: the excess s
-        taken from the class that has it, from its rows strictly inside the box first (few near
-        the optimum, so v's update is cheap)."""
-        side = self.y == np.sign(s)
-        inside = side & (alpha > 0) & ((alpha < self.C) if self.loss == "hinge" else True)
-        take = inside if alpha[inside].sum() >= abs(s) else side & (alpha > 0)
-        rows = np.flatnonzero(take)
-        delta = alpha[rows] * (abs(s) / alpha[rows].sum())
-        alpha[rows] -= delta
-        v -= self.rows.rows_rmatvec(rows.astype(np.int64), delta, np.empty(self.p + 1))[:-1]
 
 
 @dataclass
