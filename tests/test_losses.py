@@ -6,8 +6,8 @@ from scipy.optimize import check_grad
 
 from scipy.optimize import minimize_scalar
 
-from fastsvm._core._losses import (alpha_sums, huber_norm, power_hinge_conjugate_sum, power_hinge_loss,
-                                   power_hinge_prox, smoothed_hinge_loss, squared_error_loss)
+from fastsvm._core._losses import (alpha_sums, huber_norm, multiplier_step, power_hinge_conjugate_sum,
+                                   power_hinge_loss, power_hinge_prox, smoothed_hinge_loss, squared_error_loss)
 from fastsvm._core._margins import LabeledRows
 from fastsvm.errors import FastSVMError
 from test_margins import random_rows
@@ -190,6 +190,37 @@ def test_power_hinge_loss_and_conjugate_against_numpy(p):
     for threads in (2, 3):
         assert power_hinge_loss(z, weight, p, threads) == power_hinge_loss(z, weight, p, 1)
         assert power_hinge_conjugate_sum(alpha, weight, p, threads) == power_hinge_conjugate_sum(alpha, weight, p)
+
+
+@pytest.mark.parametrize("p", [1.0, 1.5, 2.0])
+def test_multiplier_step_against_numpy(p):
+    """SVM-ALM's fused per-sample pass: z -= step q, nu += mu (z - 1 + s), then at mu_next the prox
+    s and the residual res = z - 1 + s + nu / mu_next; the same bits for any thread count."""
+    rng = np.random.default_rng(5)
+    n = 30000
+    z0, q, nu0, s0 = (rng.normal(size=n) for _ in range(4))
+    weight = rng.uniform(0.5, 2.0, n)
+    mu, mu_next, step = 0.3, 0.45, 0.7
+    z_np = z0 - step * q
+    nu_np = nu0 + mu * (z_np - 1.0 + s0)
+    s_np = np.empty(n)
+    power_hinge_prox(1.0 - z_np - nu_np / mu_next, weight / mu_next, p, s_np)
+    res_np = z_np - 1.0 + s_np + nu_np / mu_next
+    results = []
+    for threads in (1, 2):
+        z, nu, s, res = z0.copy(), nu0.copy(), s0.copy(), np.empty(n)
+        multiplier_step(z, q, step, nu, s, res, weight, mu, mu_next, p, True, threads)
+        np.testing.assert_allclose(z, z_np, rtol=1e-15, atol=0)
+        np.testing.assert_allclose(nu, nu_np, rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(s, s_np, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(res, res_np, rtol=1e-12, atol=1e-14)
+        results.append((z, nu, s, res))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+    z, nu, s, res = z0.copy(), nu0.copy(), s0.copy(), np.empty(n)
+    multiplier_step(z, q, step, nu, s, res, weight, mu, mu, p, False)   # the first pass: no update
+    np.testing.assert_array_equal(z, z0)
+    np.testing.assert_array_equal(nu, nu0)
 
 
 def test_power_hinge_refuses_a_power_below_one():

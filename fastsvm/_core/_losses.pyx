@@ -179,6 +179,25 @@ cdef void power_hinge_prox_rows(const double* r, const double* gamma, double p, 
         s[i] = power_hinge_prox_one(r[i], gamma[i], p)
 
 
+cdef void multiplier_rows(double* z, const double* q, double step, double* nu, double* s, double* res,
+                          const double* weight, double mu, double mu_next, double p, Py_ssize_t n,
+                          bint update, int n_threads) noexcept nogil:
+    """SVM-ALM's per-sample updates in margin space, fused into one pass: when ``update``, the end
+    of an iteration -- the margins moved by the (w, b) step, z -= step q, and the multipliers,
+    nu += mu (z - 1 + s) -- then the next one's start at penalty mu_next: s = the prox of
+    C_i / mu_next max(0, .)^p at 1 - z - nu / mu_next, and res = z - 1 + s + nu / mu_next (the
+    residual whose A^T product is the (w, b) step's gradient)."""
+    cdef Py_ssize_t i
+    cdef double shifted
+    for i in prange(n, num_threads=max(1, n_threads if n >= LOSS_CHUNK else 1), schedule="static"):
+        if update:
+            z[i] = z[i] - step * q[i]
+            nu[i] = nu[i] + mu * (z[i] - 1.0 + s[i])
+        shifted = nu[i] / mu_next
+        s[i] = power_hinge_prox_one(1.0 - z[i] - shifted, weight[i] / mu_next, p)
+        res[i] = z[i] - 1.0 + s[i] + shifted
+
+
 cdef void power_hinge(const double* z, const double* weight, double p, Py_ssize_t n, double* sums,
                       int n_threads) noexcept nogil:
     """sums[0] = sum_i weight_i max(0, 1 - z_i)^p."""
@@ -328,3 +347,18 @@ def power_hinge_conjugate_sum(const double[::1] alpha, const double[::1] weight,
     with nogil:
         power_hinge_conjugate(&alpha[0], &weight[0], p, alpha.shape[0], sums, n_threads)
     return sums[0]
+
+
+def multiplier_step(double[::1] z, const double[::1] q, double step, double[::1] nu, double[::1] s,
+                    double[::1] res, const double[::1] weight, double mu, double mu_next, double p,
+                    bint update=True, int n_threads=1):
+    """SVM-ALM's per-sample updates, in place (multiplier_rows): with ``update``, z -= step q and
+    nu += mu (z - 1 + s) first; then, at mu_next, s = prox and res = z - 1 + s + nu / mu_next."""
+    _rows_like(z, "z", [("q", q), ("nu", nu), ("s", s), ("res", res), ("weight", weight)])
+    _power(p)
+    if not (mu > 0 and mu_next > 0):
+        raise FastSVMError("the penalty mu must be > 0")
+    if z.shape[0]:
+        with nogil:
+            multiplier_rows(&z[0], &q[0], step, &nu[0], &s[0], &res[0], &weight[0], mu, mu_next, p, z.shape[0],
+                            update, n_threads)

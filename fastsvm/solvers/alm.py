@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core._cg import conjugate_gradient
-from .._core._losses import alpha_sums, power_hinge_conjugate_sum, power_hinge_loss, power_hinge_prox
+from .._core._losses import alpha_sums, multiplier_step, power_hinge_conjugate_sum, power_hinge_loss
 from .._core._margins import LabeledRows, largest_eigenvalue
 from ..errors import FastSVMError
 from ..problems.linear_dual import balance_labels
@@ -98,17 +98,19 @@ def data_penalty(rows, p, config, stop):
 
 
 class Steps:
-    """The (w, b) step of the ADMM iteration, inexact or exact, with A w kept in z."""
+    """The (w, b) step of the iteration, inexact or exact: w moved in place, and the step's move of
+    the margins A w left as step * q (the multiplier update applies it)."""
 
     def __init__(self, rows, config):
         self.rows, self.config = rows, config
         self.g, self.q = np.empty(rows.n_weights), np.empty(rows.n_rows)
         self.passes = 0
 
-    def inexact(self, w, z, target, mu):
-        """One steepest-descent step with the exact line search on |w_head|^2 / mu + |A w - target|^2."""
+    def inexact(self, w, res, mu, stop):
+        """One steepest-descent step with the exact line search on |w_head|^2 / mu + |A w - target|^2,
+        res = A w - target: the step length."""
         g, q = self.g, self.q
-        self.rows.rmatvec(z - target, g)
+        self.rows.rmatvec(res, g)
         g[:-1] += w[:-1] / mu
         if self.rows.bias == 0.0:
             g[-1] = 0.0
@@ -116,15 +118,13 @@ class Steps:
         self.passes += 2
         head = g[:-1]
         denominator = dot(q, q) + dot(head, head) / mu
-        if denominator <= 0.0:
-            return
-        step = dot(g, g) / denominator
+        step = dot(g, g) / denominator if denominator > 0.0 else 0.0
         w -= step * g
-        z -= step * q
+        return step
 
-    def exact(self, w, z, target, mu, stop):
-        """CG on (A^T A + D / mu) dw = A^T (target - A w) - D w / mu, D = diag(1, .., 1, 0) (the bias
-        unpenalized; 1 there too when there is no bias column, whose weight then stays 0)."""
+    def exact(self, w, res, mu, stop):
+        """CG on (A^T A + D / mu) dw = -A^T res - D w / mu, D = diag(1, .., 1, 0) (the bias
+        unpenalized; 1 there too when there is no bias column, whose weight then stays 0): step 1."""
         rows = self.rows
         scale = np.full(rows.n_weights, 1.0 / mu)
         if rows.bias != 0.0:
@@ -136,11 +136,13 @@ class Steps:
             rows.rmatvec(margins, product)
             self.passes += 2
             return product + scale * d
-        rhs = rows.rmatvec(target - z, np.empty(rows.n_weights)) - scale * w
-        self.passes += 1
-        w += conjugate_gradient(normal_product, rhs, self.config.cg_rtol, self.config.cg_max_iter, stop=stop)[0]
-        rows.margins(w, z)
-        self.passes += 1
+        rhs = -rows.rmatvec(res, np.empty(rows.n_weights)) - scale * w
+        dw = conjugate_gradient(normal_product, rhs, self.config.cg_rtol, self.config.cg_max_iter, stop=stop)[0]
+        w += dw
+        rows.margins(dw, self.q)          # the margins move by A dw: step 1 along q = -A dw
+        np.negative(self.q, out=self.q)
+        self.passes += 2
+        return 1.0
 
 
 def solve_binary(sub):
@@ -165,21 +167,18 @@ def solve_binary(sub):
 
     n = rows.n_rows
     w, z, nu = np.zeros(rows.n_weights), np.zeros(n), np.zeros(n)
-    s, r = np.empty(n), np.empty(n)
+    s, res = np.zeros(n), np.empty(n)
     history, status, gap, objective = [], SolveStatus.MAX_ITER, np.inf, np.inf
     alpha = np.zeros(n)
+    step_of = steps.exact if config.step == "exact" else steps.inexact
+    multiplier_step(z, steps.q, 0.0, nu, s, res, upper, mu, mu, p, False, rows.n_threads)
     iteration = 0
     for iteration in range(1, max_iter + 1):
         if sub.stop[0]:
             raise KeyboardInterrupt
-        np.subtract(1.0 - z, nu / mu, out=r)
-        power_hinge_prox(r, upper / mu, p, s, rows.n_threads)
-        target = 1.0 - s - nu / mu
-        if config.step == "exact":
-            steps.exact(w, z, target, mu, sub.stop)
-        else:
-            steps.inexact(w, z, target, mu)
-        nu += mu * (z - 1.0 + s)
+        step = step_of(w, res, mu, sub.stop)
+        mu_next = mu * config.mu_growth
+        multiplier_step(z, steps.q, step, nu, s, res, upper, mu, mu_next, p, True, rows.n_threads)
         if iteration % config.certify_every == 0 or iteration == 1:
             objective = certificate.primal(w, z)
             dual, alpha = certificate.dual(nu)
@@ -196,7 +195,7 @@ def solve_binary(sub):
             if gap <= tol:
                 status = SolveStatus.CONVERGED
                 break
-        mu *= config.mu_growth
+        mu = mu_next
     if sub.log is not None:
         sub.log(f"alm: {status.value} after {iteration} iterations ({steps.passes} passes), objective "
                 f"{objective:.10g}, relative duality gap {gap:.3e}")
