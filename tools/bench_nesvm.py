@@ -148,20 +148,24 @@ def ssnal_run(X, y, C, threads, repeat):
     return run
 
 
-def liblinear_run(X, labels, C, repeat):
+def liblinear_run(X, labels, C, repeat, solver=3, p=1.0, regularized_bias=True):
+    """(run, own optimum) of LIBLINEAR -s solver -B 1 (with -R when the bias is not regularized)
+    for the loss max(0, 1 - y f)^p: run(eps) -> (seconds, its own objective, (w, b))."""
     from liblinear.liblinearutil import parameter, train
     prob = liblinear_problem(X, labels, 1.0)
     pm = as_pm(labels)
+    flags = f"-s {solver} -c {C} -B 1 -q" + ("" if regularized_bias else " -R")
 
     def fit(eps):
-        model = train(prob, parameter(f"-s 3 -c {C} -e {eps} -B 1 -q"))
+        model = train(prob, parameter(f"{flags} -e {eps}"))
         n = min(model.get_nr_feature(), X.shape[1])
         w = np.zeros(X.shape[1])
         w[:n] = [model.get_decfun_coef(j + 1) for j in range(n)]
         return w, model.get_decfun_bias()
 
-    def own_objective(w, b):   # LIBLINEAR's problem: the bias weight penalized
-        return hinge_primal(X, pm, C, w, b) + 0.5 * b * b
+    def own_objective(w, b):   # LIBLINEAR's problem: the bias weight penalized unless -R
+        value = 0.5 * float(w @ w) + C * float((np.maximum(0.0, 1.0 - pm * (X @ w + b)) ** p).sum())
+        return value + (0.5 * b * b if regularized_bias else 0.0)
 
     def run(eps):
         seconds, (w, b), _ = timed(lambda: fit(eps), repeat)
