@@ -161,7 +161,9 @@ def liblinear_run(X, labels, C, repeat, solver=3, p=1.0, regularized_bias=True):
         n = min(model.get_nr_feature(), X.shape[1])
         w = np.zeros(X.shape[1])
         w[:n] = [model.get_decfun_coef(j + 1) for j in range(n)]
-        return w, model.get_decfun_bias()
+        # its decision values are positive for its own first label (+1 of a -1/+1 set), not the first row's
+        sign = 1.0 if model.get_labels()[0] == labels[0] else -1.0
+        return sign * w, sign * model.get_decfun_bias()
 
     def own_objective(w, b):   # LIBLINEAR's problem: the bias weight penalized unless -R
         value = 0.5 * float(w @ w) + C * float((np.maximum(0.0, 1.0 - pm * (X @ w + b)) ** p).sum())
