@@ -6,7 +6,7 @@ rows in fixed chunks of LOSS_CHUNK rows, the chunks added in their order: thread
 sums a chunk, so the sums have the same bits for any thread count.
 """
 from cython.parallel cimport prange
-from libc.math cimport NAN, fabs, pow
+from libc.math cimport NAN, fabs, pow, sqrt
 from libc.stdlib cimport free, malloc
 from ..errors import FastSVMError
 
@@ -137,12 +137,13 @@ cdef double huber(const double* w, Py_ssize_t p, double mu, double* grad) noexce
     return total
 
 
-cdef double power_hinge_prox_one(double r, double gamma, double p) noexcept nogil:
+cdef double power_hinge_prox_one(double r, double gamma, double p, double guess) noexcept nogil:
     """argmin_s gamma max(0, s)^p + (s - r)^2 / 2 (SVM-ALM's e-update in s = y_i e_i): r itself
-    when r <= 0; closed forms for p = 1 and 2; else the root of p gamma s^(p-1) + s - r on (0, r],
+    when r <= 0; closed forms for p = 1, 1.5 and 2; else the root of p gamma s^(p-1) + s - r on (0, r],
     increasing in s, by Newton's method kept inside a shrinking bracket (bisection when a step
-    leaves it: the derivative is unbounded at 0 for p < 2), to the last bit."""
-    cdef double lo, hi, s, f, step
+    leaves it: the derivative is unbounded at 0 for p < 2), to the last bit, from ``guess`` when it
+    lies inside (SVM-ALM's last s: a few steps then)."""
+    cdef double lo, hi, s, f, step, power
     cdef int k
     if r <= 0.0 or gamma <= 0.0:
         return r
@@ -150,25 +151,33 @@ cdef double power_hinge_prox_one(double r, double gamma, double p) noexcept nogi
         return r - gamma if r > gamma else 0.0
     if p == 2.0:
         return r / (1.0 + 2.0 * gamma)
+    if p == 1.5:      # s = t^2: t^2 + 1.5 gamma t - r = 0
+        s = 0.75 * gamma
+        s = r / (s + sqrt(s * s + r))
+        return s * s
     lo = 0.0
     hi = r
-    s = r / (1.0 + p * gamma * pow(r, p - 2.0))
+    s = guess
     if not (lo < s < hi):
-        s = 0.5 * r
+        # the root is below both r and (r / (p gamma))^(1 / (p - 1)), where one term alone reaches r
+        s = min(r, pow(r / (p * gamma), 1.0 / (p - 1.0)))
+        if not (lo < s < hi):
+            s = 0.5 * r
     for k in range(200):
-        f = p * gamma * pow(s, p - 1.0) + s - r
+        power = p * gamma * pow(s, p - 1.0)
+        f = power + s - r
         if f > 0.0:
             hi = s
         elif f < 0.0:
             lo = s
         else:
             return s
-        step = f / (p * (p - 1.0) * gamma * pow(s, p - 2.0) + 1.0)
+        step = f / ((p - 1.0) * power / s + 1.0)
         if s - step <= lo or s - step >= hi:
             step = s - 0.5 * (lo + hi)
-        if step == 0.0 or hi - lo <= 4e-16 * hi:
-            break
         s -= step
+        if fabs(step) <= 2.3e-16 * s or hi - lo <= 4.5e-16 * hi:
+            break
     return s
 
 
@@ -176,7 +185,7 @@ cdef void power_hinge_prox_rows(const double* r, const double* gamma, double p, 
                                 int n_threads) noexcept nogil:
     cdef Py_ssize_t i
     for i in prange(n, num_threads=max(1, n_threads if n >= LOSS_CHUNK else 1), schedule="static"):
-        s[i] = power_hinge_prox_one(r[i], gamma[i], p)
+        s[i] = power_hinge_prox_one(r[i], gamma[i], p, -1.0)
 
 
 cdef void multiplier_rows(double* z, const double* q, double step, double* nu, double* s, double* res,
@@ -194,7 +203,7 @@ cdef void multiplier_rows(double* z, const double* q, double step, double* nu, d
             z[i] = z[i] - step * q[i]
             nu[i] = nu[i] + mu * (z[i] - 1.0 + s[i])
         shifted = nu[i] / mu_next
-        s[i] = power_hinge_prox_one(1.0 - z[i] - shifted, weight[i] / mu_next, p)
+        s[i] = power_hinge_prox_one(1.0 - z[i] - shifted, weight[i] / mu_next, p, s[i])
         res[i] = z[i] - 1.0 + s[i] + shifted
 
 
