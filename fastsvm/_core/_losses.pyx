@@ -144,7 +144,7 @@ cdef double power_hinge_prox_one(double r, double gamma, double p, double guess)
     leaves it: the derivative is unbounded at 0 for p < 2), to the last bit, from ``guess`` when it
     lies inside (SVM-ALM's last s: a few steps then)."""
     cdef double lo, hi, s, f, step, power
-    cdef int k
+    cdef int _
     if r <= 0.0 or gamma <= 0.0:
         return r
     if p == 1.0:
@@ -163,7 +163,7 @@ cdef double power_hinge_prox_one(double r, double gamma, double p, double guess)
         s = min(r, pow(r / (p * gamma), 1.0 / (p - 1.0)))
         if not (lo < s < hi):
             s = 0.5 * r
-    for k in range(200):
+    for _ in range(200):
         power = p * gamma * pow(s, p - 1.0)
         f = power + s - r
         if f > 0.0:
