@@ -3,6 +3,8 @@ $FASTSVM_SHARED_DATA); tests that need them skip cleanly when it is absent."""
 import contextlib
 import ctypes
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,20 @@ def shared_file(name):
     if not path.is_file():
         pytest.skip(f"shared dataset {name} not available ({SHARED_DATA})")
     return path
+
+
+def stops_within_a_second(solve, sub, after=0.3):
+    """Sets sub's stop flag ``after`` seconds into solve(sub): it must raise KeyboardInterrupt within
+    a second of that (the solvers' Ctrl-C contract)."""
+    timer = threading.Timer(after, lambda: sub.stop.__setitem__(0, 1))
+    timer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            solve(sub)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < after + 1.0
 
 
 def shared_files():

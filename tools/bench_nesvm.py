@@ -257,6 +257,26 @@ def dataset_rows(name, X, labels, Xt, yt_labels, args):
     return out
 
 
+def benchmark_sets(data_dir, names, synthetic_rows, synthetic_kinds):
+    """[(label, X, labels, X_test, test labels)] of the named sets (ijcnn1: train and test together,
+    141,691 rows, split 80/20 again) and, with synthetic_rows, of the synthetic kinds."""
+    sets = []
+    for name in filter(None, names.split(",")):
+        if name == "ijcnn1":
+            _, X, y, Xt, yt, _ = load_named(data_dir, "ijcnn1")
+            X, y = to_csr(sp.vstack([X, Xt], format="csr")), np.concatenate([y, yt])
+            perm = np.random.default_rng(0).permutation(X.shape[0])
+            cut = X.shape[0] // 5
+            sets.append(("ijcnn1 (train+test)", X[perm[cut:]], y[perm[cut:]], X[perm[:cut]], y[perm[:cut]]))
+        else:
+            label, X, y, Xt, yt, _ = load_named(data_dir, name)
+            sets.append((label, X, y, Xt, yt))
+    for kind in filter(None, synthetic_kinds.split(",")) if synthetic_rows else []:
+        label, X, y, Xt, yt, _ = load_synthetic(kind, synthetic_rows)
+        sets.append((label, X, y, Xt, yt))
+    return sets
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
@@ -280,20 +300,7 @@ def main(argv=None):
     args.gaps = [float(g) for g in args.gaps.split(",")]
     sections = set(args.sections.split(","))
 
-    sets = []
-    for name in filter(None, args.datasets.split(",")):
-        if name == "ijcnn1":   # train and test together (141,691 rows), split 80/20 again
-            _, X, y, Xt, yt, _ = load_named(args.data_dir, "ijcnn1")
-            X, y = to_csr(sp.vstack([X, Xt], format="csr")), np.concatenate([y, yt])
-            perm = np.random.default_rng(0).permutation(X.shape[0])
-            cut = X.shape[0] // 5
-            sets.append(("ijcnn1 (train+test)", X[perm[cut:]], y[perm[cut:]], X[perm[:cut]], y[perm[:cut]]))
-        else:
-            label, X, y, Xt, yt, _ = load_named(args.data_dir, name)
-            sets.append((label, X, y, Xt, yt))
-    for kind in filter(None, args.synthetic_kinds.split(",")) if args.synthetic else []:
-        label, X, y, Xt, yt, _ = load_synthetic(kind, args.synthetic)
-        sets.append((label, X, y, Xt, yt))
+    sets = benchmark_sets(args.data_dir, args.datasets, args.synthetic, args.synthetic_kinds)
 
     lines = ["# NESVM side by side", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}; {args.threads} threads for nesvm and ssnal; medians of "
