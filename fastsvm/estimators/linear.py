@@ -69,9 +69,10 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
     gap and ``max_iter`` counts gradient steps. ``solver="alm"`` (augmented Lagrange multipliers,
     one-vs-rest) solves penalty l2 with the loss max(0, 1 - y f)^p for any ``p`` >= 1 (None: 1 for
     the hinge, 2 for the squared hinge), the intercept unpenalized; ``tol`` is its relative
-    duality gap and ``max_iter`` counts multiplier steps. ``solver="auto"`` picks the solver of the problem those
-    arguments set; a named solver settles ``dual="auto"`` and must solve that problem. The trained
-    LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_, path)`` writes it).
+    duality gap and ``max_iter`` counts multiplier steps. ``solver="auto"`` picks the solver of
+    the problem those arguments set; a named solver settles ``dual="auto"`` and must solve that
+    problem. The trained LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_,
+    path)`` writes it).
     ``warm_start=True``: a refit (e.g. after set_params(C=...)) starts from the previous fit's
     solution where the solver can (dcd), as scikit-learn's linear models do.
     """
@@ -148,9 +149,9 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         return self
 
     def _solver_options(self, shape):
-        """(solver, its -o options, -B) for these arguments. nesvm, when named, takes penalty and
-        loss as they are and never penalizes the intercept (bias 0: none); the other solvers are
-        LIBLINEAR's, picked by (penalty, loss, dual), the intercept a penalized feature."""
+        """(solver, its -o options, -B) for these arguments. nesvm and alm, when named, take penalty,
+        loss (and alm's p) as they are and never penalize the intercept (bias 0: none); the other
+        solvers are LIBLINEAR's, picked by (penalty, loss, dual), the intercept a penalized feature."""
         if self.p is not None and self.solver != MULTIPLIER_SOLVER:
             raise ValueError(f"p (the loss power) applies to solver='alm' only, not solver={self.solver!r}")
         if self.solver in (SMOOTHING_SOLVER, MULTIPLIER_SOLVER) and self.multi_class != "ovr":
