@@ -8,7 +8,7 @@ mat-vecs run without the GIL over the threads and give the same bits for any thr
 One pass over the stored values each; the primal solvers count their work in these passes.
 """
 from cython.parallel cimport prange
-from libc.math cimport fabs
+from libc.math cimport fabs, sqrt
 cimport numpy as cnp
 import numpy as np
 
@@ -129,7 +129,7 @@ def largest_eigenvalue(LabeledRows rows, const double[::1] d, int iterations=30,
     if d.shape[0] != rows.n_rows:
         raise FastSVMError(f"d has {d.shape[0]} entries, expected {rows.n_rows}")
     v = 1.0 + (np.arange(rows.n_weights) % 7) / 10.0
-    v /= np.linalg.norm(v)
+    v /= sqrt(float(np.einsum("i,i->", v, v)))
     z = np.empty(rows.n_rows)
     out = np.empty(rows.n_weights)
     d_ = np.asarray(d)
@@ -140,7 +140,9 @@ def largest_eigenvalue(LabeledRows rows, const double[::1] d, int iterations=30,
         rows.margins(v, z)
         z *= d_
         rows.rmatvec(z, out)
-        estimate = float(np.linalg.norm(out))
+        # not np.linalg.norm: a threaded BLAS call would leave its threads spinning on the cores
+        # the next pass's OpenMP threads need
+        estimate = sqrt(float(np.einsum("i,i->", out, out)))
         if not np.isfinite(estimate):
             return estimate        # overflowed: the caller says so
         if not estimate > 0:
