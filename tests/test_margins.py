@@ -45,13 +45,19 @@ def test_labeled_rows_products_have_the_same_bits_for_any_thread_count():
     X, y, C = random_rows(n=30000, p=200, density=0.03, seed=7)   # several row blocks
     rng = np.random.default_rng(8)
     w, c = rng.normal(size=X.shape[1] + 1), rng.normal(size=X.shape[0])
+    many = np.arange(0, X.shape[0], 3, dtype=np.int64)          # a third of the rows: one threaded pass
+    many = np.concatenate([many, many[:5]])                     # a row twice adds twice
     results = []
     for threads in (1, 2, 3):
         rows = LabeledRows(X, y, C, bias=1.0, n_threads=threads)
-        results.append((rows.margins(w, np.empty(rows.n_rows)), rows.rmatvec(c, np.empty(rows.n_weights))))
-    for z, g in results[1:]:
+        results.append((rows.margins(w, np.empty(rows.n_rows)), rows.rmatvec(c, np.empty(rows.n_weights)),
+                        rows.rows_rmatvec(many, c[:many.size], np.empty(rows.n_weights))))
+    for z, g, h in results[1:]:
         np.testing.assert_array_equal(z, results[0][0])
         np.testing.assert_array_equal(g, results[0][1])
+        np.testing.assert_array_equal(h, results[0][2])
+    A = dense_A(X, y, 1.0)
+    np.testing.assert_allclose(results[0][2], A[many].T @ c[:many.size], rtol=1e-12, atol=1e-11)
 
 
 def test_largest_eigenvalue_against_eigvalsh():

@@ -90,14 +90,22 @@ cdef class LabeledRows(Samples):
         return np.asarray(out)
 
     def rows_rmatvec(self, const cnp.int64_t[::1] rows, const double[::1] c, double[::1] out):
-        """out = sum_k c_k y_r [x_r, B] over r = rows[k] (a few rows: one thread)."""
+        """out = sum_k c_k y_r [x_r, B] over r = rows[k]: a few rows on one thread, reading only
+        them; a sixteenth of the rows or more scattered into one threaded rmatvec pass (chosen by
+        the count alone, so the bits do not depend on the threads)."""
         self.check(c.shape[0], rows.shape[0], "c")
         self.check(out.shape[0], self.n_weights, "out")
         cdef Py_ssize_t k
         cdef int r, p = self.n_cols
+        cdef double[::1] full
         for k in range(rows.shape[0]):
             if not 0 <= rows[k] < self.n_rows:
                 raise FastSVMError(f"row {rows[k]} outside the {self.n_rows} rows")
+        if rows.shape[0] * 16 >= self.n_rows >= PARALLEL_ROWS:
+            full = np.zeros(self.n_rows)
+            for k in range(rows.shape[0]):
+                full[rows[k]] += c[k]
+            return self.rmatvec(full, out)
         with nogil:
             for r in range(p + 1):
                 out[r] = 0.0

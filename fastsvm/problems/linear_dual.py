@@ -16,9 +16,4 @@ def balance_labels(rows, alpha, v, excess, upper=None):
     moved = np.flatnonzero(take)
     delta = alpha[moved] * (abs(excess) / alpha[moved].sum())
     alpha[moved] -= delta
-    if moved.size * 16 < alpha.size:     # a few rows: on one thread, reading only them
-        v -= rows.rows_rmatvec(moved.astype(np.int64), delta, np.empty(rows.n_weights))[:v.size]
-    else:                                # many (no upper bound: every row of the class): a threaded pass
-        full = np.zeros(alpha.size)
-        full[moved] = delta
-        v -= rows.rmatvec(full, np.empty(rows.n_weights))[:v.size]
+    v -= rows.rows_rmatvec(moved.astype(np.int64), delta, np.empty(rows.n_weights))[:v.size]

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core._cg import conjugate_gradient
-from .._core._losses import alpha_sums, multiplier_step, power_hinge_conjugate_sum, power_hinge_loss
+from .._core._losses import multiplier_step, power_hinge_conjugate_sum, power_hinge_loss
 from .._core._margins import LabeledRows, largest_eigenvalue
 from ..errors import FastSVMError
 from ..problems.linear_dual import balance_labels
 from ..problems.vector import dot
-from .base import LinearConfig, Solution, SolveStatus, checked_arrays, is_milestone, linear_spec, option, \
-    solver_config
+from .base import (LinearConfig, Solution, SolveStatus, checked_arrays, is_milestone, linear_run_settings, linear_spec,
+                   option)
 
 DEFAULT_TOL = 1e-3       # relative duality gap
 POWER_OF_LOSS = {"hinge": 1.0, "squared_hinge": 2.0}
@@ -63,7 +63,7 @@ class Certificate:
 
     def __init__(self, rows, p):
         self.rows, self.p = rows, p
-        self.y, self.C = rows.labels, rows.weights
+        self.C = rows.weights
         self.product = np.empty(rows.n_weights)
         self.free_bias = rows.bias != 0.0
 
@@ -82,8 +82,8 @@ class Certificate:
         if excess != 0.0:
             v = v.copy()
             balance_labels(self.rows, alpha, v, excess, self.C if self.p == 1.0 else None)
-        total = alpha_sums(alpha, self.y, self.C, None, self.rows.n_threads)[0]
-        value = total - 0.5 * dot(v, v) - power_hinge_conjugate_sum(alpha, self.C, self.p, self.rows.n_threads)
+        conjugate = power_hinge_conjugate_sum(alpha, self.C, self.p, self.rows.n_threads)
+        value = float(alpha.sum()) - 0.5 * dot(v, v) - conjugate
         return value, alpha
 
 
@@ -106,6 +106,8 @@ class Steps:
     def __init__(self, rows, config):
         self.rows, self.config = rows, config
         self.g, self.q = np.empty(rows.n_weights), np.empty(rows.n_rows)
+        if config.step == "exact":     # the CG products' buffers
+            self.margins, self.product = np.empty(rows.n_rows), np.empty(rows.n_weights)
         self.passes = 0
 
     def inexact(self, w, res, mu, stop):
@@ -131,7 +133,7 @@ class Steps:
         scale = np.full(rows.n_weights, 1.0 / mu)
         if rows.bias != 0.0:
             scale[-1] = 0.0
-        margins, product = np.empty(rows.n_rows), np.empty(rows.n_weights)
+        margins, product = self.margins, self.product
 
         def normal_product(d):
             rows.margins(d, margins)
@@ -152,15 +154,12 @@ def solve_binary(sub):
     if not np.all(np.abs(y) == 1.0):
         raise FastSVMError("alm solves binary problems: labels must be +1 or -1")
     params = sub.params
-    config = solver_config(SPEC, params, "linear")
+    config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
     p = config.p or POWER_OF_LOSS.get(params.loss or "hinge")
     if p is None:
         raise FastSVMError(f"alm: loss {params.loss} is not an Lp hinge (hinge, squared_hinge, or -o p=)")
     if p < 1.0:
         raise FastSVMError(f"alm: the loss power p must be >= 1, got {p:g}")
-    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
-    max_iter = config.max_iter if params.max_iter is None else int(params.max_iter)
-    bias = 1.0 if params.bias < 0 else float(params.bias)
     rows = LabeledRows(X, y, upper, bias=bias, n_threads=sub.n_threads)
     certificate, steps = Certificate(rows, p), Steps(rows, config)
     started = time.perf_counter()

@@ -111,14 +111,16 @@ class LinearConfig:
     max_iter: int = 1000   # iterations (epochs, Newton steps) when Params.max_iter is None
 
 
-def linear_run_settings(spec, params):
+def linear_run_settings(spec, params, bias_by_default=False):
     """(config, tol, max_iter, B) of a linear solver's run: its config (solver_config), its
     defaults where Params leaves None, and the bias feature's value from LIBLINEAR's -B (0 when
-    there is none: the bias-free problem)."""
+    there is none: the bias-free problem). ``bias_by_default``: no -B means B = 1 (the primal
+    solvers whose bias is never penalized: LIBSVM's problem; -B 0 drops it)."""
     config = solver_config(spec, params, "linear")
     tol = spec.default_tol if params.tol is None else float(params.tol)
     max_iter = config.max_iter if params.max_iter is None else int(params.max_iter)
-    return config, tol, max_iter, (float(params.bias) if params.bias >= 0 else 0.0)
+    bias = float(params.bias) if params.bias >= 0 else (1.0 if bias_by_default else 0.0)
+    return config, tol, max_iter, bias
 
 
 def is_milestone(epoch):

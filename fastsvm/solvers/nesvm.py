@@ -42,7 +42,8 @@ from ..errors import FastSVMError
 from ..problems.hinge_lp import interior_point
 from ..problems.linear_dual import balance_labels
 from ..problems.vector import dot
-from .base import LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_spec, option, solver_config
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_run_settings, linear_spec,
+                   option)
 
 DEFAULT_TOL = 1e-3       # relative duality gap
 MAX_DOUBLINGS = 100      # a local Lipschitz estimate 2^100 times too small is not one: values overflowed
@@ -357,10 +358,12 @@ def interior_finish(objective, X, x, alpha, mu, tol, config, stop, log):
     dual = objective.dual_values(certificate, v, mu, False)[0]
     largest = float(np.abs(w[:p]).max(initial=0.0))
     for share in (1e-3, 1e-4, 1e-6, 0.0):     # the sparsest w the certificate accepts
-        sparse = w.copy()
-        sparse[:p][np.abs(w[:p]) <= share * largest] = 0.0
-        point = Point(sparse, np.empty(objective.n))
-        objective.margins(point.w, point.z)
+        small = np.abs(w[:p]) <= share * largest
+        small &= w[:p] != 0.0
+        point = Point(w.copy(), z.copy())
+        if small.any():                        # else w itself, whose margins z are known
+            point.w[:p][small] = 0.0
+            objective.margins(point.w, point.z)
         evaluate(objective, point, mu, False)
         gap = (point.true - dual) / max(abs(point.true), 1e-300)
         if gap <= tol:
@@ -402,11 +405,8 @@ def solve_binary(sub):
     if not np.all(np.abs(y) == 1.0):
         raise FastSVMError("nesvm solves binary problems: labels must be +1 or -1")
     params = sub.params
-    config = solver_config(SPEC, params, "linear")
+    config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
     penalty, loss = model_of(config, params)
-    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
-    max_iter = config.max_iter if params.max_iter is None else int(params.max_iter)
-    bias = 1.0 if params.bias < 0 else float(params.bias)   # never penalized: -B 0 drops it
     rows = LabeledRows(X, y, upper, bias=bias, n_threads=sub.n_threads)
     objective = Objective(rows, penalty, loss)
     started = time.perf_counter()
