@@ -15,6 +15,17 @@ cdef inline Py_ssize_t chunk_count(Py_ssize_t n) noexcept nogil:
     return (n + LOSS_CHUNK - 1) // LOSS_CHUNK
 
 
+cdef inline double* chunk_parts(Py_ssize_t chunks, int width, double* sums) noexcept nogil:
+    """The buffer of the chunks' partial sums, width per chunk (add_chunks frees it); NULL, with
+    NaN in the sums, when it cannot be had."""
+    cdef double* part = <double*>malloc(max(width * chunks, 1) * sizeof(double))
+    cdef int k
+    if part == NULL:
+        for k in range(width):
+            sums[k] = NAN
+    return part
+
+
 cdef inline void add_chunks(double* part, Py_ssize_t chunks, int width, double* sums) noexcept nogil:
     """sums[k] = the chunks' partial sums part[width c + k] added in chunk order; part is freed."""
     cdef Py_ssize_t c
@@ -36,10 +47,9 @@ cdef void smoothed_hinge(const double* z, const double* rho, const double* weigh
     sum_i weight_i max(0, m) (the hinge itself, at no extra cost). NaN in the sums when the chunk
     buffer cannot be had."""
     cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
-    cdef double* part = <double*>malloc(max(2 * chunks, 1) * sizeof(double))
+    cdef double* part = chunk_parts(chunks, 2, sums)
     cdef double m, ui, scale, s_smooth, s_hinge
     if part == NULL:
-        sums[0] = sums[1] = NAN
         return
     for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
         lo = c * LOSS_CHUNK
@@ -67,10 +77,9 @@ cdef void squared_error(const double* z, const double* weight, Py_ssize_t n, bin
     r_i = max(0, 1 - z_i): sums[0] = sum_i weight_i r_i^2, alpha_i = 2 weight_i r_i (the gradient is
     -A^T alpha, and alpha is the dual point)."""
     cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
-    cdef double* part = <double*>malloc(max(chunks, 1) * sizeof(double))
+    cdef double* part = chunk_parts(chunks, 1, sums)
     cdef double r, s
     if part == NULL:
-        sums[0] = NAN
         return
     for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
         lo = c * LOSS_CHUNK
@@ -93,10 +102,9 @@ cdef void dual_sums(const double* alpha, const double* y, const double* weight, 
     = sum alpha_i^2 / C_i (the squared error's, times 4); rows with C_i = 0 add nothing to the last
     two. rho may be NULL (sums[2] = 0)."""
     cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
-    cdef double* part = <double*>malloc(max(4 * chunks, 1) * sizeof(double))
+    cdef double* part = chunk_parts(chunks, 4, sums)
     cdef double a, q, s0, s1, s2, s3
     if part == NULL:
-        sums[0] = sums[1] = sums[2] = sums[3] = NAN
         return
     for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
         lo = c * LOSS_CHUNK
@@ -211,10 +219,9 @@ cdef void power_hinge(const double* z, const double* weight, double p, Py_ssize_
                       int n_threads) noexcept nogil:
     """sums[0] = sum_i weight_i max(0, 1 - z_i)^p."""
     cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
-    cdef double* part = <double*>malloc(max(chunks, 1) * sizeof(double))
+    cdef double* part = chunk_parts(chunks, 1, sums)
     cdef double m, total
     if part == NULL:
-        sums[0] = NAN
         return
     for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
         lo = c * LOSS_CHUNK
@@ -233,10 +240,9 @@ cdef void power_hinge_conjugate(const double* alpha, const double* weight, doubl
     """sums[0] = sum_i C_i l*(alpha_i / C_i), l* the conjugate of max(0, s)^p at a >= 0: 0 for p = 1
     (alpha in [0, C]), (p - 1) (a / p)^(p / (p - 1)) else (a^2 / 4 at p = 2); rows with C_i = 0 add 0."""
     cdef Py_ssize_t chunks = chunk_count(n), c, i, lo, hi
-    cdef double* part = <double*>malloc(max(chunks, 1) * sizeof(double))
+    cdef double* part = chunk_parts(chunks, 1, sums)
     cdef double a, total
     if part == NULL:
-        sums[0] = NAN
         return
     for c in prange(chunks, num_threads=max(1, min(n_threads, chunks)), schedule="static"):
         lo = c * LOSS_CHUNK
