@@ -30,14 +30,10 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from bench_dcd import as_pm, load_synthetic  # noqa: E402
-from bench_nesvm import benchmark_sets, ladder_side, liblinear_run, optimum, timed  # noqa: E402
+from bench_nesvm import benchmark_sets, hinge_primal, ladder_side, liblinear_run, optimum, timed  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers import get_solver  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
-
-
-def lp_primal(X, y, C, p, w, b):
-    return 0.5 * float(w @ w) + C * float((np.maximum(0.0, 1.0 - y * (X @ w + b)) ** p).sum())
 
 
 def alm_side(X, y, C, p, gap, repeat, threads, max_iter=10**6, **options):
@@ -49,24 +45,22 @@ def alm_side(X, y, C, p, gap, repeat, threads, max_iter=10**6, **options):
             "b": -sol.rho, "peak": peak, "status": sol.status.value}
 
 
-def reference(X, labels, y, C, p, threads):
+def reference(X, y, C, p, threads, runs):
+    """F*: SSsNAL's for p = 1, LIBLINEAR -s 2 -R's own optimum (the same problem) for p = 2, alm's
+    at a 1e-8 gap else."""
     if p == 1.0:
         return optimum(X, y, C, threads)
     if p == 2.0:
-        return liblinear_run(X, labels, C, 1, solver=2, p=2.0, regularized_bias=False)[1]
+        return runs[0][2]
     alm = alm_side(X, y, C, p, 1e-8, 1, threads)
-    return lp_primal(X, y, C, p, alm["w"], alm["b"])
+    return hinge_primal(X, y, C, alm["w"], alm["b"], p)
 
 
-def liblinear_cells(X, labels, C, p, gap, repeat):
-    """[(label, seconds or None)] of LIBLINEAR's solvers of this loss at this gap."""
-    runs = [("-s 3", 3, True)] if p == 1.0 else ([("-s 2 -R", 2, False), ("-s 1", 1, True)] if p == 2.0 else [])
-    cells = []
-    for label, solver, regularized in runs:
-        run, own_star = liblinear_run(X, labels, C, repeat, solver=solver, p=p, regularized_bias=regularized)
-        found = ladder_side(run, gap, own_star, 1.0, 12)
-        cells.append((label, None if found is None else found[1]))
-    return cells
+def liblinear_runs(X, labels, C, p, repeat):
+    """[(label, run, own optimum)] of LIBLINEAR's solvers of this loss (bench_nesvm.liblinear_run)."""
+    solvers = [("-s 3", 3, True)] if p == 1.0 else ([("-s 2 -R", 2, False), ("-s 1", 1, True)] if p == 2.0 else [])
+    return [(label, *liblinear_run(X, labels, C, repeat, solver=solver, p=p, regularized_bias=regularized))
+            for label, solver, regularized in solvers]
 
 
 def table(sets, args):
@@ -77,12 +71,14 @@ def table(sets, args):
         yt = np.where(yt_labels == labels[0], 1.0, -1.0) if Xt is not None else None
         for p in args.ps:
             for C in args.Cs:
-                F_star = reference(X, labels, y, C, p, args.threads)
+                runs = liblinear_runs(X, labels, C, p, args.repeat)
+                F_star = reference(X, y, C, p, args.threads, runs)
                 for gap in args.gaps:
                     alm = alm_side(X, y, C, p, gap, args.repeat, args.threads)
-                    reached = (lp_primal(X, y, C, p, alm["w"], alm["b"]) - F_star) / F_star
+                    reached = (hinge_primal(X, y, C, alm["w"], alm["b"], p) - F_star) / F_star
                     exact = alm_side(X, y, C, p, gap, 1, args.threads, max_iter=args.exact_max_iter, step="exact")
-                    peers = liblinear_cells(X, labels, C, p, gap, args.repeat)
+                    found = [(label, ladder_side(run, gap, own_star, 1.0, 12)) for label, run, own_star in runs]
+                    peers = [(label, None if cell is None else cell[1]) for label, cell in found]
                     best = min((s for _, s in peers if s is not None), default=None)
                     acc = (float(np.mean(np.where(Xt @ alm["w"] + alm["b"] > 0, 1.0, -1.0) == yt))
                            if Xt is not None else float("nan"))

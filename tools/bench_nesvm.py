@@ -52,8 +52,9 @@ LADDER = 10 ** -0.5
 
 # ---------------------------------------------------------------- problems and measures
 
-def hinge_primal(X, y, C, w, b):
-    return 0.5 * float(w @ w) + C * float(np.maximum(0.0, 1.0 - y * (X @ w + b)).sum())
+def hinge_primal(X, y, C, w, b, p=1.0):
+    """1/2 |w|^2 + C sum max(0, 1 - y (X w + b))^p."""
+    return 0.5 * float(w @ w) + C * float((np.maximum(0.0, 1.0 - y * (X @ w + b)) ** p).sum())
 
 
 def accuracy(Xt, yt, w, b):
@@ -166,8 +167,7 @@ def liblinear_run(X, labels, C, repeat, solver=3, p=1.0, regularized_bias=True):
         return sign * w, sign * model.get_decfun_bias()
 
     def own_objective(w, b):   # LIBLINEAR's problem: the bias weight penalized unless -R
-        value = 0.5 * float(w @ w) + C * float((np.maximum(0.0, 1.0 - pm * (X @ w + b)) ** p).sum())
-        return value + (0.5 * b * b if regularized_bias else 0.0)
+        return hinge_primal(X, pm, C, w, b, p) + (0.5 * b * b if regularized_bias else 0.0)
 
     def run(eps):
         seconds, (w, b), _ = timed(lambda: fit(eps), repeat)
