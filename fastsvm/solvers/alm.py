@@ -32,8 +32,8 @@ from .._core._margins import LabeledRows, largest_eigenvalue
 from ..errors import FastSVMError
 from ..problems.linear_dual import balance_labels
 from ..problems.vector import dot
-from .base import (LinearConfig, Solution, SolveStatus, checked_arrays, is_milestone, linear_run_settings, linear_spec,
-                   option)
+from .base import (LinearConfig, Solution, SolveStatus, checked_binary_arrays, is_milestone, linear_run_settings,
+                   linear_spec, option)
 
 DEFAULT_TOL = 1e-3       # relative duality gap
 POWER_OF_LOSS = {"hinge": 1.0, "squared_hinge": 2.0}
@@ -150,9 +150,7 @@ class Steps:
 
 
 def solve_binary(sub):
-    X, y, upper = checked_arrays(sub)
-    if not np.all(np.abs(y) == 1.0):
-        raise FastSVMError("alm solves binary problems: labels must be +1 or -1")
+    X, y, upper = checked_binary_arrays(sub, "alm")
     params = sub.params
     config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
     p = config.p or POWER_OF_LOSS.get(params.loss or "hinge")

@@ -93,11 +93,17 @@ def checked_rows(sub, infinite_bounds=False):
     return X, rows, y, upper
 
 
-def checked_binary_squared_hinge(sub, solver_name):
-    """checked_arrays for a linear solver of the binary squared-hinge problem (labels +1/-1)."""
+def checked_binary_arrays(sub, solver_name):
+    """checked_arrays for a solver of binary problems (labels +1/-1)."""
     X, y, upper = checked_arrays(sub)
     if not np.all(np.abs(y) == 1.0):
         raise FastSVMError(f"{solver_name} solves binary problems: labels must be +1 or -1")
+    return X, y, upper
+
+
+def checked_binary_squared_hinge(sub, solver_name):
+    """checked_arrays for a linear solver of the binary squared-hinge problem (labels +1/-1)."""
+    X, y, upper = checked_binary_arrays(sub, solver_name)
     if sub.params.loss not in (None, "squared_hinge"):
         raise FastSVMError(f"{solver_name} solves the squared hinge loss only (-L squared_hinge, "
                            "loss=\"squared_hinge\")")

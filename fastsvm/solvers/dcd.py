@@ -16,7 +16,7 @@ from .._core._dcd import DualCD
 from .._core._status import Status
 from ..errors import FastSVMError
 from ..problems.vector import dot
-from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_run_settings,
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_arrays, linear_run_settings,
                    linear_spec, solve_path_warm)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for the dual SVC solvers
@@ -82,17 +82,10 @@ def warm_alpha(warm, upper, U, keep):
     return np.clip(old_alpha * ratio, 0.0, U)
 
 
-def _check(sub):
-    X, y, upper = checked_arrays(sub)
-    if not np.all(np.abs(y) == 1.0):
-        raise FastSVMError("dcd solves binary problems: labels must be +1 or -1")
-    return X, y, upper
-
-
 def solve(sub: Subproblem) -> Solution:
     """Solve one binary linear C-SVC subproblem by dual coordinate descent."""
     params = sub.params
-    X, y, upper = _check(sub)
+    X, y, upper = checked_binary_arrays(sub, "dcd")
     config, tol, max_iter, bias = linear_run_settings(SPEC, params)  # B = 0: the bias-free problem
     loss = params.loss or "hinge"
 

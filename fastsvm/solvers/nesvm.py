@@ -42,8 +42,8 @@ from ..errors import FastSVMError
 from ..problems.hinge_lp import interior_point
 from ..problems.linear_dual import balance_labels
 from ..problems.vector import dot
-from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, linear_run_settings, linear_spec,
-                   option)
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_arrays, linear_run_settings,
+                   linear_spec, option)
 
 DEFAULT_TOL = 1e-3       # relative duality gap
 MAX_DOUBLINGS = 100      # a local Lipschitz estimate 2^100 times too small is not one: values overflowed
@@ -401,9 +401,7 @@ def solve(sub: Subproblem) -> Solution:
 
 
 def solve_binary(sub):
-    X, y, upper = checked_arrays(sub)
-    if not np.all(np.abs(y) == 1.0):
-        raise FastSVMError("nesvm solves binary problems: labels must be +1 or -1")
+    X, y, upper = checked_binary_arrays(sub, "nesvm")
     params = sub.params
     config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
     penalty, loss = model_of(config, params)
