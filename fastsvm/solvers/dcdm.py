@@ -1,0 +1,217 @@
+"""DCDM (seed 004; ALGORITHMS.md section 6): the nu-SVM with its bias in the kernel, and one-class SVM,
+by dual descent on coordinate pairs.
+
+    min_a  1/2 a^T Q a   s.t.  e^T a = nu sum_i u_i,   0 <= a_i <= u_i
+
+    nu-SVM     Q = (y y^T) o (K + 1): the paper's problem, not LIBSVM's nu-SVC (b is penalized);
+               LIBSVM's one-class on this Q is the same problem. -o bias=none drops the + 1 (the
+               authors' RBF runs had no bias).
+    one-class  Q = K: LIBSVM's one-class SVM.
+
+u_i is the sample's weight (1 without weights): LIBSVM's scale. The paper's is a / sum(u) (nu-SVM)
+or a / (nu sum(u)) (one-class); Solution.details gives F and rho there. The paper's one-coordinate
+update stalls once e^T a = nu sum(u) (no single coordinate can move), so every step moves a pair
+along e_i - e_j:
+    linear kernel  sweeps over ranked pairs with w = Z^T a kept (fastsvm._core._pair_cd): one pass
+                   ranks the gradients G = Z w, then the smallest G below its bound is paired with
+                   the largest above 0, the second with the second, ..., each step from fresh G
+    other kernels  LIBSVM's maximal-violating / second-order pair on the kernel cache, whose
+                   columns carry the signs y and the + 1 (fastsvm._core._smo)
+Both stop when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= -e. The margin rho is the multiplier of
+e^T a: G_i = rho where 0 < a_i < u_i. w* = 0 (F* = 0, at small nu where the classes overlap) makes
+rho = 0 and no classifier: reported as a degenerate problem.
+"""
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._core._cache import KernelCache
+from .._core._margins import LabeledRows
+from .._core._pair_cd import pair_steps
+from .._core._smo import SMO
+from .._core._status import Status
+from ..errors import DegenerateProblemError, FastSVMError, ParameterError
+from ..memory import check_kernel_cache
+from .base import Solution, SolverSpec, SolveStatus, checked_arrays, is_milestone, option, solver_config
+
+FORMULATIONS = ("nu_svc", "one_class")
+KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
+DEFAULT_TOL = 1e-3
+
+
+@dataclass(frozen=True)
+class Config:
+    bias: str = option("in_kernel", "nu-SVM: the bias as k + 1 (in_kernel) or none", choices=("in_kernel", "none"))
+    max_iter: int = 1_000_000     # linear: sweeps (one pass each); other kernels: pair steps, x 100 l
+    chunk_seconds: float = 0.5    # other kernels: wall time between two progress lines
+
+
+def _problem(sub, config):
+    """(X, signs, upper, total, shift) of the subproblem's dual."""
+    X, y, upper = checked_arrays(sub)
+    nu = float(sub.params.nu)
+    if not 0 < nu <= 1:
+        raise ParameterError("nu <= 0 or nu > 1")
+    if sub.formulation == "nu_svc":
+        if not np.all(np.abs(y) == 1.0):
+            raise FastSVMError("dcdm: the nu-SVM is binary: labels must be +1 or -1")
+        signs, shift = y, (1.0 if config.bias == "in_kernel" else 0.0)
+    else:
+        signs, shift = np.ones(y.shape[0]), 0.0
+    if not upper.sum() > 0:
+        raise FastSVMError("no training samples with a positive weight")
+    return X, signs, upper, nu * float(upper.sum()), shift
+
+
+def _ranked_pairs(G, alpha, upper):
+    """The pairs of one linear sweep: (up, low, gap). up: a_i < u_i by G ascending, low: a_j > 0
+    by G descending, each cut to the entries that can still gain from a step; gap = max G over
+    low - min G over up (the stopping measure)."""
+    can_rise, can_fall = alpha < upper, alpha > 0
+    if not can_rise.any() or not can_fall.any():
+        return None, None, 0.0
+    top, bottom = G[can_fall].max(), G[can_rise].min()
+    up = np.flatnonzero(can_rise & (G < top))
+    low = np.flatnonzero(can_fall & (G > bottom))
+    up = up[np.argsort(G[up], kind="stable")]
+    low = low[np.argsort(-G[low], kind="stable")]
+    k = min(up.size, low.size)
+    return up[:k].astype(np.int32), low[:k].astype(np.int32), float(top - bottom)
+
+
+def _margin(G, alpha, upper):
+    """rho: the mean of G over the free a_i, else the middle of the interval KKT leaves."""
+    free = (alpha > 0) & (alpha < upper)
+    if free.any():
+        return float(G[free].mean())
+    above = G[alpha >= upper]
+    below = G[alpha <= 0]
+    hi = below.min() if below.size else np.inf
+    lo = above.max() if above.size else -np.inf
+    return float(0.5 * (hi + lo)) if np.isfinite(hi) and np.isfinite(lo) else float(hi if np.isfinite(hi) else lo)
+
+
+def _solve_linear(sub, X, signs, upper, total, shift, tol, max_iter, alpha0):
+    rows = LabeledRows(X, signs, upper, bias=float(np.sqrt(shift)), n_threads=sub.n_threads)
+    sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + shift
+    alpha = alpha0.copy()
+    w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
+    stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
+    status, history, sweep, gap, steps = SolveStatus.MAX_ITER, [], 0, np.inf, 0
+    started = time.perf_counter()
+    rows.rmatvec(alpha, w)
+    while sweep < max_iter:
+        if sub.stop[0]:
+            raise KeyboardInterrupt
+        rows.margins(w, G)
+        up, low, gap = _ranked_pairs(G, alpha, upper)
+        sweep += 1
+        if gap <= tol:
+            rows.rmatvec(alpha, w)        # the steps' rounding out of w, then the test again
+            rows.margins(w, G)
+            up, low, gap = _ranked_pairs(G, alpha, upper)
+            if gap <= tol:
+                status = SolveStatus.CONVERGED
+                break
+        code, moved, _ = pair_steps(X, signs, rows.bias, alpha, w, upper, sqnorm, up, low, stop)
+        if code == Status.INTERRUPTED:
+            raise KeyboardInterrupt
+        if code == Status.NONFINITE:
+            raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
+        steps += moved
+        if is_milestone(sweep):
+            history.append({"iter": sweep, "max_violation": gap, "steps": steps,
+                            "seconds": time.perf_counter() - started})
+            if sub.log is not None:
+                sub.log(f"dcdm: sweep {sweep}  max violation {gap:.3e}  pair steps {steps}")
+    return alpha, G, 0.5 * float(w @ w), sweep, gap, status, history
+
+
+def _solve_kernel(sub, X, signs, upper, total, shift, tol, max_iter, alpha0, config):
+    params, k = sub.params, sub.kernel
+    n = upper.shape[0]
+    check_kernel_cache(params.cache_size, n)
+    cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
+                        int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
+                        np.where(signs > 0, 1, -1).astype(np.int8), None, shift)
+    stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
+    in_main = threading.current_thread() is threading.main_thread()
+    smo = SMO(cache, np.zeros(n), np.ones(n, dtype=np.int8), alpha0, upper, tol, bool(params.shrinking), False,
+              0, max_iter, stop, in_main, None)
+    code, history, chunk = smo.init(), [], 200
+    while code == Status.CONVERGED or code == Status.CHUNK_DONE:
+        started = time.perf_counter()
+        code = smo.run(smo.n_iter + chunk)
+        elapsed = time.perf_counter() - started
+        history.append({"iter": smo.n_iter, "max_violation": smo.gap, "seconds": elapsed})
+        if sub.log is not None:
+            sub.log(f"dcdm: pair step {smo.n_iter}  max violation {smo.gap:.3e}")
+        if code != Status.CHUNK_DONE:
+            break
+        chunk = int(min(max(chunk * config.chunk_seconds / max(elapsed, 1e-4), 100), 10_000_000))
+    if code == Status.INTERRUPTED:
+        raise KeyboardInterrupt
+    if code == Status.NO_MEMORY:
+        raise MemoryError("dcdm: cannot allocate a kernel column (lower -m / cache_size?)")
+    if code == Status.NONFINITE:
+        raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
+    res = smo.result()
+    status = SolveStatus.MAX_ITER if code == Status.MAX_ITER else SolveStatus.CONVERGED
+    return res["alpha"], smo.gradient(), float(res["obj"]), int(res["n_iter"]), float(res["kkt"]), status, history
+
+
+def _greedy_start(upper, total):
+    """a_i = min(u_i, what is left of total), in order (LIBSVM's one-class start: few columns)."""
+    filled = np.minimum(upper, np.maximum(total - (np.cumsum(upper) - upper), 0.0))
+    return filled
+
+
+def solve(sub):
+    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    X, signs, upper, total, shift = _problem(sub, config)
+    tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
+    if not tol > 0:
+        raise ParameterError("eps <= 0")
+    n = upper.shape[0]
+    nu = float(sub.params.nu)
+    if sub.kernel.kind == "linear":
+        max_iter = config.max_iter if sub.params.max_iter is None else int(sub.params.max_iter)
+        # the paper's start nu u (one pass for w, where the greedy start's mass sits on the first rows)
+        run = _solve_linear(sub, X, signs, upper, total, shift, tol, max_iter, nu * upper)
+    else:
+        max_iter = max(10_000_000, 100 * n) if sub.params.max_iter is None else int(sub.params.max_iter)
+        run = _solve_kernel(sub, X, signs, upper, total, shift, tol, max_iter, _greedy_start(upper, total), config)
+    alpha, G, objective, n_iter, gap, status, history = run
+    rho = _margin(G, alpha, upper)
+    scale = float(upper.sum()) * (1.0 if sub.formulation == "nu_svc" else nu)   # to the paper's a
+    details = {"objective": objective / scale**2, "rho": rho / scale, "max_violation": gap}
+    if sub.formulation == "one_class":
+        return Solution(coef=alpha, rho=rho, objective=objective, n_iter=n_iter, stop_measure=gap, status=status,
+                        history=history, dual=alpha, upper=upper, details=details)
+    if not rho > tol:       # G = rho on the free a_i, and G is known to tol: w = 0 at this accuracy
+        raise DegenerateProblemError(f"nu-SVM: nu = {nu:g} is in the trivial region (w = 0: the classes overlap "
+                                     "at this nu); raise nu")
+    # the classifier scaled to a margin of 1 (LIBSVM's nu-SVC does the same: C = 1/rho); rho carries
+    # the bias sum_i a_i y_i (times the kernel's + 1)
+    coef = signs * alpha / rho
+    return Solution(coef=coef, rho=-shift * float(coef.sum()), objective=objective / rho**2, n_iter=n_iter,
+                    stop_measure=gap, status=status, history=history, margin_scale=rho,
+                    n_bounded_sv=int(np.count_nonzero(alpha >= upper)), dual=alpha, upper=upper, details=details)
+
+
+SPEC = SolverSpec(
+    name="dcdm",
+    solve=solve,
+    formulations=FORMULATIONS,
+    kernels=KERNELS,
+    multiclass="ovo",
+    default_kernel="rbf",
+    default_tol=DEFAULT_TOL,
+    description="the nu-SVM with its bias in the kernel (-s 1: not LIBSVM's nu-SVC; b is penalized) and one-class "
+                "SVM (-s 2) by dual descent on coordinate pairs",
+    stop_measure="the maximal violating pair's gap max G - min G",
+    config=Config,
+    stops_on_signals=True,
+)

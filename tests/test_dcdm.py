@@ -1,0 +1,212 @@
+"""DCDM (solver "dcdm", ALGORITHMS.md section 6): the bias-in-kernel nu-SVM and one-class SVM against
+the issue's optima (three solvers agreeing), LIBSVM's one-class on the precomputed Q here, a
+NumPy twin of the pair steps, and the paper's single-coordinate update, which stalls."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastsvm._core._margins import LabeledRows
+from fastsvm._core._pair_cd import pair_steps
+from fastsvm.errors import DegenerateProblemError, FastSVMError, ParameterError
+from fastsvm.params import Params
+from fastsvm.solvers.base import Kernel, Subproblem
+from fastsvm.solvers.dcdm import solve
+from conftest import stops_within_a_second
+from linear_oracle import load
+
+# (set, kernel, nu): the paper-scale F* (a <= 1/l, e^T a = nu) and rho*: the issue's values
+NU_SVM = {("australian_scale", "rbf", 0.5): (7.536090840812e-04, 6.81105e-03),
+          ("australian_scale", "linear", 0.5): (2.215094981369e-02, 0.213791),
+          ("breast-cancer_scale", "rbf", 0.3): (3.276878855972e-03, 3.24505e-02),
+          ("breast-cancer_scale", "linear", 0.7): (4.698901770461e-01, 2.49521)}
+# one-class on breast-cancer_scale's benign rows (label 2, l = 444), RBF sigma = 1
+ONE_CLASS = {0.1: 1.056352848284e-01, 0.5: 2.802560668265e-01}
+
+
+def pm(labels):
+    return np.where(labels == labels[0], 1.0, -1.0)
+
+
+def subproblem(X, y, nu, kind="linear", formulation="nu_svc", tol=1e-12, weights=None, log=None, **options):
+    params = Params(svm_type=formulation, solver="dcdm", kernel_type=kind, nu=nu, gamma=0.5, tol=tol,
+                    options=options)
+    upper = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    return Subproblem(formulation, X, np.asarray(y, dtype=float), upper, Kernel(kind, gamma=0.5), params, log=log)
+
+
+def q_matrix(X, y, kind, shift=1.0):
+    """Q = (y y^T) o (K + shift), dense, computed here."""
+    A = X.toarray()
+    if kind == "linear":
+        K = A @ A.T
+    else:
+        sq = (A * A).sum(axis=1)
+        K = np.exp(-0.5 * np.maximum(sq[:, None] + sq[None, :] - 2 * A @ A.T, 0.0))
+    return np.outer(y, y) * (K + shift)
+
+
+def libsvm_one_class(Q, nu):
+    """LIBSVM's one-class (-s 2) on the precomputed Q: (alpha, rho) in its scale."""
+    from libsvm.svmutil import svm_parameter, svm_problem, svm_train
+    n = Q.shape[0]
+    rows = np.hstack([np.arange(1, n + 1)[:, None], Q])
+    model = svm_train(svm_problem(np.ones(n), rows, isKernel=True), svm_parameter(f"-s 2 -t 4 -n {nu} -e 1e-12 -q"))
+    alpha = np.zeros(n)
+    alpha[np.asarray(model.get_sv_indices()) - 1] = np.asarray(model.get_sv_coef()).ravel()
+    return alpha, model.rho[0]
+
+
+@pytest.mark.parametrize("case", sorted(NU_SVM))
+def test_nu_svm_optimum(case):
+    name, kind, nu = case
+    F_star, rho_star = NU_SVM[case]
+    X, labels = load(name)
+    y = pm(labels)
+    sol = solve(subproblem(X, y, nu, kind))
+    assert sol.status == "converged"
+    l = X.shape[0]
+    Q = q_matrix(X, y, kind)
+    # the kernel path's own objective is summed from float32 columns (as LIBSVM's): 1e-8 is
+    # checked in double precision at its point
+    assert 0.5 * sol.dual @ Q @ sol.dual / l**2 == pytest.approx(F_star, rel=1e-8)
+    assert sol.details["objective"] == pytest.approx(F_star, rel=1e-8 if kind == "linear" else 1e-6)
+    assert sol.details["rho"] == pytest.approx(rho_star, rel=1e-6, abs=5e-7)
+    # LIBSVM's one-class on the same Q, here: the same optimum and margin
+    alpha, rho = libsvm_one_class(Q, nu)
+    assert 0.5 * alpha @ Q @ alpha / l**2 == pytest.approx(F_star, rel=1e-8)
+    assert rho / l == pytest.approx(sol.details["rho"], rel=1e-6)
+    # the model: coef = y a / rho, rho carries the bias; decision values at the margin are +-1
+    a = sol.dual
+    assert np.allclose(sol.coef, y * a / sol.margin_scale)
+    decision = (Q * y[None, :] * y[:, None]) @ (y * a) / sol.margin_scale   # sum_j coef_j (k + 1)
+    free = (a > 1e-9) & (a < 1 - 1e-9)
+    assert np.allclose(y[free] * decision[free], 1.0, atol=1e-6)
+    kernel_part = (Q * y[None, :] * y[:, None] - 1.0) @ sol.coef
+    assert np.allclose(kernel_part - sol.rho, decision, atol=1e-9)
+
+
+@pytest.mark.parametrize("nu", sorted(ONE_CLASS))
+def test_one_class_optimum(nu):
+    X, labels = load("breast-cancer_scale")
+    X = X[labels == 2]
+    l = X.shape[0]
+    assert l == 444
+    sol = solve(subproblem(X, np.ones(l), nu, "rbf", "one_class"))
+    Q = q_matrix(X, np.ones(l), "rbf", shift=0.0)
+    scale = nu * l                  # the paper's a = LIBSVM's / (nu l)
+    assert 0.5 * sol.dual @ Q @ sol.dual / scale**2 == pytest.approx(ONE_CLASS[nu], rel=1e-8)
+    assert sol.details["objective"] == pytest.approx(ONE_CLASS[nu], rel=1e-6)
+    alpha, rho = libsvm_one_class(Q, nu)
+    assert np.allclose(sol.coef, alpha, atol=1e-7)
+    assert sol.rho == pytest.approx(rho, rel=1e-6)
+
+
+def test_linear_one_class_matches_kernel_path():
+    """The linear pair sweeps and the SMO path on the linear kernel solve the same problem."""
+    X, labels = load("breast-cancer_scale")
+    X = X[labels == 2]
+    linear = solve(subproblem(X, np.ones(X.shape[0]), 0.3, "linear", "one_class"))
+    alpha, rho = libsvm_one_class(q_matrix(X, np.ones(X.shape[0]), "linear", shift=0.0), 0.3)
+    A = X.toarray()
+    assert 0.5 * np.sum((A.T @ linear.coef) ** 2) == pytest.approx(0.5 * np.sum((A.T @ alpha) ** 2), rel=1e-8)
+    assert linear.rho == pytest.approx(rho, rel=1e-6)
+
+
+def numpy_pair_steps(X, sign, bias, alpha, w, upper, up, low):
+    """pair_steps' twin: the same exact steps, written over dense rows."""
+    Z = sign[:, None] * np.hstack([X.toarray(), np.full((X.shape[0], 1), bias)])
+    for i, j in zip(up, low):
+        room = min(upper[i] - alpha[i], alpha[j])
+        if i == j or room <= 0:
+            continue
+        gi, gj = Z[i] @ w, Z[j] @ w
+        if not gj > gi:
+            continue
+        quad = max(np.sum((Z[i] - Z[j]) ** 2), 1e-12)
+        t = min((gj - gi) / quad, room)
+        alpha[i] += t
+        alpha[j] -= t
+        w += t * (Z[i] - Z[j])
+
+
+def test_pair_steps_match_numpy_twin():
+    rng = np.random.default_rng(3)
+    X = sp.random(40, 7, density=0.5, random_state=4, format="csr")
+    y = np.where(rng.random(40) < 0.5, 1.0, -1.0)
+    upper = rng.uniform(0.5, 1.5, 40)
+    alpha = 0.4 * upper
+    rows = LabeledRows(X, y, upper, bias=1.0)
+    w = np.empty(8)
+    rows.rmatvec(alpha, w)
+    sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0
+    up, low = rng.integers(0, 40, 60).astype(np.int32), rng.integers(0, 40, 60).astype(np.int32)
+    a_twin, w_twin = alpha.copy(), w.copy()
+    status, steps, decrease = pair_steps(X, y, 1.0, alpha, w, upper, sqnorm, up, low, np.zeros(1, np.int32))
+    numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper, up, low)
+    assert steps > 10
+    assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13) and np.allclose(w, w_twin, rtol=0, atol=1e-12)
+    assert alpha.sum() == pytest.approx(0.4 * upper.sum(), rel=1e-14)
+    assert np.all(alpha >= 0) and np.all(alpha <= upper)
+    before = 0.5 * np.sum(LabeledRows(X, y, upper, bias=1.0).rmatvec(0.4 * upper, np.empty(8)) ** 2)
+    assert before - 0.5 * w @ w == pytest.approx(decrease, rel=1e-9)
+
+
+def paper_dcdm(Q, nu, sweeps):
+    """The paper's Alg. 2: one coordinate at a time within [max(0, nu - sum_{k != i} a_k), 1/l]."""
+    l = Q.shape[0]
+    a = np.full(l, nu / l)
+    for _ in range(sweeps):
+        for i in range(l):
+            g = Q[i] @ a
+            low = max(0.0, nu - (a.sum() - a[i]))
+            a[i] = min(max(a[i] - g / Q[i, i], low), 1.0 / l)
+    return a
+
+
+def violation(Q, a, upper):
+    G = Q @ a
+    return G[a > 0].max() - G[a < upper].min(), np.abs(G).max()
+
+
+def test_single_coordinate_update_stalls_where_pairs_do_not():
+    X, labels = load("australian_scale")
+    y = pm(labels)
+    Q = q_matrix(X, y, "linear")
+    l = X.shape[0]
+    stalled = paper_dcdm(Q, 0.5, 50)
+    gap, scale = violation(Q, stalled, 1.0 / l)
+    assert gap > 1e-3 * scale          # far from KKT: no single coordinate can move on e^T a = nu
+    sol = solve(subproblem(X, y, 0.5, "linear"))
+    gap, scale = violation(Q, sol.dual / l, 1.0 / l)
+    assert gap <= 1e-8 * scale
+    assert 0.5 * stalled @ Q @ stalled > sol.details["objective"] * (1 + 1e-3)
+
+
+def test_trivial_region_is_reported():
+    X, labels = load("heart_scale")
+    with pytest.raises(DegenerateProblemError, match="trivial region"):
+        solve(subproblem(X, pm(labels), 0.3, "linear", tol=1e-6))
+
+
+def test_bias_free_variant_drops_the_plus_one():
+    X, labels = load("breast-cancer_scale")
+    y = pm(labels)
+    sol = solve(subproblem(X, y, 0.3, "rbf", bias="none"))
+    alpha, rho = libsvm_one_class(q_matrix(X, y, "rbf", shift=0.0), 0.3)
+    assert np.allclose(sol.dual, alpha, atol=1e-7)
+    assert sol.rho == 0.0
+
+
+def test_bad_input():
+    X, labels = load("heart_scale")
+    with pytest.raises(ParameterError, match="nu"):
+        solve(subproblem(X, pm(labels), 1.5))
+    with pytest.raises(FastSVMError, match="binary"):
+        solve(subproblem(X, labels + 1.0, 0.5))
+
+
+def test_stops_within_a_second():
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.normal(size=(4000, 20)))
+    y = np.where(X[:, 0].toarray().ravel() + 0.3 * rng.normal(size=4000) > 0, 1.0, -1.0)
+    stops_within_a_second(solve, subproblem(X, y, 0.5, "rbf", tol=1e-14))
