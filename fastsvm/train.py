@@ -132,7 +132,7 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     if params.probability and spec.multiclass != "ovo" and params.svm_type in ("c_svc", "nu_svc"):
         raise ParameterError(f"probability estimates (-b 1) need a one-vs-one solver such as smo "
                              f"(solver {spec.name} does not split classes one-vs-one)")
-    if params.svm_type == "nu_svc":
+    if params.svm_type == "nu_svc" and not spec.bias_in_kernel:
         _check_nu_feasible(y, weights, params.nu)
     if log is None and params.verbose:
         log = _print_line

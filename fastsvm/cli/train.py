@@ -20,6 +20,7 @@ options:
 	3 -- epsilon-SVR	(regression)
 	4 -- nu-SVR		(regression)
 -s solver : solve with a named solver (default smo); give -s twice to choose the type too
+	(without a type: C-SVC, or the first type the solver solves)
 {solvers}
 -t kernel_type : set type of kernel function (default 2, or the solver's own default)
 	0 -- linear: u'*v
@@ -81,13 +82,13 @@ def parse_args(argv):
 
     options, positional = scan_options(argv, _VALUE_OPTIONS, flags=("q",), prefix_options=("w",))
     params = Params(libsvm_folds=True)  # svm-train's folds unless -R seeds them
-    verbose, folds, solver_named = True, None, False
+    verbose, folds, solver_named, type_named = True, None, False, False
     for name, value in options:
         if name == "s":
             if value in SOLVERS:
                 params.solver, solver_named = value, True
             elif value.lstrip("-").isdigit():
-                params.svm_type = SVM_TYPES[number("s", value, int, choices=range(5))]
+                params.svm_type, type_named = SVM_TYPES[number("s", value, int, choices=range(5))], True
             else:
                 raise UsageError(f"invalid value for -s: {value!r} (expected 0-4 or a solver: "
                                  f"{', '.join(sorted(SOLVERS))})")
@@ -150,6 +151,8 @@ def parse_args(argv):
     try:
         params.check()
         spec = get_solver(params.solver)
+        if not type_named and params.svm_type not in spec.formulations:
+            params.svm_type = spec.formulations[0]     # the solver's own type (dcdm: its nu-SVM)
         solver_options(spec, params.options, params.kernel_type or spec.default_kernel)
     except ParameterError as e:
         raise UsageError(str(e)) from None

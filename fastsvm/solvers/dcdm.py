@@ -214,4 +214,5 @@ SPEC = SolverSpec(
     stop_measure="the maximal violating pair's gap max G - min G",
     config=Config,
     stops_on_signals=True,
+    bias_in_kernel=True,
 )
