@@ -21,6 +21,7 @@ Both stop when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= -e. The margin rho is 
 e^T a: G_i = rho where 0 < a_i < u_i. w* = 0 (F* = 0, at small nu where the classes overlap) makes
 rho = 0 and no classifier: reported as a degenerate problem.
 """
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from .._core._smo import SMO
 from .._core._status import Status
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
+from ..problems.nu_screening import moved_to_sum, screen
 from .base import Solution, SolverSpec, SolveStatus, checked_arrays, is_milestone, option, solver_config
 
 FORMULATIONS = ("nu_svc", "one_class")
@@ -93,15 +95,27 @@ def _margin(G, alpha, upper):
     return float(0.5 * (hi + lo)) if np.isfinite(hi) and np.isfinite(lo) else float(hi if np.isfinite(hi) else lo)
 
 
-def _solve_linear(sub, X, signs, upper, total, shift, tol, max_iter, alpha0):
+def _linear_rows(sub, X, signs, upper, shift):
+    """(rows, |z_i|^2) of the linear dual, z_i = s_i [x_i, sqrt(shift)]."""
     rows = LabeledRows(X, signs, upper, bias=float(np.sqrt(shift)), n_threads=sub.n_threads)
-    sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + shift
+    return rows, np.asarray(X.multiply(X).sum(axis=1)).ravel() + shift
+
+
+def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, w_fixed=None):
+    """Ranked pair sweeps from alpha0; w = w_fixed + Z^T alpha (w_fixed: the screened samples' part
+    of a reduced problem). (alpha, G, w, sweeps, gap, status, history)."""
+    upper, signs = rows.weights, rows.labels
     alpha = alpha0.copy()
     w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
     status, history, sweep, gap, steps = SolveStatus.MAX_ITER, [], 0, np.inf, 0
     started = time.perf_counter()
-    rows.rmatvec(alpha, w)
+
+    def exact_w():
+        rows.rmatvec(alpha, w)
+        if w_fixed is not None:
+            w[:] += w_fixed
+    exact_w()
     while sweep < max_iter:
         if sub.stop[0]:
             raise KeyboardInterrupt
@@ -109,7 +123,7 @@ def _solve_linear(sub, X, signs, upper, total, shift, tol, max_iter, alpha0):
         up, low, gap = _ranked_pairs(G, alpha, upper)
         sweep += 1
         if gap <= tol:
-            rows.rmatvec(alpha, w)        # the steps' rounding out of w, then the test again
+            exact_w()                     # the steps' rounding out of w, then the test again
             rows.margins(w, G)
             up, low, gap = _ranked_pairs(G, alpha, upper)
             if gap <= tol:
@@ -126,10 +140,10 @@ def _solve_linear(sub, X, signs, upper, total, shift, tol, max_iter, alpha0):
                             "seconds": time.perf_counter() - started})
             if sub.log is not None:
                 sub.log(f"dcdm: sweep {sweep}  max violation {gap:.3e}  pair steps {steps}")
-    return alpha, G, 0.5 * float(w @ w), sweep, gap, status, history
+    return alpha, G, w, sweep, gap, status, history
 
 
-def _solve_kernel(sub, X, signs, upper, total, shift, tol, max_iter, alpha0, config):
+def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config):
     params, k = sub.params, sub.kernel
     n = upper.shape[0]
     check_kernel_cache(params.cache_size, n)
@@ -177,13 +191,27 @@ def solve(sub):
     n = upper.shape[0]
     nu = float(sub.params.nu)
     if sub.kernel.kind == "linear":
-        max_iter = config.max_iter if sub.params.max_iter is None else int(sub.params.max_iter)
+        rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
         # the paper's start nu u (one pass for w, where the greedy start's mass sits on the first rows)
-        run = _solve_linear(sub, X, signs, upper, total, shift, tol, max_iter, nu * upper)
+        alpha, G, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config),
+                                                                  nu * upper)
+        objective = 0.5 * float(w @ w)
     else:
-        max_iter = max(10_000_000, 100 * n) if sub.params.max_iter is None else int(sub.params.max_iter)
-        run = _solve_kernel(sub, X, signs, upper, total, shift, tol, max_iter, _greedy_start(upper, total), config)
-    alpha, G, objective, n_iter, gap, status, history = run
+        alpha, G, objective, n_iter, gap, status, history = _solve_kernel(
+            sub, X, signs, upper, shift, tol, _max_iter(sub, config, n), _greedy_start(upper, total), config)
+    return _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol)
+
+
+def _max_iter(sub, config, n=None):
+    """-M, else sweeps (linear) or LIBSVM's cap on pair steps, max(10^7, 100 l) (other kernels)."""
+    if sub.params.max_iter is not None:
+        return int(sub.params.max_iter)
+    return config.max_iter if n is None else max(10_000_000, 100 * n)
+
+
+def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol):
+    """The Solution of a solved dual: LIBSVM's one-class as is, the nu-SVM scaled to margin 1."""
+    nu = float(sub.params.nu)
     rho = _margin(G, alpha, upper)
     scale = float(upper.sum()) * (1.0 if sub.formulation == "nu_svc" else nu)   # to the paper's a
     details = {"objective": objective / scale**2, "rho": rho / scale, "max_violation": gap}
@@ -199,6 +227,102 @@ def solve(sub):
     return Solution(coef=coef, rho=-shift * float(coef.sum()), objective=objective / rho**2, n_iter=n_iter,
                     stop_measure=gap, status=status, history=history, margin_scale=rho,
                     n_bounded_sv=int(np.count_nonzero(alpha >= upper)), dual=alpha, upper=upper, details=details)
+
+
+@dataclass
+class PathStep:
+    """One nu of a path: its Solution and what it took."""
+
+    nu: float
+    solution: Solution
+    seconds: float
+    iterations: int                  # sweeps (linear) or pair steps (other kernels)
+    screened: float = 0.0            # the share of samples SRBO fixed
+    violations: int = 0              # screened samples the full KKT check sent back (0 when safe)
+
+
+def solve_nu_path(sub, nus, screening=True):
+    """The problems of an increasing nu grid in order, each started from the last one's optimum
+    moved to the new e^T a (the greedy delta); with ``screening`` (linear kernel, unit weights),
+    SRBO fixes the samples it proves to be at a bound and the rest is solved as a reduced problem,
+    checked against the full KKT conditions afterwards. [PathStep per nu]."""
+    nus = [float(nu) for nu in nus]
+    if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
+        raise ParameterError("a nu path needs increasing values in (0, 1]")
+    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nus[0]))
+    X, signs, upper, _, shift = _problem(problem, config)
+    tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
+    l = upper.shape[0]
+    linear = sub.kernel.kind == "linear"
+    screening = screening and linear and bool(np.all(upper == 1.0))
+    if linear:
+        rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
+    steps, alpha, G = [], None, None
+    for nu in nus:
+        problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
+        started = time.perf_counter()
+        total = nu * float(upper.sum())
+        if alpha is None:
+            start = nu * upper if linear else _greedy_start(upper, total)
+        else:                              # the last optimum, the new mass on the smallest gradients
+            start = moved_to_sum(alpha, G, total, upper)
+        screened = violations = 0
+        if linear and screening and alpha is not None:
+            alpha, G, w, n_iter, gap, status, history, screened, violations = _screened_solve(
+                problem, X, rows, sqnorm, tol, _max_iter(problem, config), alpha, G, start - alpha, nu)
+        elif linear:
+            alpha, G, w, n_iter, gap, status, history = _solve_linear(problem, X, rows, sqnorm, tol,
+                                                                      _max_iter(problem, config), start)
+        else:
+            alpha, G, objective, n_iter, gap, status, history = _solve_kernel(
+                problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config)
+        if linear:
+            objective = 0.5 * float(w @ w)
+        solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol)
+        steps.append(PathStep(nu, solution, time.perf_counter() - started, n_iter, screened / l, violations))
+        if sub.log is not None:
+            sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  screened {100 * screened / l:.1f}%  "
+                    f"{steps[-1].seconds:.3f} s" + (f"  ({violations} unsafe, solved again)" if violations else ""))
+    return steps
+
+
+def _screened_solve(sub, X, rows, sqnorm, tol, max_iter, alpha0, G0, delta, nu):
+    """SRBO at nu from alpha0 (solved at the last nu, gradient G0): the screened samples fixed, the
+    rest solved as a reduced problem, then the full KKT check; a screened sample it finds wrong
+    (none, when the screening is safe) is freed and the reduced problem solved again."""
+    w_delta = rows.rows_rmatvec(np.flatnonzero(delta).astype(np.int64), delta[delta != 0], np.empty(rows.n_weights))
+    Q_delta = np.empty(rows.n_rows)
+    rows.margins(w_delta, Q_delta)
+    zero, one, _ = screen(G0, Q_delta, delta, alpha0, sqnorm, nu)
+    l, violations = rows.n_rows, 0
+    alpha = alpha0 + delta
+    G_full, w = np.empty(l), np.empty(rows.n_weights)
+    sweeps = 0
+    while True:
+        free = ~(zero | one)
+        fixed_one = np.flatnonzero(one)
+        w_fixed = rows.rows_rmatvec(fixed_one.astype(np.int64), np.ones(fixed_one.size), np.empty(rows.n_weights))
+        kept = np.flatnonzero(free)
+        reduced, reduced_sqnorm = _linear_rows(sub, X[kept], rows.labels[kept], np.ones(kept.size),
+                                               rows.bias * rows.bias)[0], sqnorm[kept]
+        start = moved_to_sum(alpha[kept], G0[kept], nu * l - fixed_one.size, np.ones(kept.size))
+        a_kept, _, w, n_iter, gap, status, history = _solve_linear(sub, X[kept], reduced, reduced_sqnorm, tol,
+                                                                    max_iter, start, w_fixed)
+        sweeps += n_iter
+        alpha = np.zeros(l)
+        alpha[one], alpha[kept] = 1.0, a_kept
+        rows.margins(w, G_full)                    # the full KKT check
+        up, low, gap = _ranked_pairs(G_full, alpha, np.ones(l))
+        top, bottom = G_full[alpha > 0].max(), G_full[alpha < 1].min()
+        wrong = (zero & (G_full < top - tol)) | (one & (G_full > bottom + tol))
+        if not wrong.any() and gap <= tol:
+            return alpha, G_full, w, sweeps, gap, status, history, int(zero.sum() + one.sum()), violations
+        violations += int(wrong.sum())
+        zero &= ~wrong
+        one &= ~wrong
+        if not wrong.any():                        # optimal on the reduced set, not on all: free them all
+            zero[:], one[:] = False, False
 
 
 SPEC = SolverSpec(

@@ -1,0 +1,73 @@
+"""SRBO safe screening for a path of increasing nu (seed 004; ALGORITHMS.md section 6, corrected),
+for  min 1/2 a^T Q a  s.t.  e^T a = nu l,  0 <= a <= 1  (LIBSVM's scale of the nu-SVM and one-class
+duals, every bound 1), Q = Z Z^T.
+
+From a0, solved at nu0, to nu1 > nu0: delta puts the missing mass on the smallest gradients, so
+a0 + delta is feasible at nu1; the optimum's w1 = Z^T a1 then lies in the ball |w1 - c| <= sqrt(r),
+c = w0 + Z^T delta / 2, r = a0^T Q delta + delta^T Q delta / 4, enlarged by a0's Frank-Wolfe gap
+(a solver's a0 is not exact). Each d_i = z_i.w1 lies in [L_i, U_i] = z_i.c -+ sqrt(r) |z_i|; an
+optimal rho is the ceil(l - nu1 l)-th largest d, so it lies between the same order statistic of
+the L's and of the U's. L_i above the U's statistic: a_i = 0 at nu1; U_i below the L's: a_i = 1.
+"""
+import math
+
+import numpy as np
+
+
+def greedy_fill(G, alpha, mass, upper):
+    """delta >= 0 with sum mass that fills alpha's room (upper - alpha) on the smallest G first."""
+    delta = np.zeros_like(alpha)
+    order = np.argsort(G, kind="stable")
+    room = upper[order] - alpha[order]
+    taken = np.minimum(room, np.maximum(mass - (np.cumsum(room) - room), 0.0))
+    delta[order] = taken
+    return delta
+
+
+def frank_wolfe_gap(G, alpha):
+    """G.alpha - min {G.s : e^T s = e^T alpha, 0 <= s <= 1}: how far alpha is from optimal (>= 0)."""
+    best = greedy_fill(G, np.zeros_like(alpha), float(alpha.sum()), np.ones_like(alpha))
+    return max(float(G @ alpha - G @ best), 0.0)
+
+
+def order_rank(l, nu):
+    """ceil(l - nu l), the rounding of nu l guarded (0.57 * 100 is 56.99999...)."""
+    target = l - nu * l
+    nearest = round(target)
+    return int(nearest if abs(target - nearest) <= 1e-9 * max(l, 1) else math.ceil(target))
+
+
+def kth_largest(values, k):
+    """The k-th largest of values (k >= 1); -inf when k = 0 (no constraint), +inf past the end."""
+    if k <= 0:
+        return np.inf
+    if k > values.size:
+        return -np.inf
+    return float(np.partition(values, values.size - k)[values.size - k])
+
+
+def screen(G0, Qdelta, delta, alpha0, sqnorm, nu1):
+    """(zero, one, radius2): the samples SRBO proves to be 0 and 1 at nu1, from a0's gradient G0 =
+    Q a0, Q delta and |z_i|^2 = Q_ii; radius2 = r_safe."""
+    l = alpha0.size
+    r = float(G0 @ delta + 0.25 * (delta @ Qdelta)) + frank_wolfe_gap(G0, alpha0)
+    radius = math.sqrt(max(r, 0.0))
+    centre = G0 + 0.5 * Qdelta
+    spread = radius * np.sqrt(np.maximum(sqnorm, 0.0))
+    lower, upper = centre - spread, centre + spread
+    k = order_rank(l, nu1)
+    rho_up, rho_low = kth_largest(upper, k), kth_largest(lower, k)
+    return lower > rho_up, upper < rho_low, max(r, 0.0)
+
+
+def moved_to_sum(alpha, G, target, upper):
+    """alpha in [0, upper] with sum target: mass added on the smallest G, or taken from the largest."""
+    alpha = alpha.copy()
+    excess = float(alpha.sum()) - target
+    if excess < 0:
+        alpha += greedy_fill(G, alpha, -excess, upper)
+    elif excess > 0:
+        order = np.argsort(-G, kind="stable")
+        have = alpha[order]
+        alpha[order] = have - np.minimum(have, np.maximum(excess - (np.cumsum(have) - have), 0.0))
+    return alpha
