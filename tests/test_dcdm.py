@@ -210,3 +210,109 @@ def test_stops_within_a_second():
     X = sp.csr_matrix(rng.normal(size=(4000, 20)))
     y = np.where(X[:, 0].toarray().ravel() + 0.3 * rng.normal(size=4000) > 0, 1.0, -1.0)
     stops_within_a_second(solve, subproblem(X, y, 0.5, "rbf", tol=1e-14))
+
+
+# ---------------------------------------------------------------- the nu path and SRBO
+
+from fastsvm.problems.nu_screening import greedy_fill, order_rank, screen  # noqa: E402
+from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402
+
+PATH = np.round(np.arange(0.50, 0.6000001, 0.001), 3)
+
+
+def gaussian_toy(per_class=1000, seed=0):
+    """The paper's toy: N(+-(1, 1), I), per_class points each."""
+    rng = np.random.default_rng(seed)
+    A = np.vstack([rng.normal(1.0, 1.0, (per_class, 2)), rng.normal(-1.0, 1.0, (per_class, 2))])
+    return sp.csr_matrix(A), np.concatenate([np.ones(per_class), -np.ones(per_class)])
+
+
+def path_set(name):
+    if name == "gaussian":
+        return gaussian_toy()
+    X, labels = load(name)
+    return X, pm(labels)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "breast-cancer_scale", "australian_scale", "sonar_scale"])
+def test_screened_path_equals_unscreened(name):
+    X, y = path_set(name)
+    sub = subproblem(X, y, PATH[0], "linear", tol=1e-9)
+    screened = solve_nu_path(sub, PATH, screening=True)
+    plain = solve_nu_path(sub, PATH, screening=False)
+    for a, b in zip(screened, plain):
+        assert a.solution.details["objective"] == pytest.approx(b.solution.details["objective"], rel=1e-10)
+        assert a.violations == 0
+    assert all(step.screened == 0 for step in plain)
+    share = np.mean([step.screened for step in screened])
+    print(f"{name}: {100 * share:.1f}% screened on average along nu = 0.50:0.001:0.60")
+    assert share > (0.2 if name in ("gaussian", "breast-cancer_scale") else 0.0)
+
+
+def kkt_sides(Q, alpha, tol):
+    """(G, top, bottom): G = Q a, the largest G over a > 0, the smallest over a < 1."""
+    G = Q @ alpha
+    return G, G[alpha > 1e-12].max(), G[alpha < 1 - 1e-12].min()
+
+
+def test_random_small_problems_never_screen_unsafely():
+    """60 seeded problems, l = 15..70, nu1 with l - nu1 l integer (odd seeds) or not: every screened
+    sample is at that bound at the exact optimum (its gradient on the right side of rho)."""
+    screened = solved = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        l = int(rng.integers(15, 71))
+        A = rng.normal(size=(l, int(rng.integers(2, 6)))) + rng.normal(size=(1, 1))
+        y = np.where(A @ rng.normal(size=A.shape[1]) + 0.7 * rng.normal(size=l) > 0, 1.0, -1.0)
+        X = sp.csr_matrix(A)
+        nu0 = float(rng.uniform(0.3, 0.8))
+        nu1 = min((np.ceil(nu0 * l + 1) / l) if seed % 2 else nu0 + float(rng.uniform(0.001, 0.05)), 1.0)
+        try:
+            first = solve(subproblem(X, y, nu0, "linear", tol=1e-12))
+            second = solve(subproblem(X, y, nu1, "linear", tol=1e-12))
+        except DegenerateProblemError:
+            continue                       # the trivial region: nothing to screen
+        Z = y[:, None] * np.hstack([A, np.ones((l, 1))])
+        Q = Z @ Z.T
+        a0 = first.dual
+        G0 = Q @ a0
+        delta = greedy_fill(G0, a0, nu1 * l - a0.sum(), np.ones(l))
+        zero, one, _ = screen(G0, Q @ delta, delta, a0, np.diag(Q).copy(), nu1)
+        G1, top, bottom = kkt_sides(Q, second.dual, 1e-9)
+        assert np.all(G1[zero] >= top - 1e-8), f"seed {seed}: screened to 0 where the optimum has a > 0"
+        assert np.all(G1[one] <= bottom + 1e-8), f"seed {seed}: screened to 1 where the optimum has a < 1"
+        screened += int(zero.sum() + one.sum())
+        solved += 1
+    assert solved >= 50 and screened > 0
+
+
+def test_order_rank_guards_rounding():
+    assert order_rank(100, 0.57) == 43
+    assert order_rank(100, 0.575) == 43
+    assert order_rank(7, 0.5) == 4
+
+
+def test_weighted_path_is_warm_and_unscreened():
+    X, labels = load("breast-cancer_scale")
+    y = pm(labels)
+    weights = np.where(y > 0, 1.0, 2.0)
+    steps = solve_nu_path(subproblem(X, y, 0.5, "linear", tol=1e-10, weights=weights), [0.5, 0.52, 0.55])
+    for step in steps:
+        cold = solve(subproblem(X, y, step.nu, "linear", tol=1e-10, weights=weights))
+        assert step.solution.details["objective"] == pytest.approx(cold.details["objective"], rel=1e-9)
+        assert step.screened == 0
+
+
+def test_kernel_path_is_warm():
+    X, labels = load("breast-cancer_scale")
+    y = pm(labels)
+    steps = solve_nu_path(subproblem(X, y, 0.3, "rbf", tol=1e-10), [0.3, 0.31, 0.35])
+    for step in steps:
+        cold = solve(subproblem(X, y, step.nu, "rbf", tol=1e-10))
+        assert step.solution.details["objective"] == pytest.approx(cold.details["objective"], rel=1e-6)
+
+
+def test_path_refuses_a_decreasing_grid():
+    X, labels = load("heart_scale")
+    with pytest.raises(ParameterError, match="increasing"):
+        solve_nu_path(subproblem(X, pm(labels), 0.5), [0.6, 0.5])
