@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core._cache import KernelCache
+from .._core._kernel import row_sqnorms
 from .._core._margins import LabeledRows
 from .._core._pair_cd import pair_steps
 from .._core._smo import SMO
@@ -41,6 +42,9 @@ from .base import Solution, SolverSpec, SolveStatus, checked_arrays, is_mileston
 FORMULATIONS = ("nu_svc", "one_class")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 DEFAULT_TOL = 1e-3
+# passes over one sweep's ranked pairs before the gradients are ranked again (each step reads its
+# pair's gradients afresh): 4 halved the sweeps and the time to 1e-9 on australian, sonar, a9a
+PAIR_PASSES = 4
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,7 @@ def _margin(G, alpha, upper):
 def _linear_rows(sub, X, signs, upper, shift):
     """(rows, |z_i|^2) of the linear dual, z_i = s_i [x_i, sqrt(shift)]."""
     rows = LabeledRows(X, signs, upper, bias=float(np.sqrt(shift)), n_threads=sub.n_threads)
-    return rows, np.asarray(X.multiply(X).sum(axis=1)).ravel() + shift
+    return rows, row_sqnorms(X) + shift
 
 
 def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, w_fixed=None):
@@ -129,12 +133,15 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, w_fixed=None):
             if gap <= tol:
                 status = SolveStatus.CONVERGED
                 break
-        code, moved, _ = pair_steps(X, signs, rows.bias, alpha, w, upper, sqnorm, up, low, stop)
-        if code == Status.INTERRUPTED:
-            raise KeyboardInterrupt
-        if code == Status.NONFINITE:
-            raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
-        steps += moved
+        for _ in range(PAIR_PASSES):
+            code, moved, _ = pair_steps(X, signs, rows.bias, alpha, w, upper, sqnorm, up, low, stop)
+            if code == Status.INTERRUPTED:
+                raise KeyboardInterrupt
+            if code == Status.NONFINITE:
+                raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
+            steps += moved
+            if not moved:
+                break
         if is_milestone(sweep):
             history.append({"iter": sweep, "max_violation": gap, "steps": steps,
                             "seconds": time.perf_counter() - started})
@@ -304,10 +311,10 @@ def _screened_solve(sub, X, rows, sqnorm, tol, max_iter, alpha0, G0, delta, nu):
         fixed_one = np.flatnonzero(one)
         w_fixed = rows.rows_rmatvec(fixed_one.astype(np.int64), np.ones(fixed_one.size), np.empty(rows.n_weights))
         kept = np.flatnonzero(free)
-        reduced, reduced_sqnorm = _linear_rows(sub, X[kept], rows.labels[kept], np.ones(kept.size),
-                                               rows.bias * rows.bias)[0], sqnorm[kept]
+        X_kept = X[kept]
+        reduced = LabeledRows(X_kept, rows.labels[kept], np.ones(kept.size), bias=rows.bias, n_threads=sub.n_threads)
         start = moved_to_sum(alpha[kept], G0[kept], nu * l - fixed_one.size, np.ones(kept.size))
-        a_kept, _, w, n_iter, gap, status, history = _solve_linear(sub, X[kept], reduced, reduced_sqnorm, tol,
+        a_kept, _, w, n_iter, gap, status, history = _solve_linear(sub, X_kept, reduced, sqnorm[kept], tol,
                                                                     max_iter, start, w_fixed)
         sweeps += n_iter
         alpha = np.zeros(l)
