@@ -241,10 +241,10 @@ def test_screened_path_equals_unscreened(name):
     screened = solve_nu_path(sub, PATH, screening=True)
     plain = solve_nu_path(sub, PATH, screening=False)
     for a, b in zip(screened, plain):
-        assert a.solution.details["objective"] == pytest.approx(b.solution.details["objective"], rel=1e-10)
-        assert a.violations == 0
-    assert all(step.screened == 0 for step in plain)
-    share = np.mean([step.screened for step in screened])
+        assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-10)
+        assert a.details["violations"] == 0
+    assert all(step.details["screened"] == 0 for step in plain)
+    share = np.mean([step.details["screened"] for step in screened])
     print(f"{name}: {100 * share:.1f}% screened on average along nu = 0.50:0.001:0.60")
     assert share > (0.2 if name in ("gaussian", "breast-cancer_scale") else 0.0)
 
@@ -296,23 +296,91 @@ def test_weighted_path_is_warm_and_unscreened():
     X, labels = load("breast-cancer_scale")
     y = pm(labels)
     weights = np.where(y > 0, 1.0, 2.0)
-    steps = solve_nu_path(subproblem(X, y, 0.5, "linear", tol=1e-10, weights=weights), [0.5, 0.52, 0.55])
-    for step in steps:
-        cold = solve(subproblem(X, y, step.nu, "linear", tol=1e-10, weights=weights))
-        assert step.solution.details["objective"] == pytest.approx(cold.details["objective"], rel=1e-9)
-        assert step.screened == 0
+    nus = [0.5, 0.52, 0.55]
+    steps = solve_nu_path(subproblem(X, y, 0.5, "linear", tol=1e-10, weights=weights), nus)
+    for nu, step in zip(nus, steps):
+        cold = solve(subproblem(X, y, nu, "linear", tol=1e-10, weights=weights))
+        assert step.details["objective"] == pytest.approx(cold.details["objective"], rel=1e-9)
+        assert step.details["screened"] == 0
 
 
 def test_kernel_path_is_warm():
     X, labels = load("breast-cancer_scale")
     y = pm(labels)
-    steps = solve_nu_path(subproblem(X, y, 0.3, "rbf", tol=1e-10), [0.3, 0.31, 0.35])
-    for step in steps:
-        cold = solve(subproblem(X, y, step.nu, "rbf", tol=1e-10))
-        assert step.solution.details["objective"] == pytest.approx(cold.details["objective"], rel=1e-6)
+    nus = [0.3, 0.31, 0.35]
+    steps = solve_nu_path(subproblem(X, y, 0.3, "rbf", tol=1e-10), nus)
+    for nu, step in zip(nus, steps):
+        cold = solve(subproblem(X, y, nu, "rbf", tol=1e-10))
+        assert step.details["objective"] == pytest.approx(cold.details["objective"], rel=1e-6)
 
 
 def test_path_refuses_a_decreasing_grid():
     X, labels = load("heart_scale")
     with pytest.raises(ParameterError, match="increasing"):
         solve_nu_path(subproblem(X, pm(labels), 0.5), [0.6, 0.5])
+
+
+# ---------------------------------------------------------------- surfaces
+
+def test_cli_trains_models_libsvm_reads(tmp_path):
+    """-s dcdm (its nu-SVM) and -s dcdm -s 2 (one-class): LIBSVM model files whose predictions
+    LIBSVM's own predict repeats, and a nu grid writing one model per nu."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    from libsvm.svmutil import svm_load_model, svm_predict
+    from fastsvm.datafile import load_svmlight_file
+    from fastsvm.modelfile import load_model
+    from fastsvm.prediction import decision_values
+    from conftest import shared_file
+
+    train = str(Path(sys.executable).parent / "fastsvm-train")
+    data = str(shared_file("australian_scale"))
+    X, labels = load_svmlight_file(data)
+    for kind, extra in (("0", []), ("2", ["-g", "0.5"]), ("2", ["-s", "2", "-g", "0.5"])):
+        model = tmp_path / f"m{kind}{len(extra)}"
+        run = subprocess.run([train, "-q", "-s", "dcdm", "-t", kind, *extra,
+                              "-n", "0.5", data, str(model)], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        ours = decision_values(load_model(str(model)), X)[:, 0]
+        rows = [dict(zip((X[i].indices + 1).tolist(), X[i].data.tolist())) for i in range(X.shape[0])]
+        _, _, theirs = svm_predict(labels.tolist(), rows, svm_load_model(str(model)), "-q")
+        assert np.allclose(ours, np.asarray(theirs).ravel(), atol=1e-10)
+    grid = tmp_path / "grid"
+    run = subprocess.run([train, "-q", "-s", "dcdm", "-t", "0", "-n",
+                          "0.5:0.02:0.56", data, str(grid)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in tmp_path.glob("grid.*")) == ["grid.0.5", "grid.0.52", "grid.0.54", "grid.0.56"]
+    run = subprocess.run([train, "-q", "-s", "dcdm", "-t", "0", "-n",
+                          "0.6:0.02:0.5", data, str(grid)], capture_output=True, text=True)
+    assert run.returncode == 1 and "invalid value for -n" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_fit_nu_path_models_and_statistics():
+    from fastsvm import fit_nu_path
+    from fastsvm.prediction import predict
+    X, labels = load("breast-cancer_scale")
+    params = Params(svm_type="nu_svc", solver="dcdm", kernel_type="linear", tol=1e-9, verbose=False)
+    nus = [0.5, 0.501, 0.502]
+    models = fit_nu_path(X, labels, nus, params)
+    assert len(models) == 3
+    for nu, model in zip(nus, models):
+        details = model.info["details"][0]
+        alone = solve(subproblem(X, pm(labels), nu, "linear", tol=1e-9))
+        assert details["objective"] == pytest.approx(alone.details["objective"], rel=1e-10)
+        assert {"seconds", "screened", "violations"} <= set(details)
+        assert np.mean(predict(model, X) == labels) > 0.9
+    assert models[1].info["details"][0]["screened"] > 0.2
+    with pytest.raises(ParameterError, match="increasing"):
+        fit_nu_path(X, labels, [0.5, 0.4], params)
+
+
+def test_estimators_take_the_solver():
+    from fastsvm import NuSVC, OneClassSVM
+    X, labels = load("breast-cancer_scale")
+    clf = NuSVC(nu=0.3, kernel="rbf", gamma=0.5, solver="dcdm").fit(X, labels)
+    assert clf.score(X, labels) > 0.9
+    benign = X[labels == 2]
+    ours = OneClassSVM(nu=0.1, gamma=0.5, solver="dcdm").fit(benign)
+    libsvm = OneClassSVM(nu=0.1, gamma=0.5).fit(benign)
+    assert np.allclose(ours.decision_function(benign), libsvm.decision_function(benign), atol=1e-6)

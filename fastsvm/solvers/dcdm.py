@@ -236,23 +236,13 @@ def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upp
                     n_bounded_sv=int(np.count_nonzero(alpha >= upper)), dual=alpha, upper=upper, details=details)
 
 
-@dataclass
-class PathStep:
-    """One nu of a path: its Solution and what it took."""
-
-    nu: float
-    solution: Solution
-    seconds: float
-    iterations: int                  # sweeps (linear) or pair steps (other kernels)
-    screened: float = 0.0            # the share of samples SRBO fixed
-    violations: int = 0              # screened samples the full KKT check sent back (0 when safe)
-
-
 def solve_nu_path(sub, nus, screening=True):
     """The problems of an increasing nu grid in order, each started from the last one's optimum
     moved to the new e^T a (the greedy delta); with ``screening`` (linear kernel, unit weights),
     SRBO fixes the samples it proves to be at a bound and the rest is solved as a reduced problem,
-    checked against the full KKT conditions afterwards. [PathStep per nu]."""
+    checked against the full KKT conditions afterwards. [Solution per nu], each with details
+    "seconds", "screened" (the share of samples SRBO fixed) and "violations" (screened samples the
+    full check sent back: 0 when the screening is safe)."""
     nus = [float(nu) for nu in nus]
     if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
         raise ParameterError("a nu path needs increasing values in (0, 1]")
@@ -265,7 +255,7 @@ def solve_nu_path(sub, nus, screening=True):
     screening = screening and linear and bool(np.all(upper == 1.0))
     if linear:
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
-    steps, alpha, G = [], None, None
+    solutions, alpha, G = [], None, None
     for nu in nus:
         problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
         started = time.perf_counter()
@@ -287,11 +277,13 @@ def solve_nu_path(sub, nus, screening=True):
         if linear:
             objective = 0.5 * float(w @ w)
         solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol)
-        steps.append(PathStep(nu, solution, time.perf_counter() - started, n_iter, screened / l, violations))
+        solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations)
+        solutions.append(solution)
         if sub.log is not None:
             sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  screened {100 * screened / l:.1f}%  "
-                    f"{steps[-1].seconds:.3f} s" + (f"  ({violations} unsafe, solved again)" if violations else ""))
-    return steps
+                    f"{solution.details['seconds']:.3f} s" +
+                    (f"  ({violations} unsafe, solved again)" if violations else ""))
+    return solutions
 
 
 def _screened_solve(sub, X, rows, sqnorm, tol, max_iter, alpha0, G0, delta, nu):
@@ -346,4 +338,5 @@ SPEC = SolverSpec(
     config=Config,
     stops_on_signals=True,
     bias_in_kernel=True,
+    solve_nu_path=solve_nu_path,
 )
