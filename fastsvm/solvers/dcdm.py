@@ -31,13 +31,13 @@ import numpy as np
 from .._core._cache import KernelCache
 from .._core._kernel import row_sqnorms
 from .._core._margins import LabeledRows
-from .._core._pair_cd import pair_steps
+from .._core._pair_cd import pair_sweeps
 from .._core._smo import SMO
 from .._core._status import Status
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
 from ..problems.nu_screening import moved_to_sum, screen
-from .base import Solution, SolverSpec, SolveStatus, checked_arrays, is_milestone, option, solver_config
+from .base import Solution, SolverSpec, SolveStatus, checked_arrays, option, solver_config
 
 FORMULATIONS = ("nu_svc", "one_class")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -71,22 +71,6 @@ def _problem(sub, config):
     return X, signs, upper, nu * float(upper.sum()), shift
 
 
-def _ranked_pairs(G, alpha, upper):
-    """The pairs of one linear sweep: (up, low, gap). up: a_i < u_i by G ascending, low: a_j > 0
-    by G descending, each cut to the entries that can still gain from a step; gap = max G over
-    low - min G over up (the stopping measure)."""
-    can_rise, can_fall = alpha < upper, alpha > 0
-    if not can_rise.any() or not can_fall.any():
-        return None, None, 0.0
-    top, bottom = G[can_fall].max(), G[can_rise].min()
-    up = np.flatnonzero(can_rise & (G < top))
-    low = np.flatnonzero(can_fall & (G > bottom))
-    up = up[np.argsort(G[up], kind="stable")]
-    low = low[np.argsort(-G[low], kind="stable")]
-    k = min(up.size, low.size)
-    return up[:k].astype(np.int32), low[:k].astype(np.int32), float(top - bottom)
-
-
 def _margin(G, alpha, upper):
     """rho: the mean of G over the free a_i, else the middle of the interval KKT leaves."""
     free = (alpha > 0) & (alpha < upper)
@@ -106,48 +90,54 @@ def _linear_rows(sub, X, signs, upper, shift):
 
 
 def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, w_fixed=None):
-    """Ranked pair sweeps from alpha0; w = w_fixed + Z^T alpha (w_fixed: the screened samples' part
-    of a reduced problem). (alpha, G, w, sweeps, gap, status, history)."""
+    """Ranked pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at
+    the milestone sweeps (a progress line each); w = w_fixed + Z^T alpha (w_fixed: the screened
+    samples' part of a reduced problem). (alpha, G, w, sweeps, gap, status, history)."""
     upper, signs = rows.weights, rows.labels
     alpha = alpha0.copy()
     w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
-    status, history, sweep, gap, steps = SolveStatus.MAX_ITER, [], 0, np.inf, 0
+    status, history, sweeps, steps = SolveStatus.MAX_ITER, [], 0, 0
     started = time.perf_counter()
-
-    def exact_w():
-        rows.rmatvec(alpha, w)
-        if w_fixed is not None:
-            w[:] += w_fixed
-    exact_w()
-    while sweep < max_iter:
-        if sub.stop[0]:
+    exact = True
+    rows.rmatvec(alpha, w)
+    if w_fixed is not None:
+        w += w_fixed
+    while True:
+        chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
+        code, done, gap, moved = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, G, tol, chunk,
+                                             PAIR_PASSES, rows.n_threads, stop)
+        sweeps, steps = sweeps + done, steps + moved
+        if code == Status.INTERRUPTED:
             raise KeyboardInterrupt
-        rows.margins(w, G)
-        up, low, gap = _ranked_pairs(G, alpha, upper)
-        sweep += 1
-        if gap <= tol:
-            exact_w()                     # the steps' rounding out of w, then the test again
-            rows.margins(w, G)
-            up, low, gap = _ranked_pairs(G, alpha, upper)
-            if gap <= tol:
-                status = SolveStatus.CONVERGED
-                break
-        for _ in range(PAIR_PASSES):
-            code, moved, _ = pair_steps(X, signs, rows.bias, alpha, w, upper, sqnorm, up, low, stop)
-            if code == Status.INTERRUPTED:
-                raise KeyboardInterrupt
-            if code == Status.NONFINITE:
-                raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
-            steps += moved
-            if not moved:
-                break
-        if is_milestone(sweep):
-            history.append({"iter": sweep, "max_violation": gap, "steps": steps,
-                            "seconds": time.perf_counter() - started})
-            if sub.log is not None:
-                sub.log(f"dcdm: sweep {sweep}  max violation {gap:.3e}  pair steps {steps}")
-    return alpha, G, w, sweep, gap, status, history
+        if code == Status.NONFINITE:
+            raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
+        if code == Status.CONVERGED and exact:
+            status = SolveStatus.CONVERGED
+            break
+        if code == Status.CONVERGED:      # again from w recomputed: the steps' rounding out of it
+            rows.rmatvec(alpha, w)
+            if w_fixed is not None:
+                w += w_fixed
+            exact = True
+            continue
+        exact = done == 0
+        if sweeps >= max_iter:
+            break
+        history.append({"iter": sweeps, "max_violation": gap, "steps": steps, "seconds": time.perf_counter() - started})
+        if sub.log is not None:
+            sub.log(f"dcdm: sweep {sweeps}  max violation {gap:.3e}  pair steps {steps}")
+    return alpha, G, w, sweeps, gap, status, history
+
+
+def next_milestone(sweep):
+    """The first milestone sweep (1, 2, 5, 10, 20, 50, ...) after ``sweep``."""
+    scale = 1
+    while True:
+        for step in (1, 2, 5):
+            if step * scale > sweep:
+                return step * scale
+        scale *= 10
 
 
 def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config):
@@ -312,8 +302,8 @@ def _screened_solve(sub, X, rows, sqnorm, tol, max_iter, alpha0, G0, delta, nu):
         alpha = np.zeros(l)
         alpha[one], alpha[kept] = 1.0, a_kept
         rows.margins(w, G_full)                    # the full KKT check
-        up, low, gap = _ranked_pairs(G_full, alpha, np.ones(l))
         top, bottom = G_full[alpha > 0].max(), G_full[alpha < 1].min()
+        gap = top - bottom
         wrong = (zero & (G_full < top - tol)) | (one & (G_full > bottom + tol))
         if not wrong.any() and gap <= tol:
             return alpha, G_full, w, sweeps, gap, status, history, int(zero.sum() + one.sum()), violations
