@@ -137,10 +137,11 @@ def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double
 
 
 def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w, const double[::1] upper,
-                const double[::1] sqnorm, double[::1] G, double tol, long max_sweeps, int passes, int n_threads,
-                const int[::1] stop):
-    """Up to max_sweeps sweeps. A sweep computes G = Z w on every row and stops (CONVERGED, G
-    current) when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= tol; else it ranks the rows that can
+                const double[::1] sqnorm, const int[::1] active, double[::1] G, double tol, long max_sweeps,
+                int passes, int n_threads, const int[::1] stop):
+    """Up to max_sweeps sweeps over the rows ``active`` (the others' alpha stays as it is: a reduced
+    problem). A sweep computes G = Z w on them and stops (CONVERGED, G current) when
+    max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= tol over them; else it ranks the rows that can
     gain -- a_i < u_i with G_i below the largest, by G ascending, and a_j > 0 with G_j above the
     smallest, by G descending -- and takes ``passes`` passes of pair_steps' steps over the k-th of
     one with the k-th of the other (fewer when a pass moves nothing). Returns (status, sweeps done,
@@ -148,31 +149,36 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
     cdef Py_ssize_t n = alpha.shape[0]
     if not (sign.shape[0] == upper.shape[0] == sqnorm.shape[0] == G.shape[0] == n == X.shape[0]):
         raise FastSVMError("pair_sweeps: sign, alpha, upper, sqnorm and G need one entry per row")
+    cdef Py_ssize_t m = active.shape[0], k
+    for k in range(m):
+        if active[k] < 0 or active[k] >= n:
+            raise FastSVMError("pair_sweeps: an active row out of range")
     if w.shape[0] != X.shape[1] + 1:
         raise FastSVMError(f"pair_sweeps: w has {w.shape[0]} entries, expected {X.shape[1] + 1}")
     cdef const double[::1] data = X.data
     cdef const int[::1] indices = X.indices
     cdef const int[::1] indptr = X.indptr
     cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
-    cdef int p = A.n_cols, threads = n_threads if n >= PARALLEL_ROWS and n_threads > 1 else 1
-    cdef Py_ssize_t i, m_up, m_low, steps = 0, before
+    cdef int p = A.n_cols, threads = n_threads if m >= PARALLEL_ROWS and n_threads > 1 else 1, i
+    cdef Py_ssize_t m_up, m_low, steps = 0, before
     cdef long sweeps = 0
     cdef int status = CHUNK_DONE, code, pass_
     cdef double top, bottom, gap = INFINITY, decrease = 0.0
-    cdef Ranked* ranked = <Ranked*>malloc(2 * max(n, 1) * sizeof(Ranked))
+    cdef Ranked* ranked = <Ranked*>malloc(2 * max(m, 1) * sizeof(Ranked))
     if ranked == NULL:
         raise MemoryError("pair_sweeps: no memory for the ranking")
     cdef Ranked* up = ranked
-    cdef Ranked* low = ranked + n
+    cdef Ranked* low = ranked + m
     with nogil:
         while True:
             if stop_requested(stop):
                 status = INTERRUPTED
                 break
-            for i in prange(n, num_threads=threads, schedule="static"):
-                G[i] = sign[i] * (row_dot(A, <int>i, &w[0]) + bias * w[p])
+            for k in prange(m, num_threads=threads, schedule="static"):
+                G[active[k]] = sign[active[k]] * (row_dot(A, active[k], &w[0]) + bias * w[p])
             top, bottom = -INFINITY, INFINITY
-            for i in range(n):
+            for k in range(m):
+                i = active[k]
                 if alpha[i] > 0.0 and G[i] > top:
                     top = G[i]
                 if alpha[i] < upper[i] and G[i] < bottom:
@@ -184,12 +190,13 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
             if sweeps >= max_sweeps:       # G is current at every return but an interrupted one
                 break
             m_up = m_low = 0
-            for i in range(n):
+            for k in range(m):
+                i = active[k]
                 if alpha[i] < upper[i] and G[i] < top:
-                    up[m_up].g, up[m_up].row = G[i], <int>i
+                    up[m_up].g, up[m_up].row = G[i], i
                     m_up += 1
                 if alpha[i] > 0.0 and G[i] > bottom:
-                    low[m_low].g, low[m_low].row = -G[i], <int>i
+                    low[m_low].g, low[m_low].row = -G[i], i
                     m_low += 1
             qsort(up, m_up, sizeof(Ranked), by_gradient)
             qsort(low, m_low, sizeof(Ranked), by_gradient)

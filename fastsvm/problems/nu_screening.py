@@ -13,21 +13,38 @@ import math
 
 import numpy as np
 
+from .vector import dot
+
 
 def greedy_fill(G, alpha, mass, upper):
-    """delta >= 0 with sum mass that fills alpha's room (upper - alpha) on the smallest G first."""
+    """delta >= 0 with sum mass that fills alpha's room (upper - alpha) on the smallest G first
+    (ties by position). Only the smallest few are sorted when their room holds the mass."""
     delta = np.zeros_like(alpha)
-    order = np.argsort(G, kind="stable")
-    room = upper[order] - alpha[order]
-    taken = np.minimum(room, np.maximum(mass - (np.cumsum(room) - room), 0.0))
-    delta[order] = taken
+    room = upper - alpha
+    order = None
+    if G.size > 64:
+        few = min(G.size - 1, 4 * int(np.ceil(mass / max(float(np.max(upper, initial=0.0)), 1e-300))) + 64)
+        candidates = np.argpartition(G, few)[:few + 1]
+        candidates = candidates[np.lexsort((candidates, G[candidates]))]
+        if room[candidates].sum() >= mass and few < G.size - 1:
+            last = G[candidates[-1]]
+            if np.count_nonzero(G <= last) == candidates.size:    # no tie with the rows left out
+                order = candidates
+    if order is None:
+        order = np.argsort(G, kind="stable")
+    have = room[order]
+    delta[order] = np.minimum(have, np.maximum(mass - (np.cumsum(have) - have), 0.0))
     return delta
 
 
 def frank_wolfe_gap(G, alpha):
-    """G.alpha - min {G.s : e^T s = e^T alpha, 0 <= s <= 1}: how far alpha is from optimal (>= 0)."""
-    best = greedy_fill(G, np.zeros_like(alpha), float(alpha.sum()), np.ones_like(alpha))
-    return max(float(G @ alpha - G @ best), 0.0)
+    """G.alpha - min {G.s : e^T s = e^T alpha, 0 <= s <= 1}: how far alpha is from optimal (>= 0).
+    The minimum puts mass 1 on the floor(m) smallest G and the rest on the next (m = e^T alpha)."""
+    mass = float(alpha.sum())
+    whole = min(int(np.floor(mass)), G.size)
+    smallest = np.partition(G, min(whole, G.size - 1))
+    best = float(smallest[:whole].sum()) + ((mass - whole) * float(smallest[whole]) if whole < G.size else 0.0)
+    return max(dot(G, alpha) - best, 0.0)
 
 
 def order_rank(l, nu):
@@ -50,7 +67,7 @@ def screen(G0, Qdelta, delta, alpha0, sqnorm, nu1):
     """(zero, one, radius2): the samples SRBO proves to be 0 and 1 at nu1, from a0's gradient G0 =
     Q a0, Q delta and |z_i|^2 = Q_ii; radius2 = r_safe."""
     l = alpha0.size
-    r = float(G0 @ delta + 0.25 * (delta @ Qdelta)) + frank_wolfe_gap(G0, alpha0)
+    r = dot(G0, delta) + 0.25 * dot(delta, Qdelta) + frank_wolfe_gap(G0, alpha0)
     radius = math.sqrt(max(r, 0.0))
     centre = G0 + 0.5 * Qdelta
     spread = radius * np.sqrt(np.maximum(sqnorm, 0.0))

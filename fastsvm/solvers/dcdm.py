@@ -37,6 +37,7 @@ from .._core._status import Status
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
 from ..problems.nu_screening import moved_to_sum, screen
+from ..problems.vector import dot
 from .base import Solution, SolverSpec, SolveStatus, checked_arrays, option, solver_config
 
 FORMULATIONS = ("nu_svc", "one_class")
@@ -89,23 +90,22 @@ def _linear_rows(sub, X, signs, upper, shift):
     return rows, row_sqnorms(X) + shift
 
 
-def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, w_fixed=None):
+def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None):
     """Ranked pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at
-    the milestone sweeps (a progress line each); w = w_fixed + Z^T alpha (w_fixed: the screened
-    samples' part of a reduced problem). (alpha, G, w, sweeps, gap, status, history)."""
+    the milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others
+    stay at alpha0: SRBO's reduced problem). (alpha, G, w, sweeps, gap, status, history)."""
     upper, signs = rows.weights, rows.labels
     alpha = alpha0.copy()
     w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
     status, history, sweeps, steps = SolveStatus.MAX_ITER, [], 0, 0
     started = time.perf_counter()
+    active = np.arange(rows.n_rows, dtype=np.int32) if active is None else active
     exact = True
     rows.rmatvec(alpha, w)
-    if w_fixed is not None:
-        w += w_fixed
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
-        code, done, gap, moved = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, G, tol, chunk,
+        code, done, gap, moved = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol, chunk,
                                              PAIR_PASSES, rows.n_threads, stop)
         sweeps, steps = sweeps + done, steps + moved
         if code == Status.INTERRUPTED:
@@ -117,8 +117,6 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, w_fixed=None):
             break
         if code == Status.CONVERGED:      # again from w recomputed: the steps' rounding out of it
             rows.rmatvec(alpha, w)
-            if w_fixed is not None:
-                w += w_fixed
             exact = True
             continue
         exact = done == 0
@@ -192,7 +190,7 @@ def solve(sub):
         # the paper's start nu u (one pass for w, where the greedy start's mass sits on the first rows)
         alpha, G, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config),
                                                                   nu * upper)
-        objective = 0.5 * float(w @ w)
+        objective = 0.5 * dot(w, w)
     else:
         alpha, G, objective, n_iter, gap, status, history = _solve_kernel(
             sub, X, signs, upper, shift, tol, _max_iter(sub, config, n), _greedy_start(upper, total), config)
@@ -206,8 +204,10 @@ def _max_iter(sub, config, n=None):
     return config.max_iter if n is None else max(10_000_000, 100 * n)
 
 
-def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol):
-    """The Solution of a solved dual: LIBSVM's one-class as is, the nu-SVM scaled to margin 1."""
+def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol, in_path=False):
+    """The Solution of a solved dual: LIBSVM's one-class as is, the nu-SVM scaled to margin 1. The
+    nu-SVM's trivial region (w = 0) is an error, or ``in_path`` a Solution with no support vector
+    and details["trivial"]."""
     nu = float(sub.params.nu)
     rho = _margin(G, alpha, upper)
     scale = float(upper.sum()) * (1.0 if sub.formulation == "nu_svc" else nu)   # to the paper's a
@@ -215,7 +215,11 @@ def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upp
     if sub.formulation == "one_class":
         return Solution(coef=alpha, rho=rho, objective=objective, n_iter=n_iter, stop_measure=gap, status=status,
                         history=history, dual=alpha, upper=upper, details=details)
-    if not rho > tol:       # G = rho on the free a_i, and G is known to tol: w = 0 at this accuracy
+    details["trivial"] = not rho > tol   # G = rho on the free a_i, and G is known to tol: w = 0
+    if details["trivial"] and in_path:
+        return Solution(coef=np.zeros_like(alpha), rho=0.0, objective=0.0, n_iter=n_iter, stop_measure=gap,
+                        status=status, history=history, dual=alpha, upper=upper, details=details)
+    if details["trivial"]:
         raise DegenerateProblemError(f"nu-SVM: nu = {nu:g} is in the trivial region (w = 0: the classes overlap "
                                      "at this nu); raise nu")
     # the classifier scaled to a margin of 1 (LIBSVM's nu-SVC does the same: C = 1/rho); rho carries
@@ -265,48 +269,42 @@ def solve_nu_path(sub, nus, screening=True):
             alpha, G, objective, n_iter, gap, status, history = _solve_kernel(
                 problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config)
         if linear:
-            objective = 0.5 * float(w @ w)
-        solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol)
+            objective = 0.5 * dot(w, w)
+        solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
+                             in_path=True)
         solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations)
         solutions.append(solution)
         if sub.log is not None:
             sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  screened {100 * screened / l:.1f}%  "
                     f"{solution.details['seconds']:.3f} s" +
-                    (f"  ({violations} unsafe, solved again)" if violations else ""))
+                    (f"  ({violations} unsafe, solved again)" if violations else "") +
+                    ("  trivial region: w = 0, no classifier" if solution.details.get("trivial") else ""))
     return solutions
 
 
 def _screened_solve(sub, X, rows, sqnorm, tol, max_iter, alpha0, G0, delta, nu):
-    """SRBO at nu from alpha0 (solved at the last nu, gradient G0): the screened samples fixed, the
-    rest solved as a reduced problem, then the full KKT check; a screened sample it finds wrong
-    (none, when the screening is safe) is freed and the reduced problem solved again."""
-    w_delta = rows.rows_rmatvec(np.flatnonzero(delta).astype(np.int64), delta[delta != 0], np.empty(rows.n_weights))
+    """SRBO at nu from alpha0 (solved at the last nu, gradient G0): the screened samples fixed at
+    their bounds, the rest solved as the reduced problem, then the full KKT check; a screened
+    sample it finds wrong (none, when the screening is safe) is freed and the reduced problem
+    solved again from there."""
+    moved = np.flatnonzero(delta)
+    w_delta = rows.rows_rmatvec(moved.astype(np.int64), delta[moved], np.empty(rows.n_weights))
     Q_delta = np.empty(rows.n_rows)
     rows.margins(w_delta, Q_delta)
     zero, one, _ = screen(G0, Q_delta, delta, alpha0, sqnorm, nu)
-    l, violations = rows.n_rows, 0
-    alpha = alpha0 + delta
-    G_full, w = np.empty(l), np.empty(rows.n_weights)
-    sweeps = 0
+    l, violations, sweeps = rows.n_rows, 0, 0
+    alpha, G = alpha0 + delta, np.empty(l)
     while True:
-        free = ~(zero | one)
-        fixed_one = np.flatnonzero(one)
-        w_fixed = rows.rows_rmatvec(fixed_one.astype(np.int64), np.ones(fixed_one.size), np.empty(rows.n_weights))
-        kept = np.flatnonzero(free)
-        X_kept = X[kept]
-        reduced = LabeledRows(X_kept, rows.labels[kept], np.ones(kept.size), bias=rows.bias, n_threads=sub.n_threads)
-        start = moved_to_sum(alpha[kept], G0[kept], nu * l - fixed_one.size, np.ones(kept.size))
-        a_kept, _, w, n_iter, gap, status, history = _solve_linear(sub, X_kept, reduced, sqnorm[kept], tol,
-                                                                    max_iter, start, w_fixed)
+        kept = np.flatnonzero(~(zero | one)).astype(np.int32)
+        alpha[zero], alpha[one] = 0.0, 1.0
+        alpha[kept] = moved_to_sum(alpha[kept], G0[kept], nu * l - np.count_nonzero(one), np.ones(kept.size))
+        alpha, _, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, kept)
         sweeps += n_iter
-        alpha = np.zeros(l)
-        alpha[one], alpha[kept] = 1.0, a_kept
-        rows.margins(w, G_full)                    # the full KKT check
-        top, bottom = G_full[alpha > 0].max(), G_full[alpha < 1].min()
-        gap = top - bottom
-        wrong = (zero & (G_full < top - tol)) | (one & (G_full > bottom + tol))
-        if not wrong.any() and gap <= tol:
-            return alpha, G_full, w, sweeps, gap, status, history, int(zero.sum() + one.sum()), violations
+        rows.margins(w, G)                         # the full KKT check
+        top, bottom = G[alpha > 0].max(), G[alpha < 1].min()
+        wrong = (zero & (G < top - tol)) | (one & (G > bottom + tol))
+        if not wrong.any() and top - bottom <= tol:
+            return alpha, G, w, sweeps, top - bottom, status, history, int(zero.sum() + one.sum()), violations
         violations += int(wrong.sum())
         zero &= ~wrong
         one &= ~wrong
