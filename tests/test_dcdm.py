@@ -384,3 +384,10 @@ def test_estimators_take_the_solver():
     ours = OneClassSVM(nu=0.1, gamma=0.5, solver="dcdm").fit(benign)
     libsvm = OneClassSVM(nu=0.1, gamma=0.5).fit(benign)
     assert np.allclose(ours.decision_function(benign), libsvm.decision_function(benign), atol=1e-6)
+
+
+def test_linear_sweeps_stop_within_a_second():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(100000, 20))
+    y = np.where(A[:, 0] + A[:, 1] + rng.normal(size=100000) > 0, 1.0, -1.0)
+    stops_within_a_second(solve, subproblem(sp.csr_matrix(A), y, 0.5, "linear", tol=1e-14))

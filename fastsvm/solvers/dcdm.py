@@ -19,7 +19,11 @@ along e_i - e_j:
                    columns carry the signs y and the + 1 (fastsvm._core._smo)
 Both stop when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= -e. The margin rho is the multiplier of
 e^T a: G_i = rho where 0 < a_i < u_i. w* = 0 (F* = 0, at small nu where the classes overlap) makes
-rho = 0 and no classifier: reported as a degenerate problem.
+rho = 0 and no classifier: an error for one problem, a model without support vectors inside a path.
+
+solve_nu_path solves an increasing nu grid, each nu from the last optimum plus the greedy delta;
+on the linear kernel SRBO (fastsvm.problems.nu_screening) fixes the samples it proves to be at a
+bound, the sweeps run over the rest, and the full KKT check follows every reduced solve.
 """
 import dataclasses
 import threading
@@ -138,7 +142,11 @@ def next_milestone(sweep):
         scale *= 10
 
 
-def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config):
+def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None):
+    """SMO from alpha0 on a kernel cache whose columns carry the signs and the shift. ``base``: a
+    point whose products are known (the last nu's (alpha, Q alpha, G_bar, bounded)): the start's
+    gradient then costs a column where alpha0 differs from it, not one per nonzero alpha0.
+    (alpha, G, objective, steps, gap, status, history, this point's base)."""
     params, k = sub.params, sub.kernel
     n = upper.shape[0]
     check_kernel_cache(params.cache_size, n)
@@ -149,7 +157,7 @@ def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config):
     in_main = threading.current_thread() is threading.main_thread()
     smo = SMO(cache, np.zeros(n), np.ones(n, dtype=np.int8), alpha0, upper, tol, bool(params.shrinking), False,
               0, max_iter, stop, in_main, None)
-    code, history, chunk = smo.init(), [], 200
+    code, history, chunk = (smo.init() if base is None else smo.init_from(*base)), [], 200
     while code == Status.CONVERGED or code == Status.CHUNK_DONE:
         started = time.perf_counter()
         code = smo.run(smo.n_iter + chunk)
@@ -168,7 +176,9 @@ def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config):
         raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
     res = smo.result()
     status = SolveStatus.MAX_ITER if code == Status.MAX_ITER else SolveStatus.CONVERGED
-    return res["alpha"], smo.gradient(), float(res["obj"]), int(res["n_iter"]), float(res["kkt"]), status, history
+    q_alpha, g_bar = smo.products()
+    return (res["alpha"], q_alpha, float(res["obj"]), int(res["n_iter"]), float(res["kkt"]), status, history,
+            (res["alpha"], q_alpha, g_bar, res["alpha"] >= upper))
 
 
 def _greedy_start(upper, total):
@@ -192,7 +202,7 @@ def solve(sub):
                                                                   nu * upper)
         objective = 0.5 * dot(w, w)
     else:
-        alpha, G, objective, n_iter, gap, status, history = _solve_kernel(
+        alpha, G, objective, n_iter, gap, status, history, _ = _solve_kernel(
             sub, X, signs, upper, shift, tol, _max_iter(sub, config, n), _greedy_start(upper, total), config)
     return _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol)
 
@@ -249,7 +259,7 @@ def solve_nu_path(sub, nus, screening=True):
     screening = screening and linear and bool(np.all(upper == 1.0))
     if linear:
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
-    solutions, alpha, G = [], None, None
+    solutions, alpha, G, base = [], None, None, None
     for nu in nus:
         problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
         started = time.perf_counter()
@@ -266,8 +276,8 @@ def solve_nu_path(sub, nus, screening=True):
             alpha, G, w, n_iter, gap, status, history = _solve_linear(problem, X, rows, sqnorm, tol,
                                                                       _max_iter(problem, config), start)
         else:
-            alpha, G, objective, n_iter, gap, status, history = _solve_kernel(
-                problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config)
+            alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
+                problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config, base)
         if linear:
             objective = 0.5 * dot(w, w)
         solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
