@@ -391,3 +391,21 @@ def test_linear_sweeps_stop_within_a_second():
     A = rng.normal(size=(100000, 20))
     y = np.where(A[:, 0] + A[:, 1] + rng.normal(size=100000) > 0, 1.0, -1.0)
     stops_within_a_second(solve, subproblem(sp.csr_matrix(A), y, 0.5, "linear", tol=1e-14))
+
+
+@pytest.mark.parametrize("name", ["gaussian", "breast-cancer_scale"])
+def test_screened_rbf_path_is_safe(name):
+    """SRBO on the RBF kernel (SMO with the screened samples set aside): no screened sample moves
+    at the final check, and each nu's optimum (in double precision here) equals the unscreened one."""
+    X, y = path_set(name)
+    nus = PATH[:21]
+    sub = subproblem(X, y, nus[0], "rbf", tol=1e-10)
+    screened = solve_nu_path(sub, nus, screening=True)
+    plain = solve_nu_path(sub, nus, screening=False)
+    Q = q_matrix(X, y, "rbf")
+    l = X.shape[0]
+    for a, b in zip(screened, plain):
+        assert a.details["violations"] == 0
+        Fa, Fb = (0.5 * s.dual @ Q @ s.dual / l**2 for s in (a, b))
+        assert Fa == pytest.approx(Fb, rel=1e-8)
+    assert np.mean([s.details["screened"] for s in screened[1:]]) > 0.05

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core._cache import KernelCache
-from .._core._kernel import row_sqnorms
+from .._core._kernel import kernel_matrix, row_sqnorms
 from .._core._margins import LabeledRows
 from .._core._pair_cd import pair_sweeps
 from .._core._smo import SMO
@@ -142,10 +142,11 @@ def next_milestone(sweep):
         scale *= 10
 
 
-def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None):
+def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None, keep=None):
     """SMO from alpha0 on a kernel cache whose columns carry the signs and the shift. ``base``: a
     point whose products are known (the last nu's (alpha, Q alpha, G_bar, bounded)): the start's
-    gradient then costs a column where alpha0 differs from it, not one per nonzero alpha0.
+    gradient then costs a column where alpha0 differs from it, not one per nonzero alpha0. ``keep``:
+    the variables SMO works on (the others, at their bounds, are set aside until its final check).
     (alpha, G, objective, steps, gap, status, history, this point's base)."""
     params, k = sub.params, sub.kernel
     n = upper.shape[0]
@@ -158,6 +159,8 @@ def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, ba
     smo = SMO(cache, np.zeros(n), np.ones(n, dtype=np.int8), alpha0, upper, tol, bool(params.shrinking), False,
               0, max_iter, stop, in_main, None)
     code, history, chunk = (smo.init() if base is None else smo.init_from(*base)), [], 200
+    if keep is not None and code == Status.CONVERGED:
+        smo.set_aside(keep.astype(np.int8))
     while code == Status.CONVERGED or code == Status.CHUNK_DONE:
         started = time.perf_counter()
         code = smo.run(smo.n_iter + chunk)
@@ -242,44 +245,53 @@ def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upp
 
 def solve_nu_path(sub, nus, screening=True):
     """The problems of an increasing nu grid in order, each started from the last one's optimum
-    moved to the new e^T a (the greedy delta); with ``screening`` (linear kernel, unit weights),
-    SRBO fixes the samples it proves to be at a bound and the rest is solved as a reduced problem,
-    checked against the full KKT conditions afterwards. [Solution per nu], each with details
-    "seconds", "screened" (the share of samples SRBO fixed) and "violations" (screened samples the
-    full check sent back: 0 when the screening is safe)."""
+    moved to the new e^T a (the greedy delta). With ``screening`` (unit weights, not a precomputed
+    kernel) SRBO fixes the samples it proves to be at a bound and the rest is solved as a reduced
+    problem -- the sweeps restricted to it (linear), SMO with them set aside (other kernels) --
+    followed by the full KKT check, which frees and solves again any sample it finds wrong.
+    [Solution per nu], each with details "seconds", "screened" (the share of samples SRBO fixed)
+    and "violations" (screened samples the full check sent back: 0 when the screening is safe)."""
     nus = [float(nu) for nu in nus]
     if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
         raise ParameterError("a nu path needs increasing values in (0, 1]")
     config = solver_config(SPEC, sub.params, sub.kernel.kind)
-    problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nus[0]))
-    X, signs, upper, _, shift = _problem(problem, config)
+    X, signs, upper, _, shift = _problem(dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nus[0])),
+                                         config)
     tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
     l = upper.shape[0]
     linear = sub.kernel.kind == "linear"
-    screening = screening and linear and bool(np.all(upper == 1.0))
+    screening = screening and bool(np.all(upper == 1.0)) and sub.kernel.kind != "precomputed"
     if linear:
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
+    else:
+        sqnorm = _kernel_diagonal(X, sub.kernel) + shift
     solutions, alpha, G, base = [], None, None, None
     for nu in nus:
         problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
         started = time.perf_counter()
         total = nu * float(upper.sum())
+        zero = one = np.zeros(l, dtype=bool)
         if alpha is None:
             start = nu * upper if linear else _greedy_start(upper, total)
         else:                              # the last optimum, the new mass on the smallest gradients
             start = moved_to_sum(alpha, G, total, upper)
-        screened = violations = 0
-        if linear and screening and alpha is not None:
-            alpha, G, w, n_iter, gap, status, history, screened, violations = _screened_solve(
-                problem, X, rows, sqnorm, tol, _max_iter(problem, config), alpha, G, start - alpha, nu)
-        elif linear:
-            alpha, G, w, n_iter, gap, status, history = _solve_linear(problem, X, rows, sqnorm, tol,
-                                                                      _max_iter(problem, config), start)
+        if screening and alpha is not None:
+            delta = start - alpha
+            Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
+            zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
+            start[zero], start[one] = 0.0, 1.0
+            kept = ~(zero | one)
+            start[kept] = moved_to_sum(start[kept], G[kept], total - np.count_nonzero(one), upper[kept])
+        if linear:
+            alpha, G, w, n_iter, gap, status, history, violations = _solve_linear_screened(
+                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one)
+            objective = 0.5 * dot(w, w)
         else:
             alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
-                problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config, base)
-        if linear:
-            objective = 0.5 * dot(w, w)
+                problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config, base,
+                keep=None if alpha is None or not screening else ~(zero | one))
+            violations = int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
+        screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
         solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
                              in_path=True)
         solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations)
@@ -292,34 +304,56 @@ def solve_nu_path(sub, nus, screening=True):
     return solutions
 
 
-def _screened_solve(sub, X, rows, sqnorm, tol, max_iter, alpha0, G0, delta, nu):
-    """SRBO at nu from alpha0 (solved at the last nu, gradient G0): the screened samples fixed at
-    their bounds, the rest solved as the reduced problem, then the full KKT check; a screened
-    sample it finds wrong (none, when the screening is safe) is freed and the reduced problem
-    solved again from there."""
+def _linear_products(rows, delta):
+    """Q delta = Z (Z^T delta), delta sparse."""
     moved = np.flatnonzero(delta)
     w_delta = rows.rows_rmatvec(moved.astype(np.int64), delta[moved], np.empty(rows.n_weights))
-    Q_delta = np.empty(rows.n_rows)
-    rows.margins(w_delta, Q_delta)
-    zero, one, _ = screen(G0, Q_delta, delta, alpha0, sqnorm, nu)
-    l, violations, sweeps = rows.n_rows, 0, 0
-    alpha, G = alpha0 + delta, np.empty(l)
+    return rows.margins(w_delta, np.empty(rows.n_rows))
+
+
+def _kernel_products(X, kernel, signs, shift, delta):
+    """Q delta = s o ((K + shift) (s o delta)) in double precision, from the kernel rows of delta's
+    few nonzeros (the cache's columns are float32: the screening bounds want more)."""
+    moved = np.flatnonzero(delta)
+    K = kernel_matrix(X[moved], X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0))
+    return signs * ((signs[moved] * delta[moved]) @ (K + shift))
+
+
+def _kernel_diagonal(X, kernel):
+    """k(x_i, x_i) for every row."""
+    sq = row_sqnorms(X)
+    if kernel.kind == "rbf":
+        return np.ones_like(sq)
+    if kernel.kind == "polynomial":
+        return (kernel.gamma * sq + kernel.coef0) ** kernel.degree
+    if kernel.kind == "sigmoid":
+        return np.tanh(kernel.gamma * sq + kernel.coef0)
+    return sq
+
+
+def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one):
+    """The sweeps over the samples not screened (zero, one: fixed at 0 and 1 in start), then the
+    full KKT check; a screened sample it finds wrong (none, when the screening is safe) is freed
+    and the sweeps go on from there. (alpha, G, w, sweeps, gap, status, history, violations)."""
+    zero, one = zero.copy(), one.copy()
+    alpha, G, violations, sweeps = start, np.empty(rows.n_rows), 0, 0
     while True:
-        kept = np.flatnonzero(~(zero | one)).astype(np.int32)
-        alpha[zero], alpha[one] = 0.0, 1.0
-        alpha[kept] = moved_to_sum(alpha[kept], G0[kept], nu * l - np.count_nonzero(one), np.ones(kept.size))
-        alpha, _, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, kept)
+        screened = zero | one
+        active = None if not screened.any() else np.flatnonzero(~screened).astype(np.int32)
+        alpha, _, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active)
         sweeps += n_iter
+        if active is None:
+            return alpha, _, w, sweeps, gap, status, history, violations
         rows.margins(w, G)                         # the full KKT check
-        top, bottom = G[alpha > 0].max(), G[alpha < 1].min()
+        top, bottom = G[alpha > 0].max(), G[alpha < rows.weights].min()
         wrong = (zero & (G < top - tol)) | (one & (G > bottom + tol))
         if not wrong.any() and top - bottom <= tol:
-            return alpha, G, w, sweeps, top - bottom, status, history, int(zero.sum() + one.sum()), violations
-        violations += int(wrong.sum())
+            return alpha, G, w, sweeps, top - bottom, status, history, violations
+        violations += int(np.count_nonzero(wrong))
+        if not wrong.any():                        # optimal on the reduced set, not on all: free them all
+            wrong = screened
         zero &= ~wrong
         one &= ~wrong
-        if not wrong.any():                        # optimal on the reduced set, not on all: free them all
-            zero[:], one[:] = False, False
 
 
 SPEC = SolverSpec(
