@@ -409,3 +409,24 @@ def test_screened_rbf_path_is_safe(name):
         Fa, Fb = (0.5 * s.dual @ Q @ s.dual / l**2 for s in (a, b))
         assert Fa == pytest.approx(Fb, rel=1e-8)
     assert np.mean([s.details["screened"] for s in screened[1:]]) > 0.05
+
+
+def test_random_pairs_reach_the_optimum():
+    X, labels = load("australian_scale")
+    sol = solve(subproblem(X, pm(labels), 0.5, "linear", pairs="random"))
+    assert sol.details["objective"] == pytest.approx(NU_SVM[("australian_scale", "linear", 0.5)][0], rel=1e-8)
+
+
+@pytest.mark.parametrize("kind", ["linear", "rbf"])
+def test_exact_delta_screens_as_the_greedy_one(kind):
+    """The page: the greedy delta screens within +-0.5 % of the exact bi-level delta."""
+    X, labels = load("breast-cancer_scale")
+    y = pm(labels)
+    nus = PATH[:11]
+    greedy = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10), nus)
+    exact = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10, delta="exact"), nus)
+    for a, b in zip(greedy, exact):
+        assert b.details["violations"] == 0
+        assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6 if kind == "rbf" else 1e-10)
+    share = [np.mean([s.details["screened"] for s in run[1:]]) for run in (greedy, exact)]
+    assert share[1] > 0.05 and abs(share[0] - share[1]) <= 0.01

@@ -15,7 +15,10 @@ from libc.stdlib cimport free, malloc, qsort
 cimport numpy as cnp
 import numpy as np
 
+from libc.stdint cimport uint64_t
+
 from ._csr cimport CSR, csr_view, row_dot, row_axpy
+from ._rng cimport draw_below, rng_state
 from ._status cimport CHUNK_DONE, CONVERGED, INTERRUPTED, NONFINITE, stop_requested
 from . import _status
 from ..errors import FastSVMError
@@ -30,6 +33,17 @@ cdef enum:
 cdef struct Ranked:
     double g
     int row
+
+
+cdef void shuffle_ranked(Ranked* items, Py_ssize_t n, uint64_t* state) noexcept nogil:
+    """Fisher-Yates over items[0:n]."""
+    cdef Py_ssize_t i, j
+    cdef Ranked t
+    for i in range(n - 1):
+        j = i + draw_below(state, <int>(n - i))
+        t = items[i]
+        items[i] = items[j]
+        items[j] = t
 
 
 cdef int by_gradient(const void* a, const void* b) noexcept nogil:
@@ -138,14 +152,16 @@ def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double
 
 def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w, const double[::1] upper,
                 const double[::1] sqnorm, const int[::1] active, double[::1] G, double tol, long max_sweeps,
-                int passes, int n_threads, const int[::1] stop):
+                int passes, int n_threads, const int[::1] stop, object seed=None):
     """Up to max_sweeps sweeps over the rows ``active`` (the others' alpha stays as it is: a reduced
     problem). A sweep computes G = Z w on them and stops (CONVERGED, G current) when
     max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= tol over them; else it ranks the rows that can
     gain -- a_i < u_i with G_i below the largest, by G ascending, and a_j > 0 with G_j above the
     smallest, by G descending -- and takes ``passes`` passes of pair_steps' steps over the k-th of
-    one with the k-th of the other (fewer when a pass moves nothing). Returns (status, sweeps done,
-    the last gap, pair steps): CHUNK_DONE after max_sweeps (G and the gap then at the last w)."""
+    one with the k-th of the other (fewer when a pass moves nothing). With a ``seed`` the two lists
+    are shuffled instead of ranked (random pairs, LIBLINEAR's cheap way; the same pairs for a
+    seed). Returns (status, sweeps done, the last gap, pair steps): CHUNK_DONE after max_sweeps (G
+    and the gap then at the last w)."""
     cdef Py_ssize_t n = alpha.shape[0]
     if not (sign.shape[0] == upper.shape[0] == sqnorm.shape[0] == G.shape[0] == n == X.shape[0]):
         raise FastSVMError("pair_sweeps: sign, alpha, upper, sqnorm and G need one entry per row")
@@ -169,6 +185,8 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
         raise MemoryError("pair_sweeps: no memory for the ranking")
     cdef Ranked* up = ranked
     cdef Ranked* low = ranked + m
+    cdef bint shuffled = seed is not None
+    cdef uint64_t state = rng_state(seed) if shuffled else 1
     with nogil:
         while True:
             if stop_requested(stop):
@@ -198,8 +216,12 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
                 if alpha[i] > 0.0 and G[i] > bottom:
                     low[m_low].g, low[m_low].row = -G[i], i
                     m_low += 1
-            qsort(up, m_up, sizeof(Ranked), by_gradient)
-            qsort(low, m_low, sizeof(Ranked), by_gradient)
+            if shuffled:
+                shuffle_ranked(up, m_up, &state)
+                shuffle_ranked(low, m_low, &state)
+            else:
+                qsort(up, m_up, sizeof(Ranked), by_gradient)
+                qsort(low, m_low, sizeof(Ranked), by_gradient)
             for pass_ in range(passes):
                 before = steps
                 code = steps_on_pairs(A, &sign[0], bias, &alpha[0], &w[0], &upper[0], &sqnorm[0], up, low,

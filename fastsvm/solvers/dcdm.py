@@ -55,6 +55,12 @@ PAIR_PASSES = 4
 @dataclass(frozen=True)
 class Config:
     bias: str = option("in_kernel", "nu-SVM: the bias as k + 1 (in_kernel) or none", choices=("in_kernel", "none"))
+    pairs: str = option("ranked", "how a sweep pairs the samples: ranked (the k-th smallest gradient with the k-th "
+                        "largest) or random (shuffled: cheaper sweeps, more of them; -R seeds them)",
+                        choices=("ranked", "random"), kernels=("linear",))
+    delta: str = option("greedy", "how a nu path moves the last optimum to the next nu for SRBO: greedy (the "
+                        "new mass on the smallest gradients) or exact (the point of the smallest screening "
+                        "ball: a problem as large as the nu's own)", choices=("greedy", "exact"))
     max_iter: int = 1_000_000     # linear: sweeps (one pass each); other kernels: pair steps, x 100 l
     chunk_seconds: float = 0.5    # other kernels: wall time between two progress lines
 
@@ -94,10 +100,11 @@ def _linear_rows(sub, X, signs, upper, shift):
     return rows, row_sqnorms(X) + shift
 
 
-def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None):
-    """Ranked pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at
-    the milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others
-    stay at alpha0: SRBO's reduced problem). (alpha, G, w, sweeps, gap, status, history)."""
+def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, random_pairs=False, offset=None):
+    """Pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at the
+    milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others stay
+    at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem).
+    (alpha, G, w, sweeps, gap, status, history)."""
     upper, signs = rows.weights, rows.labels
     alpha = alpha0.copy()
     w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
@@ -106,11 +113,17 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None):
     started = time.perf_counter()
     active = np.arange(rows.n_rows, dtype=np.int32) if active is None else active
     exact = True
-    rows.rmatvec(alpha, w)
+
+    def exact_w():
+        rows.rmatvec(alpha, w)
+        if offset is not None:
+            w[:] += offset
+    exact_w()
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
+        seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
         code, done, gap, moved = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol, chunk,
-                                             PAIR_PASSES, rows.n_threads, stop)
+                                             PAIR_PASSES, rows.n_threads, stop, seed)
         sweeps, steps = sweeps + done, steps + moved
         if code == Status.INTERRUPTED:
             raise KeyboardInterrupt
@@ -120,7 +133,7 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None):
             status = SolveStatus.CONVERGED
             break
         if code == Status.CONVERGED:      # again from w recomputed: the steps' rounding out of it
-            rows.rmatvec(alpha, w)
+            exact_w()
             exact = True
             continue
         exact = done == 0
@@ -142,11 +155,13 @@ def next_milestone(sweep):
         scale *= 10
 
 
-def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None, keep=None):
+def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None, keep=None,
+                  linear_term=None):
     """SMO from alpha0 on a kernel cache whose columns carry the signs and the shift. ``base``: a
     point whose products are known (the last nu's (alpha, Q alpha, G_bar, bounded)): the start's
     gradient then costs a column where alpha0 differs from it, not one per nonzero alpha0. ``keep``:
     the variables SMO works on (the others, at their bounds, are set aside until its final check).
+    ``linear_term``: p of min 1/2 a^T Q a + p^T a (the exact delta's problem; G is then Q a + p).
     (alpha, G, objective, steps, gap, status, history, this point's base)."""
     params, k = sub.params, sub.kernel
     n = upper.shape[0]
@@ -156,7 +171,8 @@ def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, ba
                         np.where(signs > 0, 1, -1).astype(np.int8), None, shift)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
     in_main = threading.current_thread() is threading.main_thread()
-    smo = SMO(cache, np.zeros(n), np.ones(n, dtype=np.int8), alpha0, upper, tol, bool(params.shrinking), False,
+    p = np.zeros(n) if linear_term is None else linear_term
+    smo = SMO(cache, p, np.ones(n, dtype=np.int8), alpha0, upper, tol, bool(params.shrinking), False,
               0, max_iter, stop, in_main, None)
     code, history, chunk = (smo.init() if base is None else smo.init_from(*base)), [], 200
     if keep is not None and code == Status.CONVERGED:
@@ -180,7 +196,7 @@ def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, ba
     res = smo.result()
     status = SolveStatus.MAX_ITER if code == Status.MAX_ITER else SolveStatus.CONVERGED
     q_alpha, g_bar = smo.products()
-    return (res["alpha"], q_alpha, float(res["obj"]), int(res["n_iter"]), float(res["kkt"]), status, history,
+    return (res["alpha"], q_alpha + p, float(res["obj"]), int(res["n_iter"]), float(res["kkt"]), status, history,
             (res["alpha"], q_alpha, g_bar, res["alpha"] >= upper))
 
 
@@ -202,7 +218,7 @@ def solve(sub):
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
         # the paper's start nu u (one pass for w, where the greedy start's mass sits on the first rows)
         alpha, G, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config),
-                                                                  nu * upper)
+                                                                  nu * upper, random_pairs=config.pairs == "random")
         objective = 0.5 * dot(w, w)
     else:
         alpha, G, objective, n_iter, gap, status, history, _ = _solve_kernel(
@@ -275,6 +291,9 @@ def solve_nu_path(sub, nus, screening=True):
             start = nu * upper if linear else _greedy_start(upper, total)
         else:                              # the last optimum, the new mass on the smallest gradients
             start = moved_to_sum(alpha, G, total, upper)
+        if alpha is not None and config.delta == "exact":
+            start = _exact_start(problem, X, signs, upper, shift, tol, config, rows if linear else None, sqnorm,
+                                 alpha, G, start)
         if screening and alpha is not None:
             delta = start - alpha
             Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
@@ -284,7 +303,7 @@ def solve_nu_path(sub, nus, screening=True):
             start[kept] = moved_to_sum(start[kept], G[kept], total - np.count_nonzero(one), upper[kept])
         if linear:
             alpha, G, w, n_iter, gap, status, history, violations = _solve_linear_screened(
-                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one)
+                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random")
             objective = 0.5 * dot(w, w)
         else:
             alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
@@ -302,6 +321,17 @@ def solve_nu_path(sub, nus, screening=True):
                     (f"  ({violations} unsafe, solved again)" if violations else "") +
                     ("  trivial region: w = 0, no classifier" if solution.details.get("trivial") else ""))
     return solutions
+
+
+def _exact_start(sub, X, signs, upper, shift, tol, config, rows, sqnorm, alpha0, G0, start):
+    """a0 + delta* for the exact bi-level delta: the point of A_nu1 whose screening ball is the
+    smallest, min_g |Z^T (g + a0)|^2 over g in A_nu1 -- the nu problem with w offset by Z^T a0
+    (linear) or the linear term Q a0 (other kernels), started from the greedy point."""
+    if rows is not None:
+        offset = rows.rmatvec(alpha0, np.empty(rows.n_weights))
+        return _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config), start, offset=offset)[0]
+    return _solve_kernel(sub, X, signs, upper, shift, tol, _max_iter(sub, config, upper.shape[0]), start, config,
+                         linear_term=G0)[0]
 
 
 def _linear_products(rows, delta):
@@ -331,7 +361,7 @@ def _kernel_diagonal(X, kernel):
     return sq
 
 
-def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one):
+def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one, random_pairs):
     """The sweeps over the samples not screened (zero, one: fixed at 0 and 1 in start), then the
     full KKT check; a screened sample it finds wrong (none, when the screening is safe) is freed
     and the sweeps go on from there. (alpha, G, w, sweeps, gap, status, history, violations)."""
@@ -340,7 +370,8 @@ def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one
     while True:
         screened = zero | one
         active = None if not screened.any() else np.flatnonzero(~screened).astype(np.int32)
-        alpha, _, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active)
+        alpha, _, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active,
+                                                                   random_pairs)
         sweeps += n_iter
         if active is None:
             return alpha, _, w, sweeps, gap, status, history, violations
