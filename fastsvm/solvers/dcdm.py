@@ -38,6 +38,7 @@ from .._core._margins import LabeledRows
 from .._core._pair_cd import pair_sweeps
 from .._core._smo import SMO
 from .._core._status import Status
+from ..csr import take_rows
 from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
 from ..problems.nu_screening import moved_to_sum, screen
@@ -345,7 +346,8 @@ def _kernel_products(X, kernel, signs, shift, delta):
     """Q delta = s o ((K + shift) (s o delta)) in double precision, from the kernel rows of delta's
     few nonzeros (the cache's columns are float32: the screening bounds want more)."""
     moved = np.flatnonzero(delta)
-    K = kernel_matrix(X[moved], X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0))
+    K = kernel_matrix(take_rows(X, moved), X, kernel.kind, float(kernel.gamma), int(kernel.degree),
+                      float(kernel.coef0))
     return signs * ((signs[moved] * delta[moved]) @ (K + shift))
 
 
