@@ -203,8 +203,7 @@ def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, ba
 
 def _greedy_start(upper, total):
     """a_i = min(u_i, what is left of total), in order (LIBSVM's one-class start: few columns)."""
-    filled = np.minimum(upper, np.maximum(total - (np.cumsum(upper) - upper), 0.0))
-    return filled
+    return np.minimum(upper, np.maximum(total - (np.cumsum(upper) - upper), 0.0))
 
 
 def solve(sub):
