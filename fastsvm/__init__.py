@@ -19,7 +19,7 @@ _PUBLIC = {
     "load_model": "modelfile", "save_model": "modelfile",
     "Params": "params",
     "predict": "prediction", "decision_values": "prediction", "predict_probability": "prediction",
-    "fit_model": "train", "fit_path": "train",
+    "fit_model": "train", "fit_path": "train", "fit_nu_path": "train",
     # the estimators pull in scikit-learn (most of a second)
     **dict.fromkeys(("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM",
                      "RandomFourierFeatures", "Nystroem"), "estimators"),

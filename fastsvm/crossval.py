@@ -12,7 +12,7 @@ from .parallel import effective_n_jobs, run_tasks
 from .prediction import predict, predict_probability
 from .probability import probability_draws
 from .multiclass import group_classes
-from .train import fit_model
+from .train import fit_model, fit_nu_path
 
 
 def fold_permutation(y, svm_type, n_folds, rng):
@@ -40,8 +40,9 @@ def fold_permutation(y, svm_type, n_folds, rng):
     return perm, fold_start
 
 
-def cross_validation(X, y, params, n_folds, sample_weight=None):
-    """Predicted label/value of every row by the model trained without its fold."""
+def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None):
+    """Predicted label/value of every row by the model trained without its fold; with ``nus`` (an
+    increasing grid), one row of them per nu, each fold trained along the grid (fit_nu_path)."""
     X = to_csr(X)
     y = np.asarray(y, dtype=np.float64)
     n_folds = min(int(n_folds), len(y))  # more folds than rows: leave-one-out, as LIBSVM
@@ -52,7 +53,7 @@ def cross_validation(X, y, params, n_folds, sample_weight=None):
     inner = dataclasses.replace(params, n_jobs=max(1, n_jobs // n_folds), verbose=False)
     stop = np.zeros(1, dtype=np.int32)
     weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    target = np.empty(len(y))
+    target = np.empty(len(y) if nus is None else (len(nus), len(y)))
 
     def training_rows(f):
         # in perm's order, as LIBSVM hands them to training (SMO's path and the labels' order)
@@ -70,6 +71,9 @@ def cross_validation(X, y, params, n_folds, sample_weight=None):
 
     def fold(f):
         test, train = perm[fold_start[f]:fold_start[f + 1]], training_rows(f)
+        if nus is not None:
+            models = fit_nu_path(X[train], y[train], nus, inner, sample_weight=weights[train], stop=stop)
+            return test, np.array([predict(model, X[test], n_jobs=inner.n_jobs) for model in models])
         model = fit_model(X[train], y[train], inner, sample_weight=weights[train], stop=stop,
                           stream=fold_streams[f])
         if inner.probability and inner.svm_type in ("c_svc", "nu_svc"):
@@ -79,7 +83,7 @@ def cross_validation(X, y, params, n_folds, sample_weight=None):
 
     tasks = [(lambda f=f: fold(f)) for f in range(n_folds)]
     for test, predicted in run_tasks(tasks, n_jobs, stop):
-        target[test] = predicted
+        target[..., test] = predicted
     return target
 
 

@@ -80,6 +80,7 @@ def assembled_model(layout, solutions, svm_type, kernel, solver):
         "stop_measure": [s.stop_measure for s in solutions],
         "status": [s.status for s in solutions],
         "history": [s.history for s in solutions],
+        "details": [s.details for s in solutions],
         "support_rows": None if layout.sv_rows is None else np.asarray(layout.sv_rows) - 1,
         "primal_weights": [s.w for s in solutions] if all(s.w is not None for s in solutions) else None,
     }

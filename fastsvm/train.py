@@ -92,7 +92,23 @@ def fit_path(X, y, Cs, params, sample_weight=None, log=None, stop=None):
                              "c_svc, epsilon_svr and nu_svr")
     if params.probability:
         raise ParameterError("probability estimates (-b 1) are not computed along a path")
-    return fit_model(X, y, replace(params, C=1.0), sample_weight, log, stop, path=Cs)
+    return fit_model(X, y, replace(params, C=1.0), sample_weight, log, stop, path=_PathRun(Cs))
+
+
+def fit_nu_path(X, y, nus, params, sample_weight=None, log=None, stop=None):
+    """One Model per nu of an increasing ``nus`` (nu_svc or one_class), in order: fit_model's model
+    with params.nu = nu, each subproblem solved along the grid by the solver's solve_nu_path (dcdm:
+    warm starts and SRBO screening; its Solution.details per nu in model.info["details"]), else
+    one by one."""
+    nus = [float(nu) for nu in np.atleast_1d(np.asarray(nus, dtype=np.float64))]
+    if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
+        raise ParameterError("a nu path needs increasing values in (0, 1]")
+    if params.svm_type not in ("nu_svc", "one_class"):
+        raise ParameterError(f"nu does not enter the {params.svm_type} problem: a path over nu is for nu_svc "
+                             "and one_class")
+    if params.probability:
+        raise ParameterError("probability estimates (-b 1) are not computed along a path")
+    return fit_model(X, y, replace(params, nu=max(nus)), sample_weight, log, stop, path=_PathRun(nus, over="nu"))
 
 
 def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None, warm=None, path=None):
@@ -107,7 +123,8 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     rand() stream, where this training's probability folds are drawn from; with
     ``params.libsvm_folds`` and no stream a fresh one starts, as in a fresh svm-train process.
     ``warm`` (a WarmStart): start from a previous fit's solutions and leave this one's there.
-    ``path`` (fit_path's Cs, params.C being 1): a list of models, one per C.
+    ``path`` (a _PathRun of fit_path's Cs, params.C being 1, or fit_nu_path's nus): a list of
+    models, one per value.
     """
     params.check()
     spec = get_solver(params.solver)
@@ -132,7 +149,7 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     if params.probability and spec.multiclass != "ovo" and params.svm_type in ("c_svc", "nu_svc"):
         raise ParameterError(f"probability estimates (-b 1) need a one-vs-one solver such as smo "
                              f"(solver {spec.name} does not split classes one-vs-one)")
-    if params.svm_type == "nu_svc":
+    if params.svm_type == "nu_svc" and not spec.bias_in_kernel:
         _check_nu_feasible(y, weights, params.nu)
     if log is None and params.verbose:
         log = _print_line
@@ -207,11 +224,12 @@ def _check_precomputed(X):
 
 @dataclass
 class _PathRun:
-    """A path's models are assembled one C at a time, from the one split: the first assembly
-    solves every subproblem along the path, the others read their C's solutions."""
+    """A path's models are assembled one value (of C, or of nu) at a time, from the one split: the
+    first assembly solves every subproblem along the path, the others read their value's solutions."""
 
-    Cs: list
-    at: int = 0                  # the position in Cs of the model being assembled
+    values: list
+    over: str = "C"
+    at: int = 0                  # the position in values of the model being assembled
     solved: tuple | None = None  # _solve_all's (solutions, calibrations), a list per C each
 
 
@@ -233,12 +251,12 @@ class _Trainer:
             return self.classification(X, y, weights)
         return self.single(X, y, weights)
 
-    def train_path(self, X, y, weights, Cs):
-        """One model per C of Cs (the subproblems' bounds times C)."""
-        self.path = _PathRun(list(Cs))
+    def train_path(self, X, y, weights, path):
+        """One model per value of the _PathRun ``path``: C (the subproblems' bounds times C) or nu."""
+        self.path = path
         try:
             models = []
-            for at in range(len(Cs)):
+            for at in range(len(path.values)):
                 self.path.at = at
                 models.append(self.train(X, y, weights))
             return models
@@ -250,11 +268,16 @@ class _Trainer:
         try:
             if self.path is None:
                 solutions = [self.spec.solve(problem)]
+            elif self.path.over == "nu" and self.spec.solve_nu_path is not None:
+                solutions = self.spec.solve_nu_path(problem, self.path.values)
+            elif self.path.over == "nu":
+                solutions = [self.spec.solve(replace(problem, params=replace(problem.params, nu=nu)))
+                             for nu in self.path.values]
             elif self.spec.solve_path is not None:
                 state = self.spec.prepare(problem) if self.spec.prepare is not None else None
-                solutions = self.spec.solve_path(problem, self.path.Cs, state)
+                solutions = self.spec.solve_path(problem, self.path.values, state)
             else:
-                solutions = solve_path_cold(self.spec, problem, self.path.Cs)
+                solutions = solve_path_cold(self.spec, problem, self.path.values)
         except (FloatingPointError, OverflowError):
             raise _breakdown(self.spec.name, name) from None
         for solution in solutions:
@@ -301,8 +324,10 @@ class _Trainer:
             if self.log is not None and self.path is None:
                 lines = summary_lines(problem, solutions[0])
             elif self.log is not None:
-                lines = [f"[C = {C:g}] {line}" for C, solution in zip(self.path.Cs, solutions)
-                         for line in summary_lines(replace(problem, upper=problem.upper * C), solution)]
+                over = self.path.over
+                lines = [f"[{over} = {v:g}] {line}" for v, solution in zip(self.path.values, solutions)
+                         for line in summary_lines(replace(problem, upper=problem.upper * v) if over == "C"
+                                                   else problem, solution)]
             held = max(solution.cache_peak_bytes for solution in solutions) or None
             if self.warm is not None:
                 left[k] = Solution(coef=np.empty(0), rho=solutions[-1].rho, dual=solutions[-1].dual,

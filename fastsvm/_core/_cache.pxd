@@ -16,6 +16,7 @@ cdef class KernelCache:
     cdef readonly int n_threads
     cdef readonly int parallel_min   # columns at least this long may be computed by threads
     cdef KernelParams kp
+    cdef double shift                 # added to every kernel value
     cdef CSR X
     cdef object _keep                 # the arrays the raw pointers below point into
     cdef double* sqnorm               # position -> |x|^2 of its row

@@ -56,17 +56,19 @@ cdef inline double wall_seconds() noexcept nogil:
 
 cdef class KernelCache:
     """KernelCache(X, kind, gamma=0.0, degree=3, coef0=0.0, cache_bytes=100 MiB, n_threads=1,
-                   sign=None, rows=None)
+                   sign=None, rows=None, shift=0.0)
 
     X is canonical CSR (fastsvm.csr.to_csr). ``rows`` (int, default all rows in order) are the
     rows of X the positions start at: a subproblem's rows are read in place, not copied. For the
     precomputed kernel, column 0 of X holds each row's serial number s (1-based) and
     K(x_i, x_j) = X[i, s_j]. ``sign`` (int8, +-1 per position) makes the columns those of
-    Q = diag(sign) K diag(sign).
+    Q = diag(sign) K diag(sign). ``shift`` is added to every kernel value: K + shift (the nu-SVM
+    of ALGORITHMS.md section 6 puts its bias in the kernel, k + 1).
     """
 
     def __cinit__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0,
-                  Py_ssize_t cache_bytes=100 << 20, int n_threads=1, sign=None, rows=None):
+                  Py_ssize_t cache_bytes=100 << 20, int n_threads=1, sign=None, rows=None,
+                  double shift=0.0):
         cdef const double[::1] data = X.data
         cdef const int[::1] indices = X.indices
         cdef const int[::1] indptr = X.indptr
@@ -93,6 +95,7 @@ cdef class KernelCache:
         self.parallel_min = max(<int>PARALLEL_MIN,
                                 <int>(PARALLEL_WORK / (nnz / max(n, 1) + <double>VALUE_COST)))
         self.kp = kernel_params(kind, gamma, degree, coef0)
+        self.shift = shift
         self.X = csr_view(data, indices, indptr, X.shape[0], n_cols)
         sqnorm = np.empty(n)
         sq = sqnorm
@@ -285,6 +288,9 @@ cdef class KernelCache:
             else:
                 for t in range(lo, hi):
                     scratch[t - lo] = kernel_from_dot(self.kp, scratch[t - lo], x_sqnorm, sqnorm[t])
+        if self.shift != 0.0:
+            for t in range(lo, hi):
+                scratch[t - lo] += self.shift
         store_float(scratch, self.sign + lo if self.sign != NULL else NULL, s_i, out + lo, hi - lo)
 
     cdef void fill(self, int i, int start, int stop, float* out) noexcept nogil:
@@ -408,11 +414,11 @@ cdef class KernelCache:
         cdef int r = self.rows[i]
         cdef double v
         if self.serial == NULL:
-            return kernel_from_dot(self.kp, self.sqnorm[i], self.sqnorm[i], self.sqnorm[i])
+            return kernel_from_dot(self.kp, self.sqnorm[i], self.sqnorm[i], self.sqnorm[i]) + self.shift
         scatter_row(self.X, r, self.dense)
         v = self.dense[self.serial[i]]
         unscatter_row(self.X, r, self.dense)
-        return v
+        return v + self.shift
 
     cdef int block(self, const int* idx, int m, double* out) noexcept nogil:
         """out (m x m, row-major) = Q[idx, idx] from full cached columns; -1 if memory runs out."""
@@ -569,11 +575,11 @@ cdef class KernelCache:
                     break
                 if self.sign == NULL:
                     for t in range(have, length):
-                        col[t] = <float>values[j, t]
+                        col[t] = <float>(values[j, t] + self.shift)
                 else:
                     s_i = self.sign[i]
                     for t in range(have, length):
-                        col[t] = <float>(s_i * self.sign[t] * values[j, t])
+                        col[t] = <float>(s_i * self.sign[t] * (values[j, t] + self.shift))
                 self.n_computed += length - have
         _raise_for(status)
 

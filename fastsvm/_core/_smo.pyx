@@ -734,6 +734,29 @@ cdef class SMO:
             r = self.init_gradient(&a[0], &q[0], &g[0], &u[0]) if self.l > 0 else 0
         return _status.Status(r)
 
+    def set_aside(self, const signed char[::1] keep):
+        """After init: the variables with keep[v] = 0, each at a bound, leave the active set as
+        shrinking moves variables (SRBO's screened samples, fixed for the solve). The final check
+        on every variable, as after any shrinking, brings back and moves those it finds wrong."""
+        cdef int i = 0
+        if keep.shape[0] != self.l:
+            raise ValueError("keep must have length l")
+        if self.n_iter != 0 or self.active_size != self.l:
+            raise RuntimeError("set_aside() comes before run()")
+        for i in range(self.l):
+            if not keep[self.active_set[i]] and self.status[i] == FREE:
+                raise ValueError("only variables at a bound can be set aside")
+        i = 0
+        while i < self.active_size:
+            if not keep[self.active_set[i]]:
+                self.active_size -= 1
+                while self.active_size > i:
+                    if keep[self.active_set[self.active_size]]:
+                        self.swap_index(i, self.active_size)
+                        break
+                    self.active_size -= 1
+            i += 1
+
     def products(self):
         """(Q alpha, G_bar) by variable, once the solve has finished: with result()'s
         alpha, what init_from() reuses at scaled bounds."""

@@ -1,4 +1,5 @@
 """fastsvm-train: svm-train's options and behaviour, plus -s NAME to pick a solver."""
+import math
 import os
 import sys
 
@@ -20,6 +21,7 @@ options:
 	3 -- epsilon-SVR	(regression)
 	4 -- nu-SVR		(regression)
 -s solver : solve with a named solver (default smo); give -s twice to choose the type too
+	(without a type: C-SVC, or the first type the solver solves)
 {solvers}
 -t kernel_type : set type of kernel function (default 2, or the solver's own default)
 	0 -- linear: u'*v
@@ -46,6 +48,8 @@ fastsvm options:
 -L loss : linear C-SVC solvers: hinge (L1-loss), squared_hinge (L2-loss) or squared_error (nesvm's
 	LS-SVM) (default: the solver's own)
 -M max_iter : iteration limit of the solver (default: the solver's own)
+-n first:step:last : a grid of nu (nu-SVC, one-class; -s dcdm solves it as a path): one model file
+	per nu (model_file.nu), or with -v each nu's accuracy and the best nu's model in model_file
 -j n : number of threads (default: all cores)
 -R seed : seed of every random choice (default 0); given, it also draws the -v and -b 1 folds
 	(otherwise drawn as svm-train draws them)
@@ -81,13 +85,13 @@ def parse_args(argv):
 
     options, positional = scan_options(argv, _VALUE_OPTIONS, flags=("q",), prefix_options=("w",))
     params = Params(libsvm_folds=True)  # svm-train's folds unless -R seeds them
-    verbose, folds, solver_named = True, None, False
+    verbose, folds, solver_named, type_named, nus = True, None, False, False, None
     for name, value in options:
         if name == "s":
             if value in SOLVERS:
                 params.solver, solver_named = value, True
             elif value.lstrip("-").isdigit():
-                params.svm_type = SVM_TYPES[number("s", value, int, choices=range(5))]
+                params.svm_type, type_named = SVM_TYPES[number("s", value, int, choices=range(5))], True
             else:
                 raise UsageError(f"invalid value for -s: {value!r} (expected 0-4 or a solver: "
                                  f"{', '.join(sorted(SOLVERS))})")
@@ -102,6 +106,9 @@ def parse_args(argv):
             params.coef0 = number("r", value)
         elif name == "c":
             params.C = number("c", value)
+        elif name == "n" and ":" in value:
+            nus = nu_grid(value)
+            params.nu = nus[-1]
         elif name == "n":
             params.nu = number("n", value)
         elif name == "p":
@@ -150,10 +157,28 @@ def parse_args(argv):
     try:
         params.check()
         spec = get_solver(params.solver)
+        if not type_named and params.svm_type not in spec.formulations:
+            params.svm_type = spec.formulations[0]     # the solver's own type (dcdm: its nu-SVM)
         solver_options(spec, params.options, params.kernel_type or spec.default_kernel)
     except ParameterError as e:
         raise UsageError(str(e)) from None
-    return params, train_file, model_file, folds
+    if nus is not None and params.svm_type not in ("nu_svc", "one_class"):
+        raise UsageError("a nu grid (-n first:step:last) is for nu-SVC and one-class (-s 1, -s 2)")
+    return params, train_file, model_file, folds, nus
+
+
+def nu_grid(text):
+    """-n first:step:last, both ends included: the increasing grid of nu a path solves."""
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise UsageError(f"invalid value for -n: {text!r} (expected nu or first:step:last)")
+    first, step, last = (number("n", part) for part in parts)
+    if not (0 < first <= last <= 1 and step > 0):
+        raise UsageError(f"invalid value for -n: {text!r} (expected 0 < first <= last <= 1 and step > 0)")
+    count = math.floor((last - first) / step + 1e-9) + 1
+    if count > 100_000:
+        raise UsageError(f"invalid value for -n: {text!r} ({count} values; at most 100000)")
+    return [round(first + k * step, 12) for k in range(count)]
 
 
 def main(argv):
@@ -163,7 +188,7 @@ def main(argv):
     from ..solvers import get_solver
     from ..train import check_class_labels, fit_model
 
-    params, train_file, model_file, folds = parse_args(argv)
+    params, train_file, model_file, folds, nus = parse_args(argv)
     kernel = params.kernel_type or get_solver(params.solver).default_kernel
     # LIBSVM feature indices start at 1; a precomputed kernel's column 0 is the serial number
     X, y = load_svmlight_file(train_file, zero_based=(kernel == "precomputed"), n_jobs=params.n_jobs)
@@ -171,6 +196,8 @@ def main(argv):
         raise FastSVMError(f"{train_file}: no training data")
     if params.svm_type in ("c_svc", "nu_svc"):   # checked here to name the file and line
         y = check_class_labels(y, where=lambda row: f"{train_file}:{row_line(train_file, row)}")
+    if nus is not None:
+        return nu_path(X, y, params, folds, nus, model_file)
     if folds is not None:
         from ..crossval import cross_validation, report
 
@@ -180,6 +207,31 @@ def main(argv):
         return
     model = fit_model(X, y, params)
     save_model(model, model_file)
+
+
+def nu_path(X, y, params, folds, nus, model_file):
+    """A nu grid: one model file per nu (model_file.nu), or with -v the cross-validation accuracy
+    of each and the best nu's model in model_file."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from ..crossval import cross_validation, report
+    from ..modelfile import save_model
+    from ..train import fit_model, fit_nu_path
+
+    if folds is None:
+        for nu, model in zip(nus, fit_nu_path(X, y, nus, params)):
+            save_model(model, f"{model_file}.{nu:g}")
+        return
+    targets = cross_validation(X, y, params, folds, nus=nus)
+    rates = [np.mean(target == y) for target in targets]
+    for nu, target in zip(nus, targets):
+        for line in report(y, target, params.svm_type):
+            print(f"nu = {nu:g}: {line}")
+    best = nus[int(np.argmax(rates))]
+    print(f"Best nu = {best:g}, Cross Validation Accuracy = {100.0 * max(rates):g}%")
+    save_model(fit_model(X, y, replace(params, nu=best)), model_file)
 
 
 def entry():

@@ -312,6 +312,12 @@ class SolverSpec:
     # on the main thread, its loops stop on Ctrl-C by themselves (not only through
     # Subproblem.stop): a single problem then needs no worker thread
     stops_on_signals: bool = False
+    # its nu_svc is the nu-SVM with the bias in the kernel (ALGORITHMS.md section 6), feasible for
+    # every nu in (0, 1]: LIBSVM's test of nu against the class sizes does not apply
+    bias_in_kernel: bool = False
+    # solve_nu_path(sub, nus) -> [Solution per nu]: the problems of an increasing nu grid (nu_svc,
+    # one_class) in order, reusing work; None: the trainer solves them one by one
+    solve_nu_path: Callable[[Subproblem, Sequence[float]], list] | None = None
 
     @property
     def options(self):

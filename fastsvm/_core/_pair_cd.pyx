@@ -1,0 +1,236 @@
+"""Two-coordinate steps for the linear nu-SVM and one-class duals (ALGORITHMS.md section 6), without
+the GIL:
+
+    min_alpha  1/2 |Z^T alpha|^2   s.t.  e^T alpha = const,  0 <= alpha_i <= u_i,   z_i = s_i [x_i, B]
+
+(s_i = y_i and B = 1 for the bias-in-kernel nu-SVM, s_i = 1 and B = 0 for one-class). w = Z^T alpha is
+kept up to date, so a step on the pair (i, j) along e_i - e_j costs a few passes over rows i and j:
+G_i = z_i.w and G_j afresh, z_i.z_j by merging the two rows' sorted indices, and w += t (z_i - z_j).
+No single coordinate can move once e^T alpha = const holds (the paper's update stalls there): the
+pair moves mass from j, whose gradient is larger, to i.
+"""
+from cython.parallel cimport prange
+from libc.math cimport fmin, isfinite, INFINITY
+from libc.stdlib cimport free, malloc, qsort
+cimport numpy as cnp
+import numpy as np
+
+from libc.stdint cimport uint64_t
+
+from ._csr cimport CSR, csr_view, row_dot, row_axpy
+from ._rng cimport draw_below, rng_state
+from ._status cimport CHUNK_DONE, CONVERGED, INTERRUPTED, NONFINITE, stop_requested
+from . import _status
+from ..errors import FastSVMError
+
+cnp.import_array()
+
+cdef enum:
+    POLL_PAIRS = 4096      # pairs between two looks at the stop flag
+    PARALLEL_ROWS = 4096   # fewer rows than this: the gradients on one thread
+
+
+cdef struct Ranked:
+    double g
+    int row
+
+
+cdef void shuffle_ranked(Ranked* items, Py_ssize_t n, uint64_t* state) noexcept nogil:
+    """Fisher-Yates over items[0:n]."""
+    cdef Py_ssize_t i, j
+    cdef Ranked t
+    for i in range(n - 1):
+        j = i + draw_below(state, <int>(n - i))
+        t = items[i]
+        items[i] = items[j]
+        items[j] = t
+
+
+cdef int by_gradient(const void* a, const void* b) noexcept nogil:
+    """Ascending G, ties by row (a total order: the same ranking on every platform)."""
+    cdef const Ranked* x = <const Ranked*>a
+    cdef const Ranked* y = <const Ranked*>b
+    if x.g < y.g:
+        return -1
+    if x.g > y.g:
+        return 1
+    return (x.row > y.row) - (x.row < y.row)
+
+cdef double TAU = 1e-12    # the curvature floor of a step (LIBSVM's tau): rows z_i = z_j still move
+
+
+cdef inline double row_pair_dot(CSR X, int i, int j) noexcept nogil:
+    """x_i . x_j by merging the rows' sorted column indices."""
+    cdef int a = X.indptr[i], a_end = X.indptr[i + 1], b = X.indptr[j], b_end = X.indptr[j + 1]
+    cdef double s = 0.0
+    while a < a_end and b < b_end:
+        if X.indices[a] == X.indices[b]:
+            s += X.data[a] * X.data[b]
+            a += 1
+            b += 1
+        elif X.indices[a] < X.indices[b]:
+            a += 1
+        else:
+            b += 1
+    return s
+
+
+cdef int steps_on_pairs(CSR A, const double* sign, double bias, double* alpha, double* w, const double* upper,
+                        const double* sqnorm, const Ranked* up, const Ranked* low, Py_ssize_t m,
+                        const int[::1] stop, Py_ssize_t* steps, double* decrease) noexcept nogil:
+    """One exact step on each pair (up[k].row, low[k].row) from the current w; a Status."""
+    cdef int p = A.n_cols, i, j
+    cdef Py_ssize_t k
+    cdef double gi, gj, quad, t, room
+    for k in range(m):
+        if k % POLL_PAIRS == POLL_PAIRS - 1 and stop_requested(stop):
+            return INTERRUPTED
+        i, j = up[k].row, low[k].row
+        room = fmin(upper[i] - alpha[i], alpha[j])
+        if i == j or not room > 0.0:
+            continue
+        gi = sign[i] * (row_dot(A, i, w) + bias * w[p])
+        gj = sign[j] * (row_dot(A, j, w) + bias * w[p])
+        if not gj > gi:
+            continue
+        quad = sqnorm[i] + sqnorm[j] - 2.0 * sign[i] * sign[j] * (row_pair_dot(A, i, j) + bias * bias)
+        if quad < TAU:
+            quad = TAU
+        t = (gj - gi) / quad
+        if not isfinite(t):
+            return NONFINITE
+        if t >= room:          # a bound reached exactly, not within rounding
+            t = room
+            alpha[i] = upper[i] if upper[i] - alpha[i] == room else alpha[i] + t
+            alpha[j] = 0.0 if alpha[j] == room else alpha[j] - t
+        else:
+            alpha[i] += t
+            alpha[j] -= t
+        row_axpy(A, i, t * sign[i], w)
+        row_axpy(A, j, -t * sign[j], w)
+        w[p] += t * bias * (sign[i] - sign[j])
+        decrease[0] += t * (gj - gi) - 0.5 * t * t * quad
+        steps[0] += 1
+    return CONVERGED
+
+
+def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w,
+               const double[::1] upper, const double[::1] sqnorm, const int[::1] up, const int[::1] low,
+               const int[::1] stop):
+    """For k = 0, 1, ...: one exact step on the pair (up[k], low[k]) from the current w: mass
+    moves from low[k] to up[k] when G_low > G_up, as far as the curvature |z_i - z_j|^2 and the
+    box allow. alpha and w (n_cols + 1 entries, the last one B's weight) in place; sqnorm[i] =
+    |z_i|^2. Returns (status, steps taken, objective decrease)."""
+    cdef Py_ssize_t n = alpha.shape[0]
+    if not (sign.shape[0] == upper.shape[0] == sqnorm.shape[0] == n == X.shape[0]):
+        raise FastSVMError("pair_steps: sign, alpha, upper and sqnorm need one entry per row")
+    if w.shape[0] != X.shape[1] + 1:
+        raise FastSVMError(f"pair_steps: w has {w.shape[0]} entries, expected {X.shape[1] + 1}")
+    if up.shape[0] != low.shape[0]:
+        raise FastSVMError("pair_steps: up and low must pair up")
+    cdef const double[::1] data = X.data
+    cdef const int[::1] indices = X.indices
+    cdef const int[::1] indptr = X.indptr
+    cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
+    cdef Py_ssize_t k, m = up.shape[0], steps = 0
+    cdef double decrease = 0.0
+    cdef int status
+    for k in range(m):
+        if up[k] < 0 or up[k] >= n or low[k] < 0 or low[k] >= n:
+            raise FastSVMError("pair_steps: a pair names a row out of range")
+    cdef Ranked* pairs = <Ranked*>malloc(2 * max(m, 1) * sizeof(Ranked))
+    if pairs == NULL:
+        raise MemoryError("pair_steps: no memory for the pairs")
+    for k in range(m):
+        pairs[k].row, pairs[m + k].row = up[k], low[k]
+    with nogil:
+        status = steps_on_pairs(A, &sign[0], bias, &alpha[0], &w[0], &upper[0], &sqnorm[0], pairs, pairs + m, m,
+                                stop, &steps, &decrease)
+    free(pairs)
+    return _status.Status(status), steps, decrease
+
+
+def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w, const double[::1] upper,
+                const double[::1] sqnorm, const int[::1] active, double[::1] G, double tol, long max_sweeps,
+                int passes, int n_threads, const int[::1] stop, object seed=None):
+    """Up to max_sweeps sweeps over the rows ``active`` (the others' alpha stays as it is: a reduced
+    problem). A sweep computes G = Z w on them and stops (CONVERGED, G current) when
+    max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= tol over them; else it ranks the rows that can
+    gain -- a_i < u_i with G_i below the largest, by G ascending, and a_j > 0 with G_j above the
+    smallest, by G descending -- and takes ``passes`` passes of pair_steps' steps over the k-th of
+    one with the k-th of the other (fewer when a pass moves nothing). With a ``seed`` the two lists
+    are shuffled instead of ranked (random pairs, LIBLINEAR's cheap way; the same pairs for a
+    seed). Returns (status, sweeps done, the last gap, pair steps): CHUNK_DONE after max_sweeps (G
+    and the gap then at the last w)."""
+    cdef Py_ssize_t n = alpha.shape[0]
+    if not (sign.shape[0] == upper.shape[0] == sqnorm.shape[0] == G.shape[0] == n == X.shape[0]):
+        raise FastSVMError("pair_sweeps: sign, alpha, upper, sqnorm and G need one entry per row")
+    cdef Py_ssize_t m = active.shape[0], k
+    for k in range(m):
+        if active[k] < 0 or active[k] >= n:
+            raise FastSVMError("pair_sweeps: an active row out of range")
+    if w.shape[0] != X.shape[1] + 1:
+        raise FastSVMError(f"pair_sweeps: w has {w.shape[0]} entries, expected {X.shape[1] + 1}")
+    cdef const double[::1] data = X.data
+    cdef const int[::1] indices = X.indices
+    cdef const int[::1] indptr = X.indptr
+    cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
+    cdef int p = A.n_cols, threads = n_threads if m >= PARALLEL_ROWS and n_threads > 1 else 1, i
+    cdef Py_ssize_t m_up, m_low, steps = 0, before
+    cdef long sweeps = 0
+    cdef int status = CHUNK_DONE, code, pass_
+    cdef double top, bottom, gap = INFINITY, decrease = 0.0
+    cdef Ranked* ranked = <Ranked*>malloc(2 * max(m, 1) * sizeof(Ranked))
+    if ranked == NULL:
+        raise MemoryError("pair_sweeps: no memory for the ranking")
+    cdef Ranked* up = ranked
+    cdef Ranked* low = ranked + m
+    cdef bint shuffled = seed is not None
+    cdef uint64_t state = rng_state(seed) if shuffled else 1
+    with nogil:
+        while True:
+            if stop_requested(stop):
+                status = INTERRUPTED
+                break
+            for k in prange(m, num_threads=threads, schedule="static"):
+                G[active[k]] = sign[active[k]] * (row_dot(A, active[k], &w[0]) + bias * w[p])
+            top, bottom = -INFINITY, INFINITY
+            for k in range(m):
+                i = active[k]
+                if alpha[i] > 0.0 and G[i] > top:
+                    top = G[i]
+                if alpha[i] < upper[i] and G[i] < bottom:
+                    bottom = G[i]
+            gap = top - bottom if top > -INFINITY and bottom < INFINITY else 0.0
+            if gap <= tol:
+                status = CONVERGED
+                break
+            if sweeps >= max_sweeps:       # G is current at every return but an interrupted one
+                break
+            m_up = m_low = 0
+            for k in range(m):
+                i = active[k]
+                if alpha[i] < upper[i] and G[i] < top:
+                    up[m_up].g, up[m_up].row = G[i], i
+                    m_up += 1
+                if alpha[i] > 0.0 and G[i] > bottom:
+                    low[m_low].g, low[m_low].row = -G[i], i
+                    m_low += 1
+            if shuffled:
+                shuffle_ranked(up, m_up, &state)
+                shuffle_ranked(low, m_low, &state)
+            else:
+                qsort(up, m_up, sizeof(Ranked), by_gradient)
+                qsort(low, m_low, sizeof(Ranked), by_gradient)
+            for pass_ in range(passes):
+                before = steps
+                code = steps_on_pairs(A, &sign[0], bias, &alpha[0], &w[0], &upper[0], &sqnorm[0], up, low,
+                                      min(m_up, m_low), stop, &steps, &decrease)
+                if code != CONVERGED or steps == before:
+                    break
+            sweeps += 1
+            if code != CONVERGED:
+                status = code
+                break
+    free(ranked)
+    return _status.Status(status), sweeps, gap, steps

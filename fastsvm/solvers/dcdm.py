@@ -1,0 +1,406 @@
+"""DCDM (seed 004; ALGORITHMS.md section 6): the nu-SVM with its bias in the kernel, and one-class SVM,
+by dual descent on coordinate pairs.
+
+    min_a  1/2 a^T Q a   s.t.  e^T a = nu sum_i u_i,   0 <= a_i <= u_i
+
+    nu-SVM     Q = (y y^T) o (K + 1): the paper's problem, not LIBSVM's nu-SVC (b is penalized);
+               LIBSVM's one-class on this Q is the same problem. -o bias=none drops the + 1 (the
+               authors' RBF runs had no bias).
+    one-class  Q = K: LIBSVM's one-class SVM.
+
+u_i is the sample's weight (1 without weights): LIBSVM's scale. The paper's is a / sum(u) (nu-SVM)
+or a / (nu sum(u)) (one-class); Solution.details gives F and rho there. The paper's one-coordinate
+update stalls once e^T a = nu sum(u) (no single coordinate can move), so every step moves a pair
+along e_i - e_j:
+    linear kernel  sweeps over ranked pairs with w = Z^T a kept (fastsvm._core._pair_cd): one pass
+                   ranks the gradients G = Z w, then the smallest G below its bound is paired with
+                   the largest above 0, the second with the second, ..., each step from fresh G
+    other kernels  LIBSVM's maximal-violating / second-order pair on the kernel cache, whose
+                   columns carry the signs y and the + 1 (fastsvm._core._smo)
+Both stop when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= -e. The margin rho is the multiplier of
+e^T a: G_i = rho where 0 < a_i < u_i. w* = 0 (F* = 0, at small nu where the classes overlap) makes
+rho = 0 and no classifier: an error for one problem, a model without support vectors inside a path.
+
+solve_nu_path solves an increasing nu grid, each nu from the last optimum plus the greedy delta;
+on the linear kernel SRBO (fastsvm.problems.nu_screening) fixes the samples it proves to be at a
+bound, the sweeps run over the rest, and the full KKT check follows every reduced solve.
+"""
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._core._cache import KernelCache
+from .._core._kernel import kernel_matrix, row_sqnorms
+from .._core._margins import LabeledRows
+from .._core._pair_cd import pair_sweeps
+from .._core._smo import SMO
+from .._core._status import Status
+from ..csr import take_rows
+from ..errors import DegenerateProblemError, FastSVMError, ParameterError
+from ..memory import check_kernel_cache
+from ..problems.nu_screening import moved_to_sum, screen
+from ..problems.vector import dot
+from .base import Solution, SolverSpec, SolveStatus, checked_arrays, option, solver_config
+
+FORMULATIONS = ("nu_svc", "one_class")
+KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
+DEFAULT_TOL = 1e-3
+# passes over one sweep's ranked pairs before the gradients are ranked again (each step reads its
+# pair's gradients afresh): 4 halved the sweeps and the time to 1e-9 on australian, sonar, a9a
+PAIR_PASSES = 4
+
+
+@dataclass(frozen=True)
+class Config:
+    bias: str = option("in_kernel", "nu-SVM: the bias as k + 1 (in_kernel) or none", choices=("in_kernel", "none"))
+    pairs: str = option("ranked", "how a sweep pairs the samples: ranked (the k-th smallest gradient with the k-th "
+                        "largest) or random (shuffled: cheaper sweeps, more of them; -R seeds them)",
+                        choices=("ranked", "random"), kernels=("linear",))
+    delta: str = option("greedy", "how a nu path moves the last optimum to the next nu for SRBO: greedy (the "
+                        "new mass on the smallest gradients) or exact (the point of the smallest screening "
+                        "ball: a problem as large as the nu's own)", choices=("greedy", "exact"))
+    max_iter: int = 1_000_000     # linear: sweeps (one pass each); other kernels: pair steps, x 100 l
+    chunk_seconds: float = 0.5    # other kernels: wall time between two progress lines
+
+
+def _problem(sub, config):
+    """(X, signs, upper, total, shift) of the subproblem's dual."""
+    X, y, upper = checked_arrays(sub)
+    nu = float(sub.params.nu)
+    if not 0 < nu <= 1:
+        raise ParameterError("nu <= 0 or nu > 1")
+    if sub.formulation == "nu_svc":
+        if not np.all(np.abs(y) == 1.0):
+            raise FastSVMError("dcdm: the nu-SVM is binary: labels must be +1 or -1")
+        signs, shift = y, (1.0 if config.bias == "in_kernel" else 0.0)
+    else:
+        signs, shift = np.ones(y.shape[0]), 0.0
+    if not upper.sum() > 0:
+        raise FastSVMError("no training samples with a positive weight")
+    return X, signs, upper, nu * float(upper.sum()), shift
+
+
+def _margin(G, alpha, upper):
+    """rho: the mean of G over the free a_i, else the middle of the interval KKT leaves."""
+    free = (alpha > 0) & (alpha < upper)
+    if free.any():
+        return float(G[free].mean())
+    above = G[alpha >= upper]
+    below = G[alpha <= 0]
+    hi = below.min() if below.size else np.inf
+    lo = above.max() if above.size else -np.inf
+    return float(0.5 * (hi + lo)) if np.isfinite(hi) and np.isfinite(lo) else float(hi if np.isfinite(hi) else lo)
+
+
+def _linear_rows(sub, X, signs, upper, shift):
+    """(rows, |z_i|^2) of the linear dual, z_i = s_i [x_i, sqrt(shift)]."""
+    rows = LabeledRows(X, signs, upper, bias=float(np.sqrt(shift)), n_threads=sub.n_threads)
+    return rows, row_sqnorms(X) + shift
+
+
+def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, random_pairs=False, offset=None):
+    """Pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at the
+    milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others stay
+    at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem).
+    (alpha, G, w, sweeps, gap, status, history)."""
+    upper, signs = rows.weights, rows.labels
+    alpha = alpha0.copy()
+    w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
+    stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
+    status, history, sweeps, steps = SolveStatus.MAX_ITER, [], 0, 0
+    started = time.perf_counter()
+    active = np.arange(rows.n_rows, dtype=np.int32) if active is None else active
+    exact = True
+
+    def exact_w():
+        rows.rmatvec(alpha, w)
+        if offset is not None:
+            w[:] += offset
+    exact_w()
+    while True:
+        chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
+        seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
+        code, done, gap, moved = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol, chunk,
+                                             PAIR_PASSES, rows.n_threads, stop, seed)
+        sweeps, steps = sweeps + done, steps + moved
+        if code == Status.INTERRUPTED:
+            raise KeyboardInterrupt
+        if code == Status.NONFINITE:
+            raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
+        if code == Status.CONVERGED and exact:
+            status = SolveStatus.CONVERGED
+            break
+        if code == Status.CONVERGED:      # again from w recomputed: the steps' rounding out of it
+            exact_w()
+            exact = True
+            continue
+        exact = done == 0
+        if sweeps >= max_iter:
+            break
+        history.append({"iter": sweeps, "max_violation": gap, "steps": steps, "seconds": time.perf_counter() - started})
+        if sub.log is not None:
+            sub.log(f"dcdm: sweep {sweeps}  max violation {gap:.3e}  pair steps {steps}")
+    return alpha, G, w, sweeps, gap, status, history
+
+
+def next_milestone(sweep):
+    """The first milestone sweep (1, 2, 5, 10, 20, 50, ...) after ``sweep``."""
+    scale = 1
+    while True:
+        for step in (1, 2, 5):
+            if step * scale > sweep:
+                return step * scale
+        scale *= 10
+
+
+def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None, keep=None,
+                  linear_term=None):
+    """SMO from alpha0 on a kernel cache whose columns carry the signs and the shift. ``base``: a
+    point whose products are known (the last nu's (alpha, Q alpha, G_bar, bounded)): the start's
+    gradient then costs a column where alpha0 differs from it, not one per nonzero alpha0. ``keep``:
+    the variables SMO works on (the others, at their bounds, are set aside until its final check).
+    ``linear_term``: p of min 1/2 a^T Q a + p^T a (the exact delta's problem; G is then Q a + p).
+    (alpha, G, objective, steps, gap, status, history, this point's base)."""
+    params, k = sub.params, sub.kernel
+    n = upper.shape[0]
+    check_kernel_cache(params.cache_size, n)
+    cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
+                        int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
+                        np.where(signs > 0, 1, -1).astype(np.int8), None, shift)
+    stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
+    in_main = threading.current_thread() is threading.main_thread()
+    p = np.zeros(n) if linear_term is None else linear_term
+    smo = SMO(cache, p, np.ones(n, dtype=np.int8), alpha0, upper, tol, bool(params.shrinking), False,
+              0, max_iter, stop, in_main, None)
+    code, history, chunk = (smo.init() if base is None else smo.init_from(*base)), [], 200
+    if keep is not None and code == Status.CONVERGED:
+        smo.set_aside(keep.astype(np.int8))
+    while code == Status.CONVERGED or code == Status.CHUNK_DONE:
+        started = time.perf_counter()
+        code = smo.run(smo.n_iter + chunk)
+        elapsed = time.perf_counter() - started
+        history.append({"iter": smo.n_iter, "max_violation": smo.gap, "seconds": elapsed})
+        if sub.log is not None:
+            sub.log(f"dcdm: pair step {smo.n_iter}  max violation {smo.gap:.3e}")
+        if code != Status.CHUNK_DONE:
+            break
+        chunk = int(min(max(chunk * config.chunk_seconds / max(elapsed, 1e-4), 100), 10_000_000))
+    if code == Status.INTERRUPTED:
+        raise KeyboardInterrupt
+    if code == Status.NO_MEMORY:
+        raise MemoryError("dcdm: cannot allocate a kernel column (lower -m / cache_size?)")
+    if code == Status.NONFINITE:
+        raise FastSVMError("dcdm: a step became NaN or infinite (kernel values far too large?)")
+    res = smo.result()
+    status = SolveStatus.MAX_ITER if code == Status.MAX_ITER else SolveStatus.CONVERGED
+    q_alpha, g_bar = smo.products()
+    return (res["alpha"], q_alpha + p, float(res["obj"]), int(res["n_iter"]), float(res["kkt"]), status, history,
+            (res["alpha"], q_alpha, g_bar, res["alpha"] >= upper))
+
+
+def _greedy_start(upper, total):
+    """a_i = min(u_i, what is left of total), in order (LIBSVM's one-class start: few columns)."""
+    return np.minimum(upper, np.maximum(total - (np.cumsum(upper) - upper), 0.0))
+
+
+def solve(sub):
+    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    X, signs, upper, total, shift = _problem(sub, config)
+    tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
+    if not tol > 0:
+        raise ParameterError("eps <= 0")
+    n = upper.shape[0]
+    nu = float(sub.params.nu)
+    if sub.kernel.kind == "linear":
+        rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
+        # the paper's start nu u (one pass for w, where the greedy start's mass sits on the first rows)
+        alpha, G, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config),
+                                                                  nu * upper, random_pairs=config.pairs == "random")
+        objective = 0.5 * dot(w, w)
+    else:
+        alpha, G, objective, n_iter, gap, status, history, _ = _solve_kernel(
+            sub, X, signs, upper, shift, tol, _max_iter(sub, config, n), _greedy_start(upper, total), config)
+    return _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol)
+
+
+def _max_iter(sub, config, n=None):
+    """-M, else sweeps (linear) or LIBSVM's cap on pair steps, max(10^7, 100 l) (other kernels)."""
+    if sub.params.max_iter is not None:
+        return int(sub.params.max_iter)
+    return config.max_iter if n is None else max(10_000_000, 100 * n)
+
+
+def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol, in_path=False):
+    """The Solution of a solved dual: LIBSVM's one-class as is, the nu-SVM scaled to margin 1. The
+    nu-SVM's trivial region (w = 0) is an error, or ``in_path`` a Solution with no support vector
+    and details["trivial"]."""
+    nu = float(sub.params.nu)
+    rho = _margin(G, alpha, upper)
+    scale = float(upper.sum()) * (1.0 if sub.formulation == "nu_svc" else nu)   # to the paper's a
+    details = {"objective": objective / scale**2, "rho": rho / scale, "max_violation": gap}
+    if sub.formulation == "one_class":
+        return Solution(coef=alpha, rho=rho, objective=objective, n_iter=n_iter, stop_measure=gap, status=status,
+                        history=history, dual=alpha, upper=upper, details=details)
+    details["trivial"] = not rho > tol   # G = rho on the free a_i, and G is known to tol: w = 0
+    if details["trivial"] and in_path:
+        return Solution(coef=np.zeros_like(alpha), rho=0.0, objective=0.0, n_iter=n_iter, stop_measure=gap,
+                        status=status, history=history, dual=alpha, upper=upper, details=details)
+    if details["trivial"]:
+        raise DegenerateProblemError(f"nu-SVM: nu = {nu:g} is in the trivial region (w = 0: the classes overlap "
+                                     "at this nu); raise nu")
+    # the classifier scaled to a margin of 1 (LIBSVM's nu-SVC does the same: C = 1/rho); rho carries
+    # the bias sum_i a_i y_i (times the kernel's + 1)
+    coef = signs * alpha / rho
+    return Solution(coef=coef, rho=-shift * float(coef.sum()), objective=objective / rho**2, n_iter=n_iter,
+                    stop_measure=gap, status=status, history=history, margin_scale=rho,
+                    n_bounded_sv=int(np.count_nonzero(alpha >= upper)), dual=alpha, upper=upper, details=details)
+
+
+def solve_nu_path(sub, nus, screening=True):
+    """The problems of an increasing nu grid in order, each started from the last one's optimum
+    moved to the new e^T a (the greedy delta). With ``screening`` (unit weights, not a precomputed
+    kernel) SRBO fixes the samples it proves to be at a bound and the rest is solved as a reduced
+    problem -- the sweeps restricted to it (linear), SMO with them set aside (other kernels) --
+    followed by the full KKT check, which frees and solves again any sample it finds wrong.
+    [Solution per nu], each with details "seconds", "screened" (the share of samples SRBO fixed)
+    and "violations" (screened samples the full check sent back: 0 when the screening is safe)."""
+    nus = [float(nu) for nu in nus]
+    if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
+        raise ParameterError("a nu path needs increasing values in (0, 1]")
+    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    X, signs, upper, _, shift = _problem(dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nus[0])),
+                                         config)
+    tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
+    l = upper.shape[0]
+    linear = sub.kernel.kind == "linear"
+    screening = screening and bool(np.all(upper == 1.0)) and sub.kernel.kind != "precomputed"
+    if linear:
+        rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
+    else:
+        sqnorm = _kernel_diagonal(X, sub.kernel) + shift
+    solutions, alpha, G, base = [], None, None, None
+    for nu in nus:
+        problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
+        started = time.perf_counter()
+        total = nu * float(upper.sum())
+        zero = one = np.zeros(l, dtype=bool)
+        if alpha is None:
+            start = nu * upper if linear else _greedy_start(upper, total)
+        else:                              # the last optimum, the new mass on the smallest gradients
+            start = moved_to_sum(alpha, G, total, upper)
+        if alpha is not None and config.delta == "exact":
+            start = _exact_start(problem, X, signs, upper, shift, tol, config, rows if linear else None, sqnorm,
+                                 alpha, G, start)
+        if screening and alpha is not None:
+            delta = start - alpha
+            Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
+            zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
+            start[zero], start[one] = 0.0, 1.0
+            kept = ~(zero | one)
+            start[kept] = moved_to_sum(start[kept], G[kept], total - np.count_nonzero(one), upper[kept])
+        if linear:
+            alpha, G, w, n_iter, gap, status, history, violations = _solve_linear_screened(
+                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random")
+            objective = 0.5 * dot(w, w)
+        else:
+            alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
+                problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config, base,
+                keep=None if alpha is None or not screening else ~(zero | one))
+            violations = int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
+        screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
+        solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
+                             in_path=True)
+        solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations)
+        solutions.append(solution)
+        if sub.log is not None:
+            sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  screened {100 * screened / l:.1f}%  "
+                    f"{solution.details['seconds']:.3f} s" +
+                    (f"  ({violations} unsafe, solved again)" if violations else "") +
+                    ("  trivial region: w = 0, no classifier" if solution.details.get("trivial") else ""))
+    return solutions
+
+
+def _exact_start(sub, X, signs, upper, shift, tol, config, rows, sqnorm, alpha0, G0, start):
+    """a0 + delta* for the exact bi-level delta: the point of A_nu1 whose screening ball is the
+    smallest, min_g |Z^T (g + a0)|^2 over g in A_nu1 -- the nu problem with w offset by Z^T a0
+    (linear) or the linear term Q a0 (other kernels), started from the greedy point."""
+    if rows is not None:
+        offset = rows.rmatvec(alpha0, np.empty(rows.n_weights))
+        return _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config), start, offset=offset)[0]
+    return _solve_kernel(sub, X, signs, upper, shift, tol, _max_iter(sub, config, upper.shape[0]), start, config,
+                         linear_term=G0)[0]
+
+
+def _linear_products(rows, delta):
+    """Q delta = Z (Z^T delta), delta sparse."""
+    moved = np.flatnonzero(delta)
+    w_delta = rows.rows_rmatvec(moved.astype(np.int64), delta[moved], np.empty(rows.n_weights))
+    return rows.margins(w_delta, np.empty(rows.n_rows))
+
+
+def _kernel_products(X, kernel, signs, shift, delta):
+    """Q delta = s o ((K + shift) (s o delta)) in double precision, from the kernel rows of delta's
+    few nonzeros (the cache's columns are float32: the screening bounds want more)."""
+    moved = np.flatnonzero(delta)
+    K = kernel_matrix(take_rows(X, moved), X, kernel.kind, float(kernel.gamma), int(kernel.degree),
+                      float(kernel.coef0))
+    return signs * ((signs[moved] * delta[moved]) @ (K + shift))
+
+
+def _kernel_diagonal(X, kernel):
+    """k(x_i, x_i) for every row."""
+    sq = row_sqnorms(X)
+    if kernel.kind == "rbf":
+        return np.ones_like(sq)
+    if kernel.kind == "polynomial":
+        return (kernel.gamma * sq + kernel.coef0) ** kernel.degree
+    if kernel.kind == "sigmoid":
+        return np.tanh(kernel.gamma * sq + kernel.coef0)
+    return sq
+
+
+def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one, random_pairs):
+    """The sweeps over the samples not screened (zero, one: fixed at 0 and 1 in start), then the
+    full KKT check; a screened sample it finds wrong (none, when the screening is safe) is freed
+    and the sweeps go on from there. (alpha, G, w, sweeps, gap, status, history, violations)."""
+    zero, one = zero.copy(), one.copy()
+    alpha, G, violations, sweeps = start, np.empty(rows.n_rows), 0, 0
+    while True:
+        screened = zero | one
+        active = None if not screened.any() else np.flatnonzero(~screened).astype(np.int32)
+        alpha, _, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active,
+                                                                   random_pairs)
+        sweeps += n_iter
+        if active is None:
+            return alpha, _, w, sweeps, gap, status, history, violations
+        rows.margins(w, G)                         # the full KKT check
+        top, bottom = G[alpha > 0].max(), G[alpha < rows.weights].min()
+        wrong = (zero & (G < top - tol)) | (one & (G > bottom + tol))
+        if not wrong.any() and top - bottom <= tol:
+            return alpha, G, w, sweeps, top - bottom, status, history, violations
+        violations += int(np.count_nonzero(wrong))
+        if not wrong.any():                        # optimal on the reduced set, not on all: free them all
+            wrong = screened
+        zero &= ~wrong
+        one &= ~wrong
+
+
+SPEC = SolverSpec(
+    name="dcdm",
+    solve=solve,
+    formulations=FORMULATIONS,
+    kernels=KERNELS,
+    multiclass="ovo",
+    default_kernel="rbf",
+    default_tol=DEFAULT_TOL,
+    description="the nu-SVM with its bias in the kernel (-s 1: not LIBSVM's nu-SVC; b is penalized) and one-class "
+                "SVM (-s 2) by dual descent on coordinate pairs",
+    stop_measure="the maximal violating pair's gap max G - min G",
+    config=Config,
+    stops_on_signals=True,
+    bias_in_kernel=True,
+    solve_nu_path=solve_nu_path,
+)

@@ -1,0 +1,136 @@
+"""DCDM's nu path with SRBO screening (issue 42) side by side with its peers, one run, the same problems.
+
+The bias-in-kernel nu-SVM along nu = 0.50:0.001:0.60 (101 values), the same -e for every side:
+  srbo          fastsvm's path, warm-started, with SRBO screening (linear kernel)
+  warm          the same path without screening
+  cold peer     each nu solved from scratch by the oracle solver of the same problem: liblinear-official
+                -s 21 on z_i = y_i [x_i, 1] (linear), LIBSVM's one-class on the precomputed
+                Q = (y y^T) o (K + 1) (RBF, the small sets only: Q is held whole)
+Cells: seconds (median of --repeat runs), the share of samples screened (mean over the path), the
+largest relative difference of the path's objectives from the peer's, and peak memory.
+
+    python tools/bench_srbo.py --out bench_out/srbo.md
+    python tools/bench_srbo.py --datasets gaussian,breast-cancer_scale --kernels linear --repeat 1
+"""
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+
+from fastsvm.csr import to_csr  # noqa: E402
+from fastsvm.datafile import load_svmlight_file  # noqa: E402
+from fastsvm.params import Params  # noqa: E402
+from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
+from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402
+from memory import reset_peak, rss_and_peak  # noqa: E402
+
+GAMMA = 0.5            # RBF sigma = 1
+RBF_MAX_ROWS = 3000    # LIBSVM's precomputed Q is held whole
+
+
+def gaussian_toy(per_class=1000, seed=0):
+    rng = np.random.default_rng(seed)
+    A = np.vstack([rng.normal(1.0, 1.0, (per_class, 2)), rng.normal(-1.0, 1.0, (per_class, 2))])
+    return sp.csr_matrix(A), np.concatenate([np.ones(per_class), -np.ones(per_class)])
+
+
+def load(data_dir, name):
+    if name == "gaussian":
+        return gaussian_toy()
+    X, labels = load_svmlight_file(str(Path(data_dir) / name))
+    return to_csr(X), np.where(labels == labels[0], 1.0, -1.0)
+
+
+def timed(run, repeat):
+    seconds = []
+    for _ in range(repeat):
+        base = reset_peak()
+        start = time.perf_counter()
+        result = run()
+        seconds.append(time.perf_counter() - start)
+        peak = (rss_and_peak()[1] - base) / 2**20
+    return statistics.median(seconds), result, peak
+
+
+def fastsvm_path(X, y, kind, nus, tol, screening):
+    params = Params(svm_type="nu_svc", solver="dcdm", kernel_type=kind, gamma=GAMMA, nu=nus[0], tol=tol)
+    sub = Subproblem("nu_svc", X, y, np.ones(X.shape[0]), Kernel(kind, gamma=GAMMA), params)
+    return solve_nu_path(sub, nus, screening=screening)
+
+
+def liblinear_cold(X, y, nus, tol):
+    from liblinear.liblinearutil import parameter, problem, train
+    Z = sp.csr_matrix(sp.diags(y) @ sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr())
+    prob = problem(np.ones(Z.shape[0]), Z)
+    values = []
+    for nu in nus:
+        w = np.asarray(train(prob, parameter(f"-s 21 -n {nu} -e {tol} -q")).get_decfun()[0])
+        values.append(0.5 * w @ w / Z.shape[0] ** 2)
+    return values
+
+
+def libsvm_cold(X, y, nus, tol):
+    from libsvm.svmutil import svm_parameter, svm_problem, svm_train
+    A = X.toarray()
+    sq = (A * A).sum(axis=1)
+    Q = np.outer(y, y) * (np.exp(-GAMMA * np.maximum(sq[:, None] + sq[None, :] - 2 * A @ A.T, 0.0)) + 1.0)
+    l = Q.shape[0]
+    prob = svm_problem(np.ones(l), np.hstack([np.arange(1, l + 1)[:, None], Q]), isKernel=True)
+    values = []
+    for nu in nus:
+        model = svm_train(prob, svm_parameter(f"-s 2 -t 4 -n {nu} -e {tol} -q"))
+        alpha = np.zeros(l)
+        alpha[np.asarray(model.get_sv_indices()) - 1] = np.asarray(model.get_sv_coef()).ravel()
+        values.append(0.5 * alpha @ Q @ alpha / l**2)
+    return values
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--datasets", default="gaussian,breast-cancer_scale,australian_scale,diabetes_scale,"
+                                              "phishing,a9a")
+    parser.add_argument("--kernels", default="linear,rbf")
+    parser.add_argument("--tol", type=float, default=1e-3)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    nus = [round(0.5 + 0.001 * k, 3) for k in range(101)]
+    lines = ["# DCDM's nu path with SRBO side by side", "",
+             f"{time.strftime('%Y-%m-%d %H:%M')}; nu = 0.50:0.001:0.60 (101 values), -e {args.tol:g} for every side, "
+             f"medians of {args.repeat} runs, one thread.", "",
+             "| set | kernel | rows | srbo s | warm s | cold peer s | srbo / warm | path / cold | screened | "
+             "max rel. F diff. | peak MB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name in filter(None, args.datasets.split(",")):
+        X, y = load(args.data_dir, name)
+        for kind in args.kernels.split(","):
+            if kind == "rbf" and X.shape[0] > RBF_MAX_ROWS:
+                continue
+            srbo_s, srbo, peak = timed(lambda: fastsvm_path(X, y, kind, nus, args.tol, True), args.repeat)  # noqa: B023
+            warm_s, warm, _ = timed(lambda: fastsvm_path(X, y, kind, nus, args.tol, False), args.repeat)  # noqa: B023
+            peer = liblinear_cold if kind == "linear" else libsvm_cold
+            cold_s, cold, _ = timed(lambda: peer(X, y, nus, args.tol), 1)  # noqa: B023
+            ours = [s.details["objective"] for s in srbo]
+            diff = max(abs(a - b) / b for a, b in zip(ours, cold))
+            screened = np.mean([s.details["screened"] for s in srbo])
+            lines.append(f"| {name} | {kind} | {X.shape[0]} | {srbo_s:.3f} | {warm_s:.3f} | {cold_s:.3f} | "
+                         f"{srbo_s / warm_s:.2f} | {srbo_s / cold_s:.2f} | {100 * screened:.1f}% | {diff:.1e} | "
+                         f"{peak:.0f} |")
+            print(lines[-1], flush=True)
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(report)
+
+
+if __name__ == "__main__":
+    main()
