@@ -76,7 +76,8 @@ def liblinear_runs(X, labels, C, p, repeat):
 
 def table(sets, args):
     lines = ["| dataset | p | C | gap | alm certified s / passes | alm ladder s / passes | alm exact s / passes | "
-             "liblinear s | alm ladder / liblinear | test acc. | peak MB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "liblinear s | alm ladder / liblinear | test acc. | peak MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, X, labels, Xt, yt_labels in sets:
         y = as_pm(labels)
         yt = np.where(yt_labels == labels[0], 1.0, -1.0) if Xt is not None else None

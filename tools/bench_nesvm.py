@@ -327,7 +327,8 @@ def main(argv=None):
     for name, X, y, Xt, yt in sets if "csvm" in sections else []:
         for r in dataset_rows(name, X, y, Xt, yt, args):
             lines.append(f"| {r['dataset']} | {r['C']:g} | {r['gap']:g} | {r['nesvm']} | {r['nesvm gap']:.1e} | "
-                         f"{r['oracle'] if r['oracle'] is not None else '-'} | {r['paper']} | {r['plain']} | {r['ssnal']} | {r['liblinear']} | {r['sgd']} | "
+                         f"{r['oracle'] if r['oracle'] is not None else '-'} | {r['paper']} | {r['plain']} | "
+                         f"{r['ssnal']} | {r['liblinear']} | {r['sgd']} | "
                          f"{100 * r['acc']:.2f}% | {r['peak']:.0f} |")
 
     lines += ["", "## LP-SVM (penalty l1) to a 1e-4 gap against HiGHS, C = 1", "",

@@ -13,7 +13,6 @@ from cython.parallel cimport prange
 from libc.math cimport fmin, isfinite, INFINITY
 from libc.stdlib cimport free, malloc, qsort
 cimport numpy as cnp
-import numpy as np
 
 from libc.stdint cimport uint64_t
 
@@ -178,7 +177,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
     cdef int p = A.n_cols, threads = n_threads if m >= PARALLEL_ROWS and n_threads > 1 else 1, i
     cdef Py_ssize_t m_up, m_low, steps = 0, before
     cdef long sweeps = 0
-    cdef int status = CHUNK_DONE, code, pass_
+    cdef int status = CHUNK_DONE, code, _pass
     cdef double top, bottom, gap = INFINITY, decrease = 0.0
     cdef Ranked* ranked = <Ranked*>malloc(2 * max(m, 1) * sizeof(Ranked))
     if ranked == NULL:
@@ -222,7 +221,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
             else:
                 qsort(up, m_up, sizeof(Ranked), by_gradient)
                 qsort(low, m_low, sizeof(Ranked), by_gradient)
-            for pass_ in range(passes):
+            for _pass in range(passes):
                 before = steps
                 code = steps_on_pairs(A, &sign[0], bias, &alpha[0], &w[0], &upper[0], &sqnorm[0], up, low,
                                       min(m_up, m_low), stop, &steps, &decrease)
