@@ -22,7 +22,8 @@ from fastsvm.errors import FastSVMError
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
-from fastsvm.solvers.dcd import dual_bounds, next_milestone, solve
+from fastsvm.solvers.base import next_milestone
+from fastsvm.solvers.dcd import dual_bounds, solve
 
 liblinearutil = pytest.importorskip("liblinear.liblinearutil")
 

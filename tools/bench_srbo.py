@@ -13,7 +13,6 @@ largest relative difference of the path's objectives from the peer's, and peak m
     python tools/bench_srbo.py --datasets gaussian,breast-cancer_scale --kernels linear --repeat 1
 """
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from fastsvm.datafile import load_svmlight_file  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402
-from memory import reset_peak, rss_and_peak  # noqa: E402
+from bench_nesvm import timed  # noqa: E402
 
 GAMMA = 0.5            # RBF sigma = 1
 RBF_MAX_ROWS = 3000    # LIBSVM's precomputed Q is held whole
@@ -47,17 +46,6 @@ def load(data_dir, name):
         return gaussian_toy()
     X, labels = load_svmlight_file(str(Path(data_dir) / name))
     return to_csr(X), np.where(labels == labels[0], 1.0, -1.0)
-
-
-def timed(run, repeat):
-    seconds = []
-    for _ in range(repeat):
-        base = reset_peak()
-        start = time.perf_counter()
-        result = run()
-        seconds.append(time.perf_counter() - start)
-        peak = (rss_and_peak()[1] - base) / 2**20
-    return statistics.median(seconds), result, peak
 
 
 def fastsvm_path(X, y, kind, nus, tol, screening):

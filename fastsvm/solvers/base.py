@@ -137,6 +137,17 @@ def is_milestone(epoch):
     return epoch in (1, 2, 5)
 
 
+def next_milestone(epoch):
+    """The first epoch after `epoch` at which progress is recorded: 1, 2, 5, 10, 20, 50, 100, ...
+    (a dozen lines for thousands of epochs, the same lines on every run)."""
+    scale = 1
+    while True:
+        for step in (1, 2, 5):
+            if step * scale > epoch:
+                return step * scale
+        scale *= 10
+
+
 class SolveStatus(str, Enum):
     """How a solve ended (a str, so it compares equal to "converged" / "max_iter")."""
 

@@ -17,7 +17,7 @@ from .._core._status import Status
 from ..errors import FastSVMError
 from ..problems.vector import dot
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_arrays, linear_run_settings,
-                   linear_spec, solve_path_warm)
+                   linear_spec, next_milestone, solve_path_warm)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for the dual SVC solvers
 CHUNK_WORK = 1 << 23     # stored values visited per call into the sweep: Ctrl-C is seen within ~10 ms
@@ -29,17 +29,6 @@ class Config(LinearConfig):
 
     chunk_work: int = CHUNK_WORK   # stored values visited per call into the sweep
     log_interval: float = 5.0      # seconds: slow runs also log between milestone epochs
-
-
-def next_milestone(epoch):
-    """The first epoch after `epoch` at which progress is recorded: 1, 2, 5, 10, 20, 50, 100, ...
-    (a dozen lines for thousands of epochs, the same lines on every run)."""
-    scale = 1
-    while True:
-        for step in (1, 2, 5):
-            if step * scale > epoch:
-                return step * scale
-        scale *= 10
 
 
 def dual_bounds(upper, loss):

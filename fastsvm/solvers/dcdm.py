@@ -43,7 +43,7 @@ from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
 from ..problems.nu_screening import moved_to_sum, screen
 from ..problems.vector import dot
-from .base import Solution, SolverSpec, SolveStatus, checked_arrays, option, solver_config
+from .base import Solution, SolverSpec, SolveStatus, checked_arrays, next_milestone, option, solver_config
 
 FORMULATIONS = ("nu_svc", "one_class")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -144,16 +144,6 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
         if sub.log is not None:
             sub.log(f"dcdm: sweep {sweeps}  max violation {gap:.3e}  pair steps {steps}")
     return alpha, G, w, sweeps, gap, status, history
-
-
-def next_milestone(sweep):
-    """The first milestone sweep (1, 2, 5, 10, 20, 50, ...) after ``sweep``."""
-    scale = 1
-    while True:
-        for step in (1, 2, 5):
-            if step * scale > sweep:
-                return step * scale
-        scale *= 10
 
 
 def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None, keep=None,
