@@ -11,10 +11,8 @@ pair moves mass from j, whose gradient is larger, to i.
 """
 from cython.parallel cimport prange
 from libc.math cimport fmin, isfinite, INFINITY
-from libc.stdlib cimport free, malloc, qsort
-cimport numpy as cnp
-
 from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc, qsort
 
 from ._csr cimport CSR, csr_view, row_dot, row_axpy
 from ._rng cimport draw_below, rng_state
@@ -22,11 +20,11 @@ from ._status cimport CHUNK_DONE, CONVERGED, INTERRUPTED, NONFINITE, stop_reques
 from . import _status
 from ..errors import FastSVMError
 
-cnp.import_array()
-
 cdef enum:
     POLL_PAIRS = 4096      # pairs between two looks at the stop flag
     PARALLEL_ROWS = 4096   # fewer rows than this: the gradients on one thread
+
+cdef double TAU = 1e-12    # the curvature floor of a step (LIBSVM's tau): rows z_i = z_j still move
 
 
 cdef struct Ranked:
@@ -54,8 +52,6 @@ cdef int by_gradient(const void* a, const void* b) noexcept nogil:
     if x.g > y.g:
         return 1
     return (x.row > y.row) - (x.row < y.row)
-
-cdef double TAU = 1e-12    # the curvature floor of a step (LIBSVM's tau): rows z_i = z_j still move
 
 
 cdef inline double row_pair_dot(CSR X, int i, int j) noexcept nogil:
