@@ -33,7 +33,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from bench_dcd import as_pm, load_synthetic  # noqa: E402
-from bench_nesvm import benchmark_sets, hinge_primal, ladder_side, liblinear_run, optimum, timed  # noqa: E402
+from bench_nesvm import (benchmark_sets, hinge_primal, ladder_side, liblinear_run, optimum, timed,  # noqa: E402
+                         write_report)
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers import get_solver  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
@@ -161,11 +162,7 @@ def main(argv=None):
         lines += table(sets, args)
     if "scaling" in sections:
         lines += scaling([int(r) for r in args.scaling_rows.split(",")], args)
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

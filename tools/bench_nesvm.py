@@ -56,6 +56,15 @@ LADDER = 10 ** -0.5
 
 # ---------------------------------------------------------------- problems and measures
 
+def write_report(lines, out):
+    """The report (markdown lines) printed, and written to ``out`` when given."""
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(report)
+
+
 def hinge_primal(X, y, C, w, b, p=1.0):
     """1/2 |w|^2 + C sum max(0, 1 - y (X w + b))^p."""
     return 0.5 * float(w @ w) + C * float((np.maximum(0.0, 1.0 - y * (X @ w + b)) ** p).sum())
@@ -364,11 +373,7 @@ def main(argv=None):
             per_pass[threads] = nes["seconds"] / nes["passes"]
         lines += ["", f"Threads on {name} (C = 1, gap 1e-2): {1e3 * per_pass[1]:.2f} ms per pass on 1 thread, "
                   f"{1e3 * per_pass[2]:.2f} on 2: {per_pass[1] / per_pass[2]:.2f}x"]
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from fastsvm.datafile import load_svmlight_file  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402
-from bench_nesvm import timed  # noqa: E402
+from bench_nesvm import timed, write_report  # noqa: E402
 
 GAMMA = 0.5            # RBF sigma = 1
 RBF_MAX_ROWS = 3000    # LIBSVM's precomputed Q is held whole
@@ -113,11 +113,7 @@ def main(argv=None):
                          f"{srbo_s / warm_s:.2f} | {srbo_s / cold_s:.2f} | {100 * screened:.1f}% | {diff:.1e} | "
                          f"{peak:.0f} |")
             print(lines[-1], flush=True)
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -270,7 +270,9 @@ def solve_nu_path(sub, nus, screening=True):
     if linear:
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
     else:
-        sqnorm = _kernel_diagonal(X, sub.kernel) + shift
+        k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
+        sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
+                             shift).get_diagonal()
     solutions, alpha, G, base = [], None, None, None
     for nu in nus:
         problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
@@ -338,18 +340,6 @@ def _kernel_products(X, kernel, signs, shift, delta):
     K = kernel_matrix(take_rows(X, moved), X, kernel.kind, float(kernel.gamma), int(kernel.degree),
                       float(kernel.coef0))
     return signs * ((signs[moved] * delta[moved]) @ (K + shift))
-
-
-def _kernel_diagonal(X, kernel):
-    """k(x_i, x_i) for every row."""
-    sq = row_sqnorms(X)
-    if kernel.kind == "rbf":
-        return np.ones_like(sq)
-    if kernel.kind == "polynomial":
-        return (kernel.gamma * sq + kernel.coef0) ** kernel.degree
-    if kernel.kind == "sigmoid":
-        return np.tanh(kernel.gamma * sq + kernel.coef0)
-    return sq
 
 
 def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one, random_pairs):
