@@ -282,6 +282,21 @@ def test_progress_lines_per_stage_and_history():
     assert all(b == pytest.approx(a / 2) for a, b in zip(mus, mus[1:]))
 
 
+@pytest.mark.parametrize("tol,mu_start,first", [(1e-2, None, 0.2), (1e-4, None, 0.02), (0.5, None, 1.0),
+                                                (1e-2, 1.0, 1.0)])
+def test_first_stage_is_sized_from_the_requested_gap(tol, mu_start, first):
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    options = {} if mu_start is None else {"mu_start": mu_start}
+    sol = solve(subproblem(X, y, tol=tol, **options))
+    assert sol.history[0]["mu"] == pytest.approx(first)
+    assert sol.status == "converged" and hinge_gap(X.toarray(), y, 1.0, sol) <= tol * 1.01
+    # the trace: every iterate's true objective at the passes spent, the last one the answer's
+    passes, values = sol.details["trace"].T
+    assert np.all(np.diff(passes) >= 0) and passes[-1] <= sol.details["passes"]
+    assert values.min() <= sol.objective * (1 + 1e-12) and np.all(values >= HEART_HINGE * (1 - 1e-9))
+
+
 def test_max_iter_and_bad_input():
     X, labels = load("heart_scale")
     y = pm(labels)
