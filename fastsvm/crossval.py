@@ -7,12 +7,13 @@ import numpy as np
 
 from ._core._crand import CRand
 from .csr import to_csr
+from .errors import ParameterError
 from .metrics import squared_correlation
 from .parallel import effective_n_jobs, run_tasks
 from .prediction import predict, predict_probability
 from .probability import probability_draws
 from .multiclass import group_classes
-from .train import fit_model, fit_nu_path
+from .train import fit_model, fit_nu_path, fit_path
 
 
 def fold_permutation(y, svm_type, n_folds, rng):
@@ -40,9 +41,12 @@ def fold_permutation(y, svm_type, n_folds, rng):
     return perm, fold_start
 
 
-def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None):
+def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None):
     """Predicted label/value of every row by the model trained without its fold; with ``nus`` (an
-    increasing grid), one row of them per nu, each fold trained along the grid (fit_nu_path)."""
+    increasing grid), one row of them per nu, each fold trained along the grid (fit_nu_path); with
+    ``Cs``, one row per C, each fold trained as a warm C path (fit_path: the solver's solve_path)."""
+    if nus is not None and Cs is not None:
+        raise ParameterError("cross validation along a path: over nu or over C, not both")
     X = to_csr(X)
     y = np.asarray(y, dtype=np.float64)
     n_folds = min(int(n_folds), len(y))  # more folds than rows: leave-one-out, as LIBSVM
@@ -53,7 +57,8 @@ def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None):
     inner = dataclasses.replace(params, n_jobs=max(1, n_jobs // n_folds), verbose=False)
     stop = np.zeros(1, dtype=np.int32)
     weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    target = np.empty(len(y) if nus is None else (len(nus), len(y)))
+    path = nus if nus is not None else Cs
+    target = np.empty(len(y) if path is None else (len(path), len(y)))
 
     def training_rows(f):
         # in perm's order, as LIBSVM hands them to training (SMO's path and the labels' order)
@@ -71,8 +76,9 @@ def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None):
 
     def fold(f):
         test, train = perm[fold_start[f]:fold_start[f + 1]], training_rows(f)
-        if nus is not None:
-            models = fit_nu_path(X[train], y[train], nus, inner, sample_weight=weights[train], stop=stop)
+        if path is not None:
+            fit = fit_nu_path if nus is not None else fit_path
+            models = fit(X[train], y[train], path, inner, sample_weight=weights[train], stop=stop)
             return test, np.array([predict(model, X[test], n_jobs=inner.n_jobs) for model in models])
         model = fit_model(X[train], y[train], inner, sample_weight=weights[train], stop=stop,
                           stream=fold_streams[f])
