@@ -45,6 +45,18 @@ def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None, Cs=Non
     """Predicted label/value of every row by the model trained without its fold; with ``nus`` (an
     increasing grid), one row of them per nu, each fold trained along the grid (fit_nu_path); with
     ``Cs``, one row per C, each fold trained as a warm C path (fit_path: the solver's solve_path)."""
+    n_jobs = effective_n_jobs(params.n_jobs)
+    stop = np.zeros(1, dtype=np.int32)
+    tasks, assemble = fold_tasks(X, y, params, n_folds, sample_weight, nus, Cs, stop,
+                                 threads=max(1, n_jobs // max(1, min(int(n_folds), len(y)))))
+    return assemble(run_tasks(tasks, n_jobs, stop))
+
+
+def fold_tasks(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None, stop=None, threads=1):
+    """cross_validation's folds as independent tasks: (tasks, assemble), each task training one
+    fold (with ``threads`` threads) and returning its rows' predictions, assemble(results) the
+    predictions of every row. A caller runs them with others (fastsvm.grid: every fold of every
+    gamma side by side); ``stop`` is the flag its run_tasks sets on Ctrl-C."""
     if nus is not None and Cs is not None:
         raise ParameterError("cross validation along a path: over nu or over C, not both")
     X = to_csr(X)
@@ -53,12 +65,10 @@ def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None, Cs=Non
     stream = CRand() if params.libsvm_folds else None  # a fresh svm-train process's
     rng = stream if stream is not None else np.random.default_rng(params.seed)
     perm, fold_start = fold_permutation(y, params.svm_type, n_folds, rng)
-    n_jobs = effective_n_jobs(params.n_jobs)
-    inner = dataclasses.replace(params, n_jobs=max(1, n_jobs // n_folds), verbose=False)
-    stop = np.zeros(1, dtype=np.int32)
+    inner = dataclasses.replace(params, n_jobs=threads, verbose=False)
+    stop = np.zeros(1, dtype=np.int32) if stop is None else stop
     weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
     path = nus if nus is not None else Cs
-    target = np.empty(len(y) if path is None else (len(path), len(y)))
 
     def training_rows(f):
         # in perm's order, as LIBSVM hands them to training (SMO's path and the labels' order)
@@ -87,10 +97,13 @@ def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None, Cs=Non
             return test, predict_probability(model, X[test], n_jobs=inner.n_jobs)[0]
         return test, predict(model, X[test], n_jobs=inner.n_jobs)
 
-    tasks = [(lambda f=f: fold(f)) for f in range(n_folds)]
-    for test, predicted in run_tasks(tasks, n_jobs, stop):
-        target[..., test] = predicted
-    return target
+    def assemble(results):
+        target = np.empty(len(y) if path is None else (len(path), len(y)))
+        for test, predicted in results:
+            target[..., test] = predicted
+        return target
+
+    return [(lambda f=f: fold(f)) for f in range(n_folds)], assemble
 
 
 def report(y, target, svm_type):

@@ -5,18 +5,22 @@ Every cell is scored on one fold split (fastsvm.crossval's, LIBSVM's or seeded).
 gamma are one cross validation in which each fold is trained as a path over the grid's C, each C
 warm-started from the last on shared state (fastsvm.train.fit_path: the solver's SolverSpec.prepare
 and solve_path, e.g. SMO's kernel cache; a solver with none solves them one by one), or over nu
-(fit_nu_path: solve_nu_path, dcdm's SRBO screening). The folds run in threads; every training
-inside a fold runs on one thread, so the table is the same for any n_jobs.
+(fit_nu_path: solve_nu_path, dcdm's SRBO screening). The folds of every gamma are independent
+tasks run side by side in n_jobs threads; a training's result does not depend on its threads,
+so the table is the same for any n_jobs. Gamma does not enter a linear or precomputed kernel:
+their grid solves one row and copies it.
 """
 import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from .crossval import cross_validation
+from .crossval import fold_tasks
 from .csr import to_csr
 from .errors import ParameterError
+from .parallel import effective_n_jobs, run_tasks
 from .params import Params
+from .solvers import get_solver
 from .train import fit_model
 
 REGRESSION = ("epsilon_svr", "nu_svr")
@@ -110,11 +114,25 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if X.shape[0] != y.shape[0]:
         raise ParameterError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values")
+    # gamma does not enter a linear or precomputed kernel: one row serves every gamma
+    kernel = params.kernel_type or get_solver(params.solver).default_kernel
+    distinct = gammas[:1] if kernel in ("linear", "precomputed") else gammas
+    n_jobs = effective_n_jobs(params.n_jobs)
+    per_row = min(folds, len(y)) * (len(values) if params.probability else 1)
+    threads = max(1, n_jobs // (per_row * len(distinct)))   # each training's share of n_jobs
+    stop = np.zeros(1, dtype=np.int32)
+    rows = [_Row(X, y, cell_params(params, axis, None, g), axis, values, folds, sample_weight, stop, threads)
+            for g in distinct]
     rates = np.empty((len(gammas), len(values)))
-    for k, gamma in enumerate(gammas):
-        rates[k] = _row(X, y, cell_params(params, axis, None, gamma), axis, values, folds, sample_weight)
-        if on_gamma is not None:
-            on_gamma(k, rates[k].copy())
+    table_rows = [[k] for k in range(len(rows))] if len(rows) > 1 else [list(range(len(gammas)))]
+
+    def row_done(r, row):
+        for k in table_rows[r]:
+            rates[k] = row
+            if on_gamma is not None:
+                on_gamma(k, row.copy())
+
+    _run(rows, n_jobs, stop, row_done)
     measure = "mean squared error" if params.svm_type in REGRESSION else "accuracy"
     best_value, best_gamma, best_rate = _best(values, gammas, rates, params.svm_type in REGRESSION)
     result = GridResult(axis, values, gammas, rates, measure, best_value, best_gamma, best_rate, params)
@@ -134,21 +152,58 @@ def _axis(name, values, largest):
     return values
 
 
-def _row(X, y, params, axis, values, folds, sample_weight):
-    """The rates of one gamma's cells: one cross validation, each fold along the path of values."""
-    if values == [None] or (axis == "C" and params.svm_type in NU_TYPES):
-        target = cross_validation(X, y, params, folds, sample_weight)
-        return np.full(len(values), score(target, y, params.svm_type))
-    if params.probability:   # -b 1's models are not fitted along a path: each cell on its own
-        return np.array([score(cross_validation(X, y, cell_params(params, axis, v, None), folds, sample_weight),
-                               y, params.svm_type) for v in values])
-    path = sorted(set(values))   # increasing: each value warm-starts the next
-    if axis == "nu":
-        targets = cross_validation(X, y, params, folds, sample_weight, nus=path)
-    else:
-        targets = cross_validation(X, y, params, folds, sample_weight, Cs=path)
-    rates = score(targets, y, params.svm_type)
-    return np.array([rates[path.index(v)] for v in values])
+class _Row:
+    """One gamma's cells as fold tasks (fastsvm.crossval.fold_tasks): one cross validation whose
+    folds are trained along the path of values, or, where a path does not apply, one per cell."""
+
+    def __init__(self, X, y, params, axis, values, folds, sample_weight, stop, threads):
+        self.y, self.svm_type, self.width = y, params.svm_type, len(values)
+        self.units = []   # (tasks, assemble, the table's columns of each of its target's rows)
+
+        def unit(unit_params, columns, **path):
+            tasks, assemble = fold_tasks(X, y, unit_params, folds, sample_weight, stop=stop, threads=threads,
+                                         **path)
+            self.units.append((tasks, assemble, columns))
+
+        if values == [None] or (axis == "C" and params.svm_type in NU_TYPES):
+            unit(params, [list(range(len(values)))])
+        elif params.probability:   # -b 1's models are not fitted along a path: each cell on its own
+            for j, v in enumerate(values):
+                unit(cell_params(params, axis, v, None), [[j]])
+        else:
+            path = sorted(set(values))   # increasing: each value warm-starts the next
+            unit(params, [[j for j, v in enumerate(values) if v == p] for p in path],
+                 **{"nus" if axis == "nu" else "Cs": path})
+
+    def tasks(self):
+        return [task for tasks, _, _ in self.units for task in tasks]
+
+    def rates(self, results):
+        """The row of the table from its tasks' results, in the order of tasks()."""
+        row = np.empty(self.width)
+        at = 0
+        for tasks, assemble, columns in self.units:
+            scores = np.atleast_1d(score(assemble(results[at:at + len(tasks)]), self.y, self.svm_type))
+            at += len(tasks)
+            for value_score, cols in zip(scores, columns):
+                row[cols] = value_score
+        return row
+
+
+def _run(rows, n_jobs, stop, row_done):
+    """Every fold task of every row side by side in n_jobs threads; row_done(r, rates) as row r's
+    tasks are done, rows in order."""
+    tasks = [row.tasks() for row in rows]
+    ends = np.cumsum([len(t) for t in tasks])
+    results = []
+
+    def done(k, result):
+        results.append(result)
+        r = int(np.searchsorted(ends, k + 1))
+        if k + 1 == ends[r]:
+            row_done(r, rows[r].rates(results[ends[r] - len(tasks[r]):]))
+
+    run_tasks([task for row_tasks in tasks for task in row_tasks], n_jobs, stop, done)
 
 
 def _best(values, gammas, rates, lowest):
