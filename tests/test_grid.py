@@ -414,3 +414,24 @@ def test_default_grid_same_best_cell_and_rates_as_cold(name, tmp_path):
                  if rate != svm_train_rate(cold[log2g.index(g), log2c.index(c)])]
     assert not differing
     assert final[2] == svm_train_rate(cold.max())
+
+
+def test_ctrl_c_stops_the_grid_within_a_second(tmp_path):
+    """SIGINT in the middle of a grid: one line, exit 130, within a second; the .out file keeps the
+    cells done so far (for -resume)."""
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    code = "import sys; sys.argv[0] = 'fastsvm-grid'; from fastsvm.cli.grid import entry; entry()"
+    process = subprocess.Popen([sys.executable, "-c", code, "-log2c", "9,15,2", "-j", "2", "-png", "null",
+                                shared_file("svmguide1")], cwd=tmp_path, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(3.0)
+    assert process.poll() is None, "the grid ended before the signal"
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert time.monotonic() - sent < 1.5
+    assert process.returncode == 130 and err == "fastsvm-grid: interrupted\n", err
+    assert len((tmp_path / "svmguide1.out").read_text().splitlines()) == len(out.splitlines())
