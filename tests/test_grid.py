@@ -215,6 +215,11 @@ def test_resume_reads_the_out_file_and_computes_the_rest(tmp_path):
     assert [w for w, *_ in cells] == ["resumed"] * 7 + ["local"] * (len(lines) - 7)
     assert final == parse_grid_output(whole.stdout)[1]
     assert parse_out_file(tmp_path / "heart_scale.out") == parse_out_file_text(lines)
+    # all resumed: nothing to compute, the same best
+    done = run_grid(*REDUCED, "-png", "null", "-out", "null", "-resume", data, cwd=tmp_path)
+    cells, final = parse_grid_output(done.stdout)
+    assert done.returncode == 0 and {w for w, *_ in cells} == {"resumed"} and len(cells) == len(lines)
+    assert final == parse_grid_output(whole.stdout)[1]
 
 
 def parse_out_file_text(lines):

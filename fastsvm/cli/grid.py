@@ -294,9 +294,10 @@ def main(argv):
             progress.draw(k + 1)
 
         values = None if cs == [None] else [2.0 ** c if axis == "C" else c for c in cs]
-        grid_search(X, y, **{"nus" if axis == "nu" else "Cs": values},
-                    gammas=[2.0 ** g for g in todo] if gs != [None] else None,
-                    folds=options.folds, params=params, refit=False, on_gamma=on_gamma)
+        if todo:   # else every cell was resumed
+            grid_search(X, y, **{"nus" if axis == "nu" else "Cs": values},
+                        gammas=[2.0 ** g for g in todo] if gs != [None] else None,
+                        folds=options.folds, params=params, refit=False, on_gamma=on_gamma)
         progress.clear()
         report.final()
     finally:
