@@ -83,7 +83,7 @@ def score(target, y, svm_type):
 
 
 def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jobs=None, refit=True,
-                sample_weight=None, on_gamma=None):
+                sample_weight=None, on_gamma=None, progress=None):
     """Cross-validate every cell of the grid Cs x gammas (nus x gammas for nu-SVC / one-class)
     and return a GridResult: the table, the best cell and (``refit``) its model on all the data.
 
@@ -92,7 +92,8 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
     that axis is not searched. For nu-SVC and one-class, C does not enter the problem: every C
     of a gamma gets that gamma's one cross validation (as grid.py's cells would). ``n_jobs``:
     threads (None: params.n_jobs); the table does not depend on it. ``on_gamma(k, rates)`` is
-    called as gammas[k]'s row of the table is done, in the order of gammas.
+    called as gammas[k]'s row of the table is done, in the order of gammas; ``progress(done,
+    total)`` as each of the grid's trainings (a fold along its path) is done.
     """
     params = Params() if params is None else params
     params = dataclasses.replace(params, verbose=False, n_jobs=params.n_jobs if n_jobs is None else n_jobs)
@@ -132,7 +133,7 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
             if on_gamma is not None:
                 on_gamma(k, row.copy())
 
-    _run(rows, n_jobs, stop, row_done)
+    _run(rows, n_jobs, stop, row_done, progress)
     measure = "mean squared error" if params.svm_type in REGRESSION else "accuracy"
     best_value, best_gamma, best_rate = _best(values, gammas, rates, params.svm_type in REGRESSION)
     result = GridResult(axis, values, gammas, rates, measure, best_value, best_gamma, best_rate, params)
@@ -190,15 +191,17 @@ class _Row:
         return row
 
 
-def _run(rows, n_jobs, stop, row_done):
+def _run(rows, n_jobs, stop, row_done, progress=None):
     """Every fold task of every row side by side in n_jobs threads; row_done(r, rates) as row r's
-    tasks are done, rows in order."""
+    tasks are done, rows in order; progress(done, total) after each task."""
     tasks = [row.tasks() for row in rows]
     ends = np.cumsum([len(t) for t in tasks])
     results = []
 
     def done(k, result):
         results.append(result)
+        if progress is not None:
+            progress(k + 1, int(ends[-1]))
         r = int(np.searchsorted(ends, k + 1))
         if k + 1 == ends[r]:
             row_done(r, rows[r].rates(results[ends[r] - len(tasks[r]):]))

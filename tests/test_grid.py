@@ -362,7 +362,11 @@ def test_table_is_the_same_for_any_number_of_threads(heart):
 def test_grid_search_result_and_refit_model(heart):
     X, y = heart
     Cs, gammas = [0.5, 8.0, 128.0], [0.5, 2.0 ** -7]
-    result = grid_search(X, y, Cs=Cs, gammas=gammas, folds=4, params=Params(seed=1))
+    calls, rows = [], []
+    result = grid_search(X, y, Cs=Cs, gammas=gammas, folds=4, params=Params(seed=1),
+                         progress=lambda *a: calls.append(a), on_gamma=lambda k, rates: rows.append((k, list(rates))))
+    assert calls == [(k, 8) for k in range(1, 9)]   # one training per fold and gamma, each along the Cs
+    assert rows == [(k, list(result.rates[k])) for k in range(2)]
     assert result.axis == "C" and result.measure == "accuracy"
     assert result.rates.max() == result.best_rate
     # ties go to the smallest C, then the smallest gamma

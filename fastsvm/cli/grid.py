@@ -211,17 +211,17 @@ class Report:
 
 
 class Progress:
-    """A bar on stderr when it is a terminal: gammas done of all, cells done of all."""
+    """A bar on stderr when it is a terminal: trainings done (a fold along its path of C) of all."""
 
-    def __init__(self, total_gammas, cells_per_gamma):
-        self.total, self.per = total_gammas, cells_per_gamma
-        self.shown = sys.stderr.isatty() and total_gammas > 0
+    def __init__(self):
+        self.shown = sys.stderr.isatty()
+        self.last = None
 
-    def draw(self, done):
-        if self.shown:
-            filled = 30 * done // self.total
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] gamma {done}/{self.total}, "
-                             f"cells {done * self.per}/{self.total * self.per}")
+    def draw(self, done, total):
+        self.last = (done, total)
+        if self.shown and total > 0:
+            filled = 30 * done // total
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} folds trained")
             sys.stderr.flush()
 
     def clear(self):
@@ -277,8 +277,7 @@ def main(argv):
             report.cell(c, g, rate, "resumed")
         rates = dict(done)
         shown = [0]
-        progress = Progress(len(todo), len(cs))
-        progress.draw(0)
+        progress = Progress()
 
         def on_gamma(k, row):
             # print every cell of grid.py's order up to the first one of a gamma not yet done
@@ -291,13 +290,15 @@ def main(argv):
                 if cells[shown[0]] not in done:
                     report.cell(*cells[shown[0]], rates[cells[shown[0]]])
                 shown[0] += 1
-            progress.draw(k + 1)
+            if progress.last is not None:
+                progress.draw(*progress.last)
 
         values = None if cs == [None] else [2.0 ** c if axis == "C" else c for c in cs]
         if todo:   # else every cell was resumed
             grid_search(X, y, **{"nus" if axis == "nu" else "Cs": values},
                         gammas=[2.0 ** g for g in todo] if gs != [None] else None,
-                        folds=options.folds, params=params, refit=False, on_gamma=on_gamma)
+                        folds=options.folds, params=params, refit=False, on_gamma=on_gamma,
+                        progress=progress.draw)
         progress.clear()
         report.final()
     finally:
