@@ -403,6 +403,28 @@ def test_grid_search_bad_input(heart, kwargs, pattern):
         grid_search(X, y, **kwargs)
 
 
+def test_run_tasks_reports_finished_tasks_in_order():
+    """fastsvm.parallel.run_tasks's on_done (the grid's progress and rows): each task once, in task
+    order, on the calling thread, even when a later task finishes first; an on_done that raises
+    stops the work and sets the stop flag."""
+    import threading
+    import time
+
+    from fastsvm.parallel import run_tasks
+
+    delays = [0.3, 0.0, 0.1, 0.0]
+    seen = []
+    tasks = [(lambda k=k: (time.sleep(delays[k]), k * k)[1]) for k in range(4)]
+    main = threading.get_ident()
+    results = run_tasks(tasks, 2, np.zeros(1, np.int32),
+                        lambda k, r: seen.append((k, r, threading.get_ident() == main)))
+    assert results == [0, 1, 4, 9] and seen == [(k, k * k, True) for k in range(4)]
+    stop = np.zeros(1, np.int32)
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_tasks(tasks, 2, stop, lambda k, r: (_ for _ in ()).throw(RuntimeError("stop here")))
+    assert stop[0] == 1
+
+
 # ---------------------------------------------------------------------------- scikit-learn
 
 def test_estimators_inside_sklearn_grid_search_cv(heart):
