@@ -89,7 +89,8 @@ def fold_tasks(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None, sto
         if path is not None:
             fit = fit_nu_path if nus is not None else fit_path
             models = fit(X[train], y[train], path, inner, sample_weight=weights[train], stop=stop)
-            return test, np.array([predict(model, X[test], n_jobs=inner.n_jobs) for model in models])
+            X_test = X[test]
+            return test, np.array([predict(model, X_test, n_jobs=inner.n_jobs) for model in models])
         model = fit_model(X[train], y[train], inner, sample_weight=weights[train], stop=stop,
                           stream=fold_streams[f])
         if inner.probability and inner.svm_type in ("c_svc", "nu_svc"):
