@@ -177,12 +177,29 @@ def read_resume(path):
 
 
 class Report:
-    """grid.py's output: one line per cell with the running best, the .out file, the final line.
-    Regression rates are mean squared errors: the lowest is best."""
+    """grid.py's output: one line per cell with the running best, in grid.py's order of the cells
+    (``order``), resumed cells first; the .out file; the final line. Regression rates are mean
+    squared errors: the lowest is best."""
 
-    def __init__(self, axis, out, lowest):
+    def __init__(self, axis, out, lowest, order, resumed):
         self.axis, self.out, self.lowest = axis, out, lowest
-        self.best = None   # (c, g, rate) as exponents (nu itself on the nu axis)
+        self.order, self.resumed = order, resumed
+        self.rates = dict(resumed)   # {(c, g): rate} known so far
+        self.printed = 0             # the cells of order printed (or resumed)
+        self.best = None             # (c, g, rate) as exponents (nu itself on the nu axis)
+        for (c, g), rate in resumed.items():
+            self.cell(c, g, rate, "resumed")
+
+    def row(self, g, cs, rates):
+        """A gamma's rates: kept, then every cell of the order printed up to the first not known."""
+        for c, rate in zip(cs, rates):
+            if (c, g) not in self.resumed:
+                self.rates[(c, g)] = shown_rate(rate)
+        while self.printed < len(self.order) and self.order[self.printed] in self.rates:
+            cell = self.order[self.printed]
+            if cell not in self.resumed:
+                self.cell(*cell, self.rates[cell])
+            self.printed += 1
 
     def cell(self, c, g, rate, worker="local"):
         best = self.best
@@ -223,6 +240,10 @@ class Progress:
             filled = 30 * done // total
             sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} folds trained")
             sys.stderr.flush()
+
+    def redraw(self):
+        if self.last is not None:
+            self.draw(*self.last)
 
     def clear(self):
         if self.shown:
@@ -265,33 +286,19 @@ def main(argv):
     if params.svm_type in ("c_svc", "nu_svc"):
         y = check_class_labels(y, where=lambda row: f"{options.dataset}:{row_line(options.dataset, row)}")
 
-    cells = job_order(cs, gs)
     todo = [g for g in gs if any((c, g) not in done for c in cs)]
     plot = _plotter(options.png) if options.png is not None and None not in cs and None not in gs else None
     out = None
     if options.out is not None:
         out = open(options.out, "a" if options.resume is not None else "w")
     try:
-        report = Report(axis, out, params.svm_type in REGRESSION)
-        for (c, g), rate in done.items():
-            report.cell(c, g, rate, "resumed")
-        rates = dict(done)
-        shown = [0]
+        report = Report(axis, out, params.svm_type in REGRESSION, job_order(cs, gs), done)
         progress = Progress()
 
-        def on_gamma(k, row):
-            # print every cell of grid.py's order up to the first one of a gamma not yet done
-            g = todo[k]
-            for c, rate in zip(cs, row):
-                if (c, g) not in done:
-                    rates[(c, g)] = shown_rate(rate)
+        def on_gamma(k, rates):
             progress.clear()
-            while shown[0] < len(cells) and cells[shown[0]] in rates:
-                if cells[shown[0]] not in done:
-                    report.cell(*cells[shown[0]], rates[cells[shown[0]]])
-                shown[0] += 1
-            if progress.last is not None:
-                progress.draw(*progress.last)
+            report.row(todo[k], cs, rates)
+            progress.redraw()
 
         values = None if cs == [None] else [2.0 ** c if axis == "C" else c for c in cs]
         if todo:   # else every cell was resumed
@@ -305,7 +312,7 @@ def main(argv):
         if out is not None:
             out.close()
     if plot is not None:
-        plot(options, axis, cs, gs, rates, report.best)
+        plot(options, axis, cs, gs, report.rates, report.best)
 
 
 def _plotter(path):
