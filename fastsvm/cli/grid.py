@@ -167,7 +167,7 @@ def read_resume(path):
     done = {}
     with open(path) as f:
         for line in f:
-            rate = re.findall(r"rate=([0-9.]+)", line)
+            rate = re.findall(r"rate=([0-9.eE+-]+)", line)
             if not rate:
                 continue
             c = re.findall(r"(?:log2c|nu)=([0-9.eE+-]+)", line)
