@@ -20,6 +20,7 @@ _PUBLIC = {
     "Params": "params",
     "predict": "prediction", "decision_values": "prediction", "predict_probability": "prediction",
     "fit_model": "train", "fit_path": "train", "fit_nu_path": "train",
+    "grid_search": "grid", "GridResult": "grid",
     # the estimators pull in scikit-learn (most of a second)
     **dict.fromkeys(("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM",
                      "RandomFourierFeatures", "Nystroem"), "estimators"),

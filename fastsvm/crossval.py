@@ -7,12 +7,13 @@ import numpy as np
 
 from ._core._crand import CRand
 from .csr import to_csr
+from .errors import ParameterError
 from .metrics import squared_correlation
 from .parallel import effective_n_jobs, run_tasks
 from .prediction import predict, predict_probability
 from .probability import probability_draws
 from .multiclass import group_classes
-from .train import fit_model, fit_nu_path
+from .train import fit_model, fit_nu_path, fit_path
 
 
 def fold_permutation(y, svm_type, n_folds, rng):
@@ -40,20 +41,34 @@ def fold_permutation(y, svm_type, n_folds, rng):
     return perm, fold_start
 
 
-def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None):
+def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None):
     """Predicted label/value of every row by the model trained without its fold; with ``nus`` (an
-    increasing grid), one row of them per nu, each fold trained along the grid (fit_nu_path)."""
+    increasing grid), one row of them per nu, each fold trained along the grid (fit_nu_path); with
+    ``Cs``, one row per C, each fold trained as a warm C path (fit_path: the solver's solve_path)."""
+    n_jobs = effective_n_jobs(params.n_jobs)
+    stop = np.zeros(1, dtype=np.int32)
+    tasks, assemble = fold_tasks(X, y, params, n_folds, sample_weight, nus, Cs, stop,
+                                 threads=max(1, n_jobs // max(1, min(int(n_folds), len(y)))))
+    return assemble(run_tasks(tasks, n_jobs, stop))
+
+
+def fold_tasks(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None, stop=None, threads=1):
+    """cross_validation's folds as independent tasks: (tasks, assemble), each task training one
+    fold (with ``threads`` threads) and returning its rows' predictions, assemble(results) the
+    predictions of every row. A caller runs them with others (fastsvm.grid: every fold of every
+    gamma side by side); ``stop`` is the flag its run_tasks sets on Ctrl-C."""
+    if nus is not None and Cs is not None:
+        raise ParameterError("cross validation along a path: over nu or over C, not both")
     X = to_csr(X)
     y = np.asarray(y, dtype=np.float64)
     n_folds = min(int(n_folds), len(y))  # more folds than rows: leave-one-out, as LIBSVM
     stream = CRand() if params.libsvm_folds else None  # a fresh svm-train process's
     rng = stream if stream is not None else np.random.default_rng(params.seed)
     perm, fold_start = fold_permutation(y, params.svm_type, n_folds, rng)
-    n_jobs = effective_n_jobs(params.n_jobs)
-    inner = dataclasses.replace(params, n_jobs=max(1, n_jobs // n_folds), verbose=False)
-    stop = np.zeros(1, dtype=np.int32)
+    inner = dataclasses.replace(params, n_jobs=threads, verbose=False)
+    stop = np.zeros(1, dtype=np.int32) if stop is None else stop
     weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    target = np.empty(len(y) if nus is None else (len(nus), len(y)))
+    path = nus if nus is not None else Cs
 
     def training_rows(f):
         # in perm's order, as LIBSVM hands them to training (SMO's path and the labels' order)
@@ -71,9 +86,11 @@ def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None):
 
     def fold(f):
         test, train = perm[fold_start[f]:fold_start[f + 1]], training_rows(f)
-        if nus is not None:
-            models = fit_nu_path(X[train], y[train], nus, inner, sample_weight=weights[train], stop=stop)
-            return test, np.array([predict(model, X[test], n_jobs=inner.n_jobs) for model in models])
+        if path is not None:
+            fit = fit_nu_path if nus is not None else fit_path
+            models = fit(X[train], y[train], path, inner, sample_weight=weights[train], stop=stop)
+            X_test = X[test]
+            return test, np.array([predict(model, X_test, n_jobs=inner.n_jobs) for model in models])
         model = fit_model(X[train], y[train], inner, sample_weight=weights[train], stop=stop,
                           stream=fold_streams[f])
         if inner.probability and inner.svm_type in ("c_svc", "nu_svc"):
@@ -81,10 +98,13 @@ def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None):
             return test, predict_probability(model, X[test], n_jobs=inner.n_jobs)[0]
         return test, predict(model, X[test], n_jobs=inner.n_jobs)
 
-    tasks = [(lambda f=f: fold(f)) for f in range(n_folds)]
-    for test, predicted in run_tasks(tasks, n_jobs, stop):
-        target[..., test] = predicted
-    return target
+    def assemble(results):
+        target = np.empty(len(y) if path is None else (len(path), len(y)))
+        for test, predicted in results:
+            target[..., test] = predicted
+        return target
+
+    return [(lambda f=f: fold(f)) for f in range(n_folds)], assemble
 
 
 def report(y, target, svm_type):

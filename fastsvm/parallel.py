@@ -21,24 +21,30 @@ def effective_n_jobs(n_jobs):
     return int(n_jobs)
 
 
-def run_tasks(tasks, n_jobs, stop):
+def run_tasks(tasks, n_jobs, stop, on_done=None):
     """Run callables in up to n_jobs threads; return their results in task order.
 
     When a task raises, the tasks not yet started are dropped, the running ones finish, and the
     first exception in task order is re-raised (``stop`` is left alone: a caller may handle the
     error and go on). On Ctrl-C, ``stop[0]`` is set, the workers are awaited and
-    KeyboardInterrupt is raised.
+    KeyboardInterrupt is raised. ``on_done(k, result)``, when given, is called on the calling
+    thread for each task in task order, as soon as it and every task before it are done (a
+    caller reports progress with it); when it raises, the work stops as on Ctrl-C.
     """
     n_workers = max(1, min(effective_n_jobs(n_jobs), len(tasks)))
     pool = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="fastsvm")
     futures = [pool.submit(task) for task in tasks]
+    reported = 0
     try:
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
             if any(f.exception() is not None for f in done):
                 break
-    except KeyboardInterrupt:
+            while on_done is not None and reported < len(futures) and futures[reported].done():
+                on_done(reported, futures[reported].result())
+                reported += 1
+    except BaseException:
         stop[0] = 1
         pool.shutdown(wait=True, cancel_futures=True)
         raise
