@@ -390,8 +390,9 @@ def lipschitz_bound(objective, config, stop):
 
 def first_smoothing(tol):
     """The homotopy's first mu for a relative gap tol: min(1, 2 sqrt(tol)). A stage at a large mu
-    is cheap but its optimum is far from the hinge's; one sized from tol reaches the gap in 1.1-3x
-    fewer passes (mu from 1: a9a, w8a, covtype-like 1M rows at C = 1 and 32; tools/bench_nesvm.py)."""
+    is cheap but its optimum is far from the hinge's: against mu = 1 first, the certified stop
+    comes after 1.0-1.8x fewer passes on a9a, w8a, ijcnn1 and phishing (C = 1 and 32, -e 1e-2
+    and 1e-3) and 2.3x fewer on 1M covtype-like rows at C = 32, -e 1e-2 (811 against 1,878)."""
     return min(1.0, 2.0 * float(np.sqrt(tol)))
 
 
