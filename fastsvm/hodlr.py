@@ -33,6 +33,7 @@ from ._core._hmatrix import aca, kernel_block
 from ._core._kernel import row_sqnorms
 from .csr import to_csr
 from .errors import FastSVMError, ParameterError
+from .parallel import one_blas_thread
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid")
 SPLITS = ("pca", "2means")
@@ -109,7 +110,7 @@ class HODLRFactor:
     degree, coef0), linear, polynomial, rbf or sigmoid; beta > 0. tol : relative Frobenius
     tolerance of each off-diagonal block; max_rank : at most this many crosses per block (0: the
     dense leaves alone); leaf_size : the largest leaf; seed : the clustering's start vectors;
-    n_threads : threads for kernel values; stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
+    n_threads : threads for the kernel values (BLAS runs on one); stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
     log : called with one line per phase; memory_limit : bytes, or None. split : "pca" or "2means",
     the direction each node is split along.
 
@@ -147,7 +148,18 @@ class HODLRFactor:
         self._stop = np.zeros(1, dtype=np.int32) if stop is None else stop
         self._log = log or (lambda line: None)
         self.timings = {}
+        with self._blas():
+            self._build(X, split, seed, memory_limit)
 
+    @staticmethod
+    def _blas():
+        # BLAS on the calling thread: the leaves and cores are small (leaf_size), and a threaded
+        # OpenBLAS on a busy machine runs their Cholesky and eigh 10x slower, not faster
+        return one_blas_thread()
+
+    # ------------------------------------------------------------------------------ building
+
+    def _build(self, X, split, seed, memory_limit):
         started = time.perf_counter()
         self.perm, self._lo, self._hi, self._left, self._right = cluster_tree(X, self.leaf_size, split, seed)
         self._parent = np.full(len(self._lo), -1)
@@ -169,8 +181,6 @@ class HODLRFactor:
         started = time.perf_counter()
         self._factor()
         self._phase("factorization", started, "")
-
-    # ------------------------------------------------------------------------------ building
 
     def _depth(self, node):
         d = 0
@@ -328,26 +338,28 @@ class HODLRFactor:
     def solve(self, B):
         """(K~ + beta I)^-1 B for a vector (n,) or a block (n, k), rows in the original order."""
         Y = self._columns(B)
-        for k in self._order:
-            a, b = self._lo[k], self._hi[k]
-            Y[a:b] = self._apply_step(k, Y[a:b])
+        with self._blas():
+            for k in self._order:
+                a, b = self._lo[k], self._hi[k]
+                Y[a:b] = self._apply_step(k, Y[a:b])
         return self._original(Y, np.shape(B))
 
     def matvec(self, V):
         """K~ V for a vector (n,) or a block (n, k), rows in the original order."""
         Z = self._columns(V)
         Y = np.zeros_like(Z)
-        for k in range(len(self._lo)):
-            a, b = self._lo[k], self._hi[k]
-            if self._left[k] < 0:
-                # symm reads the upper triangle (the kernel); its diagonal holds the factor's
-                F = self._leaf[k]
-                Y[a:b] += blas.dsymm(1.0, F, Z[a:b], lower=0) + (self._diag[k] - F.diagonal())[:, None] * Z[a:b]
-                continue
-            mid = self._hi[self._left[k]]
-            U, W = self._U[k], self._V[k]
-            Y[a:mid] += U @ (W.T @ Z[mid:b])
-            Y[mid:b] += W @ (U.T @ Z[a:mid])
+        with self._blas():
+            for k in range(len(self._lo)):
+                a, b = self._lo[k], self._hi[k]
+                if self._left[k] < 0:
+                    # symm reads the upper triangle (the kernel); the diagonal holds the factor's
+                    F = self._leaf[k]
+                    Y[a:b] += blas.dsymm(1.0, F, Z[a:b], lower=0) + (self._diag[k] - F.diagonal())[:, None] * Z[a:b]
+                    continue
+                mid = self._hi[self._left[k]]
+                U, W = self._U[k], self._V[k]
+                Y[a:mid] += U @ (W.T @ Z[mid:b])
+                Y[mid:b] += W @ (U.T @ Z[a:mid])
         return self._original(Y, np.shape(V))
 
     def leaf_blocks(self):
