@@ -8,7 +8,8 @@ so that every node is a contiguous range of the order. For a node with children 
     W = blockdiag(U, V),  C = [[0, I], [I, 0]],
 
 where U V^T ~ K(I_1, I_2) comes from partially pivoted ACA (fastsvm._core._hmatrix) at a relative
-tolerance, and the leaves keep their kernel blocks dense. By Woodbury
+tolerance (its stopping test also checked at |I_1| + |I_2| random entries of the block), and the
+leaves keep their kernel blocks dense. By Woodbury
 A^-1 = (I - W~ S^-1 W^T) D^-1, with W~ = D^-1 W and the 2r x 2r core S = C + W^T W~. Applying
 D^-1 is the children's own solves, so the factorization walks the tree children first: each leaf
 is factored by Cholesky and each node's core is built from its transformed bases W~, and every
@@ -109,7 +110,7 @@ class HODLRFactor:
     X : anything fastsvm.csr.to_csr takes; kernel : fastsvm.solvers.base.Kernel (kind, gamma,
     degree, coef0), linear, polynomial, rbf or sigmoid; beta > 0. tol : relative Frobenius
     tolerance of each off-diagonal block; max_rank : at most this many crosses per block (0: the
-    dense leaves alone); leaf_size : the largest leaf; seed : the clustering's start vectors;
+    dense leaves alone); leaf_size : the largest leaf; seed : the clustering's start vectors and ACA's sampled entries;
     n_threads : threads for the kernel values (BLAS runs on one); stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
     log : called with one line per phase; memory_limit : bytes, or None. split : "pca" or "2means",
     the direction each node is split along.
@@ -176,7 +177,7 @@ class HODLRFactor:
                                f"(leaf_size {self.leaf_size}, max_rank {self.max_rank}), more than the limit of "
                                f"{memory_limit / MB:.0f} MB; lower leaf_size or max_rank, or raise the limit")
         started = time.perf_counter()
-        self._compress(X)
+        self._compress(X, seed)
         self._phase("compression", started, f"ranks {min(self.ranks, default=0)}..{max(self.ranks, default=0)}")
         started = time.perf_counter()
         self._factor()
@@ -198,7 +199,7 @@ class HODLRFactor:
         held = f", {self.nbytes / MB:.1f} MB held" if name != "clustering" else ""
         self._log(f"hodlr {name}: {self.timings[name]:.2f} s{held}" + (f"; {detail}" if detail else ""))
 
-    def _compress(self, X):
+    def _compress(self, X, seed):
         """Dense leaves (kernel block, symmetric, diagonal kept apart) and ACA bases of every node."""
         kind, gamma, degree, coef0 = self._kernel
         sq = row_sqnorms(X)
@@ -218,12 +219,16 @@ class HODLRFactor:
                 self._leaf[k] = block
                 continue
             mid = self._hi[self._left[k]]
-            rows, cols = perm[a:mid], perm[mid:b]
-            r = aca(X, rows, cols, kind, gamma, degree, coef0, sq, self.tol, self.max_rank, work,
-                    self._threads, self._stop)
             m, p = mid - a, b - mid
-            self._U[k] = np.ascontiguousarray(work[:r * m].reshape(r, m).T)
-            self._V[k] = np.ascontiguousarray(work[self.max_rank * m:self.max_rank * m + r * p].reshape(r, p).T)
+            # the entries ACA's stopping test is checked at: as many as one cross costs
+            draw = np.random.default_rng([seed, k])
+            s_rows = draw.integers(0, m, m + p, dtype=np.int32)
+            s_cols = draw.integers(0, p, m + p, dtype=np.int32)
+            r = aca(X, perm[a:mid], perm[mid:b], kind, gamma, degree, coef0, sq, self.tol, self.max_rank, work,
+                    s_rows, s_cols, self._threads, self._stop)
+            # copies: work is reused by the next block (a rank-1 transpose would be a view)
+            self._U[k] = work[:r * m].reshape(r, m).T.copy()
+            self._V[k] = work[self.max_rank * m:self.max_rank * m + r * p].reshape(r, p).T.copy()
         self.ranks = [self._U[k].shape[1] for k in range(n_nodes) if self._left[k] >= 0]
 
     def _slices(self, node):

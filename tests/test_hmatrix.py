@@ -60,14 +60,25 @@ def relative(a, b):
 
 # ------------------------------------------------------------------------ NumPy twins of the kernels
 
-def aca_twin(K, tol, max_rank, zero_pivot=1e-13, zero_rows_max=16):
+def aca_twin(K, tol, max_rank, s_rows=(), s_cols=(), zero_pivot=1e-13):
     """Plain partially pivoted ACA on a dense block: row 0 first, then the largest |u| among unused
-    rows; the column of a cross is the largest |residual row| among unused columns; stop when
-    |u||v| <= tol |S|_F (running estimate), at max_rank, or after zero_rows_max zero rows."""
+    rows; the column of a cross is the largest |residual row| among unused columns; stop at
+    max_rank or when |u||v| <= tol |S|_F (running estimate) and the residual at the sampled
+    entries (s_rows, s_cols) agrees, (m p / S) sum R_s^2 <= tol^2 |S|_F^2; else, or on a zero
+    pivot row, the next pivot row is the unused one of the largest sampled residual."""
     m, p = K.shape
+    s_rows, s_cols = np.asarray(s_rows, int), np.asarray(s_cols, int)
     us, vs = [], []
     row_used, col_used = np.zeros(m, bool), np.zeros(p, bool)
-    i, zero_rows, norm2, scale = 0, 0, 0.0, 0.0
+    res = K[s_rows, s_cols].copy()
+    area = m * p / max(res.size, 1)
+    scale = np.abs(res).max(initial=0.0)
+    norm2, i = 0.0, 0
+
+    def sampled_pivot():
+        live = ~row_used[s_rows] & (np.abs(res) > zero_pivot * scale)
+        return s_rows[np.flatnonzero(live)[np.argmax(np.abs(res[live]))]] if live.any() else -1
+
     while len(us) < min(max_rank, m, p):
         row_used[i] = True
         scale = max(scale, np.abs(K[i]).max())
@@ -77,13 +88,10 @@ def aca_twin(K, tol, max_rank, zero_pivot=1e-13, zero_rows_max=16):
         free = np.flatnonzero(~col_used)
         j = free[np.argmax(np.abs(v[free]))] if free.size else -1
         if j < 0 or abs(v[j]) <= zero_pivot * scale:
-            zero_rows += 1
-            unused = np.flatnonzero(~row_used)
-            if unused.size == 0 or zero_rows >= zero_rows_max:
+            i = sampled_pivot()
+            if i < 0:
                 break
-            i = unused[0]
             continue
-        zero_rows = 0
         col_used[j] = True
         v /= v[j]
         scale = max(scale, np.abs(K[:, j]).max())
@@ -91,23 +99,32 @@ def aca_twin(K, tol, max_rank, zero_pivot=1e-13, zero_rows_max=16):
         for u_l, v_l in zip(us, vs):
             u -= v_l[j] * u_l
         norm2 += 2 * sum((u_l @ u) * (v_l @ v) for u_l, v_l in zip(us, vs)) + (u @ u) * (v @ v)
+        res -= u[s_rows] * v[s_cols]
         us.append(u)
         vs.append(v)
         if (u @ u) * (v @ v) <= tol * tol * norm2:
+            if area * (res @ res) <= tol * tol * norm2:
+                break
+            i = sampled_pivot()
+        else:
+            unused = np.flatnonzero(~row_used)
+            i = unused[np.argmax(np.abs(u[unused]))] if unused.size else -1
+        if i < 0:
             break
-        unused = np.flatnonzero(~row_used)
-        if unused.size == 0:
-            break
-        i = unused[np.argmax(np.abs(u[unused]))]
     return np.array(us).reshape(-1, m).T, np.array(vs).reshape(-1, p).T
 
 
-def run_aca(X, rows, cols, kernel, tol, max_rank, n_threads=1):
+def samples(m, p, count, seed=0):
+    draw = np.random.default_rng(seed)
+    return draw.integers(0, m, count, dtype=np.int32), draw.integers(0, p, count, dtype=np.int32)
+
+
+def run_aca(X, rows, cols, kernel, tol, max_rank, sampled=((), ()), n_threads=1):
     X = to_csr(X)
     rows, cols = np.asarray(rows, np.int32), np.asarray(cols, np.int32)
     work = np.empty(max_rank * (rows.size + cols.size))
     r = aca(X, rows, cols, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, row_sqnorms(X), tol,
-            max_rank, work, n_threads)
+            max_rank, work, np.asarray(sampled[0], np.int32), np.asarray(sampled[1], np.int32), n_threads)
     m, p = rows.size, cols.size
     return work[:r * m].reshape(r, m).T, work[max_rank * m:max_rank * m + r * p].reshape(r, p).T
 
@@ -136,33 +153,51 @@ def test_kernel_block_equals_kernel_matrix(kernel):
 
 @pytest.mark.parametrize("kernel", KERNELS[:3], ids=lambda k: k.kind)
 @pytest.mark.parametrize("tol", [1e-1, 1e-3, 1e-6])
-def test_aca_equals_its_numpy_twin(kernel, tol):
+@pytest.mark.parametrize("n_samples", [0, 900])
+def test_aca_equals_its_numpy_twin(kernel, tol, n_samples):
     X = blobs(900, 3, seed=2)
     rows, cols = np.arange(0, 900, 2), np.arange(1, 900, 2)[::-1]
     K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
-    U, V = run_aca(X, rows, cols, kernel, tol, 60)
-    Ut, Vt = aca_twin(K, tol, 60)
+    sampled = samples(450, 450, n_samples)
+    U, V = run_aca(X, rows, cols, kernel, tol, 60, sampled)
+    Ut, Vt = aca_twin(K, tol, 60, *sampled)
     assert U.shape == Ut.shape and U.shape[1] >= 1
     np.testing.assert_allclose(U @ V.T, Ut @ Vt.T, rtol=0, atol=1e-10 * np.abs(K).max())
     np.testing.assert_allclose(U, Ut, rtol=1e-8, atol=1e-10 * np.abs(U).max())
     if U.shape[1] < 60:                 # stopped by the tolerance: the estimate is honest here
         assert relative(U @ V.T, K) <= 10 * tol
-    U2, V2 = run_aca(X, rows, cols, kernel, tol, 60, n_threads=2)
+    U2, V2 = run_aca(X, rows, cols, kernel, tol, 60, sampled, n_threads=2)
     assert np.array_equal(U, U2) and np.array_equal(V, V2)
 
 
-def test_aca_on_real_rows_and_blocks_with_zero_rows():
+def test_aca_on_real_rows_and_exactly_zero_blocks():
     X = shared_rows("a1a", 1200)
     kernel = Kernel("rbf", 0.5)
     rows, cols = np.arange(600), np.arange(600, 1200)
     K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
-    U, V = run_aca(X, rows, cols, kernel, 1e-2, 80)
-    Ut, Vt = aca_twin(K, 1e-2, 80)
+    sampled = samples(600, 600, 1200)
+    U, V = run_aca(X, rows, cols, kernel, 1e-2, 80, sampled)
+    Ut, Vt = aca_twin(K, 1e-2, 80, *sampled)
     np.testing.assert_allclose(U @ V.T, Ut @ Vt.T, rtol=0, atol=1e-10)
-    # far-apart points: the RBF block is exactly zero, ACA gives up after its zero rows (rank 0)
+    # far-apart points: the RBF block is exactly zero, ACA stops at the first pivot row (rank 0)
     far = np.vstack([np.zeros((50, 2)), 1e3 + np.zeros((50, 2))])
-    U, V = run_aca(far, np.arange(50), np.arange(50, 100), kernel, 1e-2, 10)
+    U, V = run_aca(far, np.arange(50), np.arange(50, 100), kernel, 1e-2, 10, samples(50, 50, 100))
     assert U.shape == (50, 0) and V.shape == (50, 0)
+
+
+def test_sampled_stopping_test_finds_what_the_last_cross_misses():
+    """Rows in many far-apart clusters (as w8a's duplicate rows): each cross covers one cluster
+    pair, so the last cross is small while most of the block is left; the samples see the rest."""
+    rng = np.random.default_rng(8)
+    centres = 10.0 * np.arange(12)[:, None] * np.ones((1, 2))
+    heavy = np.repeat([0, 0, 0, 0] + list(range(12)), 40)      # a heavy cluster 0, then all of them
+    X = centres[heavy] + 1e-3 * rng.standard_normal((heavy.size, 2))
+    kernel = Kernel("rbf", 1.0)
+    rows, cols = np.arange(0, X.shape[0], 2), np.arange(1, X.shape[0], 2)
+    K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
+    plain, _ = run_aca(X, rows, cols, kernel, 0.2, 50)
+    U, V = run_aca(X, rows, cols, kernel, 0.2, 50, samples(rows.size, cols.size, rows.size + cols.size))
+    assert relative(plain @ _.T, K) > 0.2 >= relative(U @ V.T, K)
 
 
 # ------------------------------------------------------------------------ the factor
@@ -196,6 +231,18 @@ def test_approximation_error_on_real_data(tol):
     kernel = Kernel("rbf", 0.5)
     f = HODLRFactor(X, kernel, 100.0, tol=tol, max_rank=200, leaf_size=256)
     assert relative(assemble(f), dense_kernel(X, kernel)) <= 3 * tol
+
+
+def test_duplicate_rows_give_exact_rank_one_blocks():
+    """Three distinct points, each 200 times (w8a has thousands of empty rows): every coupling
+    block has rank <= 3 and ACA must store it exactly, rank-1 blocks too."""
+    X = np.repeat([[0.0, 0.0], [1.0, 0.5], [0.0, 2.0]], 200, axis=0)
+    K = dense_kernel(X, RBF)
+    f = HODLRFactor(X, RBF, 1.0, tol=1e-2, leaf_size=50)
+    assert 1 in f.ranks and max(f.ranks) <= 3
+    assert relative(assemble(f), K) <= 1e-12
+    b = np.random.default_rng(9).standard_normal(600)
+    assert np.linalg.norm(K @ f.solve(b) + f.solve(b) - b) <= 1e-10 * np.linalg.norm(b)
 
 
 def test_the_coupling_matters():
@@ -318,7 +365,8 @@ def test_stop_flag_is_honoured():
     with pytest.raises(KeyboardInterrupt):
         kernel_block(X, rows, rows, "rbf", 0.2, 3, 0.0, row_sqnorms(X), np.empty((400, 400)), 1, stop)
     with pytest.raises(KeyboardInterrupt):
-        aca(X, rows[:200], rows[200:], "rbf", 0.2, 3, 0.0, row_sqnorms(X), 1e-2, 10, np.empty(4000), 1, stop)
+        aca(X, rows[:200], rows[200:], "rbf", 0.2, 3, 0.0, row_sqnorms(X), 1e-2, 10, np.empty(4000), rows[:0],
+            rows[:0], 1, stop)
     with pytest.raises(KeyboardInterrupt):
         HODLRFactor(X, RBF, 1.0, leaf_size=50, stop=stop)
 
@@ -345,7 +393,7 @@ def test_stop_flag_within_a_second_of_being_set():
                                                1, stop), stop)
     stop[0] = 0
     stops_within_a_second(lambda: aca(X, rows[:6000], rows[6000:], "rbf", 1e-3, 3, 0.0, sq, 0.0, 2000,
-                                      np.empty(2000 * 12000), 1, stop), stop)
+                                      np.empty(2000 * 12000), rows, rows[::-1], 1, stop), stop)
     stop[0] = 0
     stops_within_a_second(lambda: HODLRFactor(X, Kernel("rbf", 1e-3), 1.0, tol=0.0, max_rank=2000, leaf_size=2500,
                                               stop=stop), stop)

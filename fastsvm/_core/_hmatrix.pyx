@@ -18,7 +18,6 @@ cnp.import_array()
 cdef enum:
     POLL_VALUES = 1 << 20
     PARALLEL_MIN = 1024      # values of one ACA row or column below which threads do not pay
-    ZERO_ROWS_MAX = 16       # consecutive pivot rows with a zero residual before ACA gives up
 
 # A residual entry below this fraction of the block's largest kernel value counts as zero: the
 # cross through it would divide by rounding noise.
@@ -133,20 +132,44 @@ cdef double dot(const double* a, const double* b, int n) noexcept nogil:
     return s
 
 
+cdef int sampled_pivot(const int* s_row, const double* s_res, int S, const unsigned char* row_used,
+                       double floor) noexcept nogil:
+    """The row of the largest |sampled residual| above floor among the unused rows, or -1."""
+    cdef int s, best = -1
+    cdef double top = floor
+    for s in range(S):
+        if not row_used[s_row[s]] and fabs(s_res[s]) > top:
+            top = fabs(s_res[s])
+            best = s_row[s]
+    return best
+
+
 cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m, const int* cols,
-                 int p, double tol, int max_rank, double* Ut, double* Vt, unsigned char* row_used,
+                 int p, double tol, int max_rank, double* Ut, double* Vt, const int* s_row,
+                 const int* s_col, double* s_res, int S, unsigned char* row_used,
                  unsigned char* col_used, double* dense, int n_threads, const int[::1] stop,
                  int* rank) noexcept nogil:
     """Partially pivoted ACA of K(rows, cols): rank[0] crosses u_l v_l^T, u_l = Ut[l] (m values),
     v_l = Vt[l] (p values). Pivots: row 0 first, then the largest |u| among the rows not used yet;
-    the column of each cross is the largest |residual row| among the columns not used yet. Stops
-    when |u_r| |v_r| <= tol |S_r|_F (the running Frobenius norm of the approximation), at
-    max_rank, or when ZERO_ROWS_MAX pivot rows in a row have a residual that is zero."""
-    cdef int i = 0, j, l, t, r = 0, zero_rows = 0
-    cdef double delta, a, nu, nv, cross, norm2 = 0.0, scale = 0.0
+    the column of each cross is the largest |residual row| among the columns not used yet.
+
+    Stops at max_rank, or when |u_r| |v_r| <= tol |S_r|_F (|S_r|_F the running Frobenius norm of
+    the approximation) and the residual at S sampled entries (s_row[s], s_col[s]) agrees: its
+    Frobenius estimate (m p / S) sum R_s^2 <= tol^2 |S_r|_F^2. The last cross alone misjudges
+    blocks whose residual is many small pieces (duplicate or clustered rows, as in w8a): the
+    samples see them. When they disagree, or a pivot row's residual is zero, the next pivot row is
+    the unused one of the largest sampled residual; none left: stop. S = 0 is the plain ACA."""
+    cdef int i = 0, j, l, s, t, r = 0
+    cdef double delta, a, nu, nv, cross, est, norm2 = 0.0, scale = 0.0
+    cdef double area = <double>m * <double>p / max(S, 1)
     cdef double* u
     cdef double* v
     rank[0] = 0
+    for s in range(S):
+        scatter_row(X, rows[s_row[s]], dense)
+        s_res[s] = kernel_from_dot(k, row_dot(X, cols[s_col[s]], dense), sq[rows[s_row[s]]], sq[cols[s_col[s]]])
+        unscatter_row(X, rows[s_row[s]], dense)
+        scale = max(scale, fabs(s_res[s]))
     while r < max_rank:
         if stop_requested(stop):
             return INTERRUPTED
@@ -164,17 +187,11 @@ cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m
                 v[t] -= a * Vt[<Py_ssize_t>l * p + t]
         j = argmax_free(v, col_used, p)
         if j < 0 or fabs(v[j]) <= ZERO_PIVOT * scale:
-            # this row is already approximated: try the next unused one
-            zero_rows += 1
-            i = -1
-            for t in range(m):
-                if not row_used[t]:
-                    i = t
-                    break
-            if i < 0 or zero_rows >= ZERO_ROWS_MAX:
+            # this row is already approximated: go where the samples still see a residual
+            i = sampled_pivot(s_row, s_res, S, row_used, ZERO_PIVOT * scale)
+            if i < 0:
                 break
             continue
-        zero_rows = 0
         col_used[j] = 1
         delta = v[j]
         for t in range(p):
@@ -194,11 +211,18 @@ cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m
         for l in range(r):
             cross += dot(Ut + <Py_ssize_t>l * m, u, m) * dot(Vt + <Py_ssize_t>l * p, v, p)
         norm2 += 2.0 * cross + nu * nv
+        est = 0.0
+        for s in range(S):
+            s_res[s] -= u[s_row[s]] * v[s_col[s]]
+            est += s_res[s] * s_res[s]
         r += 1
         rank[0] = r
         if nu * nv <= tol * tol * norm2:
-            break
-        i = argmax_free(u, row_used, m)
+            if area * est <= tol * tol * norm2:
+                break
+            i = sampled_pivot(s_row, s_res, S, row_used, ZERO_PIVOT * scale)
+        else:
+            i = argmax_free(u, row_used, m)
         if i < 0:
             break
     return CONVERGED
@@ -206,15 +230,18 @@ cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m
 
 def aca(X, const int[::1] rows not None, const int[::1] cols not None, str kind, double gamma, int degree,
         double coef0, const double[::1] sqnorms not None, double tol, int max_rank, double[::1] work not None,
-        int n_threads=1, const int[::1] stop=None):
+        const int[::1] sample_rows not None, const int[::1] sample_cols not None, int n_threads=1,
+        const int[::1] stop=None):
     """K(rows, cols) ~ U V^T by partially pivoted ACA (aca_run) at relative Frobenius tolerance
-    tol and at most max_rank crosses, for a canonical CSR X with row squared norms sqnorms.
+    tol and at most max_rank crosses, for a canonical CSR X with row squared norms sqnorms, its
+    stopping test checked at the entries (rows[sample_rows[s]], cols[sample_cols[s]]) (none: the
+    plain ACA).
 
     work holds at least max_rank * (len(rows) + len(cols)) doubles: Ut = the first max_rank * m
     as (max_rank, m), Vt the next max_rank * p as (max_rank, p). Returns the rank r; U = Ut[:r].T,
     V = Vt[:r].T. Raises KeyboardInterrupt when stop[0] is set or on Ctrl-C (looked at per cross)."""
     cdef KernelParams kp = kernel_params(kind, gamma, degree, coef0)
-    cdef int m = rows.shape[0], p = cols.shape[0]
+    cdef int m = rows.shape[0], p = cols.shape[0], S = sample_rows.shape[0]
     cdef int width = max(X.shape[1], 1)
     cdef CSR A = _view(X, width)
     cdef int status, rank = 0, cap
@@ -224,6 +251,8 @@ def aca(X, const int[::1] rows not None, const int[::1] cols not None, str kind,
         raise ValueError(f"{sqnorms.shape[0]} squared norms for {A.n_rows} rows")
     if max_rank < 0 or work.shape[0] < <Py_ssize_t>max_rank * (m + p):
         raise ValueError(f"work must hold max_rank * {m + p} doubles")
+    if sample_cols.shape[0] != S or not (_within(sample_rows, m) and _within(sample_cols, p)):
+        raise ValueError("sample positions must pair up and lie within the block")
     if m == 0 or p == 0 or max_rank == 0:
         return 0
     if not (_within(rows, A.n_rows) and _within(cols, A.n_rows)):
@@ -231,11 +260,13 @@ def aca(X, const int[::1] rows not None, const int[::1] cols not None, str kind,
     cdef unsigned char[::1] row_used = np.zeros(m, dtype=np.uint8)
     cdef unsigned char[::1] col_used = np.zeros(p, dtype=np.uint8)
     cdef double[::1] dense = np.zeros(width)
+    cdef double[::1] s_res = np.zeros(max(S, 1))
     cap = min(max_rank, m, p)
     with nogil:
         status = aca_run(kp, A, &sqnorms[0], &rows[0], m, &cols[0], p, tol, cap, &work[0],
-                         &work[0] + <Py_ssize_t>max_rank * m, &row_used[0], &col_used[0], &dense[0],
-                         max(n_threads, 1), stop, &rank)
+                         &work[0] + <Py_ssize_t>max_rank * m, &sample_rows[0] if S > 0 else NULL,
+                         &sample_cols[0] if S > 0 else NULL, &s_res[0], S, &row_used[0], &col_used[0],
+                         &dense[0], max(n_threads, 1), stop, &rank)
     if status == INTERRUPTED:
         raise KeyboardInterrupt
     return rank
