@@ -24,6 +24,7 @@ Cholesky fails or a core of another inertia stops the factorization with a FastS
 Each leaf's n_i x n_i array holds both the kernel block (strict upper triangle, diagonal kept
 apart) and its Cholesky factor (lower triangle): one array serves the solve and the product.
 """
+import functools
 import time
 
 import numpy as np
@@ -34,7 +35,7 @@ from ._core._hmatrix import aca, kernel_block
 from ._core._kernel import row_sqnorms
 from .csr import to_csr
 from .errors import FastSVMError, ParameterError
-from .parallel import one_blas_thread
+from .parallel import one_blas_thread, run_tasks
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid")
 SPLITS = ("pca", "2means")
@@ -111,7 +112,8 @@ class HODLRFactor:
     degree, coef0), linear, polynomial, rbf or sigmoid; beta > 0. tol : relative Frobenius
     tolerance of each off-diagonal block; max_rank : at most this many crosses per block (0: the
     dense leaves alone); leaf_size : the largest leaf; seed : the clustering's start vectors and ACA's sampled entries;
-    n_threads : threads for the kernel values (BLAS runs on one); stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
+    n_threads : threads over the independent nodes of a level (each node's kernel values and
+    BLAS calls run on one); stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
     log : called with one line per phase; memory_limit : bytes, or None. split : "pca" or "2means",
     the direction each node is split along.
 
@@ -168,6 +170,7 @@ class HODLRFactor:
         self._parent[self._left[inner]] = inner
         self._parent[self._right[inner]] = inner
         self.levels = self._depth(len(self._lo) - 1)
+        self._order = self._waves()
         self._phase("clustering", started, f"{self.levels} levels, {int(np.sum(self._left < 0))} leaves")
         self._check(self._stop)
 
@@ -200,36 +203,40 @@ class HODLRFactor:
         self._log(f"hodlr {name}: {self.timings[name]:.2f} s{held}" + (f"; {detail}" if detail else ""))
 
     def _compress(self, X, seed):
-        """Dense leaves (kernel block, symmetric, diagonal kept apart) and ACA bases of every node."""
-        kind, gamma, degree, coef0 = self._kernel
-        sq = row_sqnorms(X)
-        perm, n_nodes = self.perm, len(self._lo)
+        """Dense leaves (kernel block, symmetric, diagonal kept apart) and ACA bases of every node,
+        the nodes of a level in threads, each single-threaded: ACA's two short OpenMP regions per
+        cross cost more than they save on a busy machine (a9a's root block: 0.02 s on one thread,
+        0.2 s on two)."""
+        n_nodes = len(self._lo)
         self._leaf, self._diag = [None] * n_nodes, [None] * n_nodes
         self._U, self._V = [None] * n_nodes, [None] * n_nodes
-        half = max(int(self._hi[k] - self._lo[k]) for k in range(n_nodes))
-        work = np.empty(self.max_rank * half if n_nodes > 1 else 0)
-        for k in range(n_nodes):
-            self._check(self._stop)
-            a, b = self._lo[k], self._hi[k]
-            if self._left[k] < 0:
-                idx = perm[a:b]
-                block = np.empty((b - a, b - a))
-                kernel_block(X, idx, idx, kind, gamma, degree, coef0, sq, block, self._threads, self._stop)
-                self._diag[k] = block.diagonal().copy()
-                self._leaf[k] = block
-                continue
-            mid = self._hi[self._left[k]]
-            m, p = mid - a, b - mid
-            # the entries ACA's stopping test is checked at: as many as one cross costs
-            draw = np.random.default_rng([seed, k])
-            s_rows = draw.integers(0, m, m + p, dtype=np.int32)
-            s_cols = draw.integers(0, p, m + p, dtype=np.int32)
-            r = aca(X, perm[a:mid], perm[mid:b], kind, gamma, degree, coef0, sq, self.tol, self.max_rank, work,
-                    s_rows, s_cols, self._threads, self._stop)
-            # copies: work is reused by the next block (a rank-1 transpose would be a view)
-            self._U[k] = work[:r * m].reshape(r, m).T.copy()
-            self._V[k] = work[self.max_rank * m:self.max_rank * m + r * p].reshape(r, p).T.copy()
+        sq = row_sqnorms(X)
+        for wave in self._order:
+            self._each(functools.partial(self._compress_node, X, sq, seed), wave)
         self.ranks = [self._U[k].shape[1] for k in range(n_nodes) if self._left[k] >= 0]
+
+    def _compress_node(self, X, sq, seed, k):
+        self._check(self._stop)
+        kind, gamma, degree, coef0 = self._kernel
+        a, b = self._lo[k], self._hi[k]
+        if self._left[k] < 0:
+            idx = self.perm[a:b]
+            block = np.empty((b - a, b - a))
+            kernel_block(X, idx, idx, kind, gamma, degree, coef0, sq, block, 1, self._stop)
+            self._diag[k] = block.diagonal().copy()
+            self._leaf[k] = block
+            return
+        mid = self._hi[self._left[k]]
+        m, p = mid - a, b - mid
+        # the entries ACA's stopping test is checked at: as many as one cross costs
+        draw = np.random.default_rng([seed, k])
+        s_rows = draw.integers(0, m, m + p, dtype=np.int32)
+        s_cols = draw.integers(0, p, m + p, dtype=np.int32)
+        work = np.empty(self.max_rank * (m + p))
+        r = aca(X, self.perm[a:mid], self.perm[mid:b], kind, gamma, degree, coef0, sq, self.tol, self.max_rank,
+                work, s_rows, s_cols, 1, self._stop)
+        self._U[k] = work[:r * m].reshape(r, m).T.copy()       # copies: work is max_rank wide
+        self._V[k] = work[self.max_rank * m:self.max_rank * m + r * p].reshape(r, p).T.copy()
 
     def _slices(self, node):
         """(ancestor, 'U' or 'V', row slice) of every ancestor basis over node's rows."""
@@ -245,14 +252,19 @@ class HODLRFactor:
             p = self._parent[p]
         return out
 
-    def _postorder(self):
-        order, stack = [], [0]
-        while stack:
-            k = stack.pop()
-            order.append(k)
-            if self._left[k] >= 0:
-                stack += [self._left[k], self._right[k]]
-        return order[::-1]    # reversed pre-order (node, right, left): children before parents
+    def _waves(self):
+        """The nodes by depth, deepest first: a wave's nodes hold disjoint rows and their children
+        are in earlier waves, so its steps are independent (run in threads, the same bits)."""
+        depth = np.array([self._depth(k) for k in range(len(self._lo))])
+        return [np.flatnonzero(depth == d) for d in range(int(depth.max()), -1, -1)]
+
+    def _each(self, step, nodes):
+        """step(k) for every node of a wave: in threads when asked for and worth it."""
+        if self._threads > 1 and len(nodes) > 1:
+            run_tasks([functools.partial(step, k) for k in nodes], self._threads, self._stop)
+            return
+        for k in nodes:
+            step(k)
 
     def _factor(self):
         """Leaves by Cholesky, nodes by their Woodbury cores, children first; each step also
@@ -261,23 +273,25 @@ class HODLRFactor:
         self._Ut = [None if u is None else u.copy() for u in self._U]
         self._Vt = [None if v is None else v.copy() for v in self._V]
         self._core = [None] * n_nodes
-        self._order = self._postorder()
-        for k in self._order:
-            self._check(self._stop)
-            if self._left[k] < 0:
-                self._factor_leaf(k)
-            else:
-                self._factor_core(k)
-            parts = self._slices(k)
-            if not parts:
-                continue
-            bases = [(self._Ut if side == 0 else self._Vt)[p] for p, side, _ in parts]
-            Z = np.hstack([B[rows] for B, (_, _, rows) in zip(bases, parts)])
-            Z = self._apply_step(k, Z)
-            at = 0
-            for B, (_, _, rows) in zip(bases, parts):
-                B[rows] = Z[:, at:at + B.shape[1]]
-                at += B.shape[1]
+        for wave in self._order:
+            self._each(self._factor_node, wave)
+
+    def _factor_node(self, k):
+        self._check(self._stop)
+        if self._left[k] < 0:
+            self._factor_leaf(k)
+        else:
+            self._factor_core(k)
+        parts = self._slices(k)
+        if not parts:
+            return
+        bases = [(self._Ut if side == 0 else self._Vt)[p] for p, side, _ in parts]
+        Z = np.hstack([B[rows] for B, (_, _, rows) in zip(bases, parts)])
+        Z = self._apply_step(k, Z)
+        at = 0
+        for B, (_, _, rows) in zip(bases, parts):
+            B[rows] = Z[:, at:at + B.shape[1]]
+            at += B.shape[1]
 
     def _factor_leaf(self, k):
         block = self._leaf[k].T        # the same symmetric values, Fortran order: LAPACK works in place
@@ -343,10 +357,12 @@ class HODLRFactor:
     def solve(self, B):
         """(K~ + beta I)^-1 B for a vector (n,) or a block (n, k), rows in the original order."""
         Y = self._columns(B)
+        def step(k):
+            Y[self._lo[k]:self._hi[k]] = self._apply_step(k, Y[self._lo[k]:self._hi[k]])
+
         with self._blas():
-            for k in self._order:
-                a, b = self._lo[k], self._hi[k]
-                Y[a:b] = self._apply_step(k, Y[a:b])
+            for wave in self._order:
+                self._each(step, wave)
         return self._original(Y, np.shape(B))
 
     def matvec(self, V):
