@@ -111,11 +111,11 @@ class HODLRFactor:
     X : anything fastsvm.csr.to_csr takes; kernel : fastsvm.solvers.base.Kernel (kind, gamma,
     degree, coef0), linear, polynomial, rbf or sigmoid; beta > 0. tol : relative Frobenius
     tolerance of each off-diagonal block; max_rank : at most this many crosses per block (0: the
-    dense leaves alone); leaf_size : the largest leaf; seed : the clustering's start vectors and ACA's sampled entries;
-    n_threads : threads over the independent nodes of a level (each node's kernel values and
-    BLAS calls run on one); stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
-    log : called with one line per phase; memory_limit : bytes, or None. split : "pca" or "2means",
-    the direction each node is split along.
+    dense leaves alone); leaf_size : the largest leaf; seed : the clustering's start vectors and
+    ACA's sampled entries; n_threads : threads over the independent nodes of a level (each node's
+    kernel values and BLAS calls run on one); stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
+    log : called with one line per phase; memory_limit : bytes, or None; split : "pca" or
+    "2means", the direction each node is split along (on a9a "pca" gives the lower error).
 
     Attributes: n, beta, backend = "hodlr", nbytes, timings ({"clustering", "compression",
     "factorization"} -> seconds), perm (the cluster order: position k holds row perm[k]), ranks
@@ -299,7 +299,7 @@ class HODLRFactor:
         try:
             factor, _ = sla.cho_factor(block, lower=True, overwrite_a=True, check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
-            raise FastSVMError(self._not_pd(k, "its dense leaf block")) from None
+            raise FastSVMError(self._not_pd(k, "its dense leaf block: the kernel itself is indefinite")) from None
         self._leaf[k] = factor
 
     def _factor_core(self, k):
@@ -316,8 +316,9 @@ class HODLRFactor:
         self._core[k] = (Q / lam) @ Q.T
 
     def _not_pd(self, k, what):
+        fix = "raise beta" if self._left[k] < 0 else f"tighten tol (now {self.tol:g}) or raise beta"
         return (f"K~ + beta I is not positive definite at rows {self._lo[k]}..{self._hi[k] - 1} of the cluster "
-                f"order ({what}); tighten tol (now {self.tol:g}) or raise beta (now {self.beta:g})")
+                f"order ({what}); {fix} (now {self.beta:g})")
 
     def _apply_step(self, k, Z):
         """Z (rows of node k) <- the node's factorization step: a leaf's Cholesky solve, or the
