@@ -2,17 +2,15 @@
 # between row sets of a CSR X (the dense leaves) and the partially pivoted adaptive cross
 # approximation (ACA) of an off-diagonal block K(I, J) ~ U V^T. Every kernel value is computed
 # alone, from one sparse dot product, so threads only choose who computes it: the same bits for
-# any thread count. The dense linear algebra (Cholesky, Woodbury cores) stays in SciPy.
+# any thread count. The dense linear algebra (Cholesky, Woodbury cores) stays in SciPy. Memoryviews
+# only, no NumPy C API.
 from cython.parallel cimport prange, threadid
 from libc.math cimport fabs
-cimport numpy as cnp
 import numpy as np
 
 from ._status cimport CONVERGED, INTERRUPTED, stop_requested
 from ._csr cimport CSR, csr_view, row_dot
 from ._kernel cimport KernelParams, kernel_from_dot, kernel_params, scatter_row, unscatter_row
-
-cnp.import_array()
 
 # Kernel values computed between two looks at the stop flag (a few milliseconds of work)
 cdef enum:
