@@ -316,7 +316,8 @@ class HODLRFactor:
         self._core[k] = (Q / lam) @ Q.T
 
     def _not_pd(self, k, what):
-        fix = "raise beta" if self._left[k] < 0 else f"tighten tol (now {self.tol:g}) or raise beta"
+        fix = ("raise beta" if self._left[k] < 0 else
+               f"tighten tol (now {self.tol:g}), raise max_rank (now {self.max_rank}) or raise beta")
         return (f"K~ + beta I is not positive definite at rows {self._lo[k]}..{self._hi[k] - 1} of the cluster "
                 f"order ({what}); {fix} (now {self.beta:g})")
 

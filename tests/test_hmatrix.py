@@ -301,7 +301,7 @@ def test_positive_definiteness_is_checked_both_ways():
     loose = HODLRFactor(X, RBF, 1e3, tol=1e-1, leaf_size=100)
     lam = lowest_eigenvalue(assemble(loose))
     assert lam < -1.0              # a real test: the leaves alone are PD, K~ is not
-    with pytest.raises(FastSVMError, match="not positive definite.*low-rank coupling.*tighten tol.*raise beta"):
+    with pytest.raises(FastSVMError, match="not positive definite.*coupling.*tighten tol.*max_rank.*raise beta"):
         HODLRFactor(X, RBF, -0.9 * lam, tol=1e-1, leaf_size=100)
     ok = HODLRFactor(X, RBF, -1.1 * lam, tol=1e-1, leaf_size=100)
     assert np.array_equal(assemble(ok), assemble(loose))
