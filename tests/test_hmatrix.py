@@ -393,7 +393,7 @@ def test_stop_flag_within_a_second_of_being_set():
                                                1, stop), stop)
     stop[0] = 0
     stops_within_a_second(lambda: aca(X, rows[:6000], rows[6000:], "rbf", 1e-3, 3, 0.0, sq, 0.0, 2000,
-                                      np.empty(2000 * 12000), rows, rows[::-1], 1, stop), stop)
+                                      np.empty(2000 * 12000), rows[:6000], rows[5999::-1].copy(), 1, stop), stop)
     stop[0] = 0
     stops_within_a_second(lambda: HODLRFactor(X, Kernel("rbf", 1e-3), 1.0, tol=0.0, max_rank=2000, leaf_size=2500,
                                               stop=stop), stop)
