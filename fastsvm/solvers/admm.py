@@ -208,4 +208,5 @@ SPEC = SolverSpec(
     stop_measure="eta, the relative KKT residual (converged mode)",
     prepare=prepare,
     solve_path=solve_path,
+    prepare_shared=True,
 )
