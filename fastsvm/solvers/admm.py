@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..kernel_factor import factor_kernel
 from ..memory import MB
+from ..parallel import one_blas_thread
 from ..problems.dual import svm_dual
 from .base import (Solution, SolverSpec, SolveStatus, checked_rows, next_milestone, option,
                    solve_path_warm, solver_config)
@@ -68,6 +69,12 @@ class Factorization:
 
 def prepare(sub):
     """SPEC.prepare: K~ + beta I over the subproblem's rows, factored once."""
+    # LAPACK on one thread: the same bits for any -j, and no spinning BLAS threads on a busy machine
+    with one_blas_thread():
+        return _prepare(sub)
+
+
+def _prepare(sub):
     config = solver_config(SPEC, sub.params, sub.kernel.kind)
     X = sub.x_rows()
     n = X.shape[0]
@@ -120,6 +127,11 @@ def _start(warm, upper):
 
 
 def _solve(sub, state, C, warm):
+    with one_blas_thread():
+        return _iterate(sub, state, C, warm)
+
+
+def _iterate(sub, state, C, warm):
     _, _, y, upper = checked_rows(sub)
     if sub.formulation != "c_svc":
         raise ParameterError(f"admm solves c_svc, not {sub.formulation}")
