@@ -24,6 +24,9 @@ from .kernel_approximation import nystroem_map, sample_landmarks
 from .memory import MB, check_request
 
 BACKENDS = ("exact", "nystroem", "hodlr")
+DEFAULT_LANDMARKS = 500
+CHOLESKY_BLOCK = 512          # columns of one panel of the exact factorization
+POLL_FLOPS = 2e9              # multiply-adds between two looks at the stop flag (~0.1-0.3 s)
 
 
 def _stop_flag(stop):
@@ -63,11 +66,10 @@ class ExactFactor:
         self.timings["kernel"] = time.perf_counter() - started
         K.flat[::n + 1] += self.beta
         started = time.perf_counter()
-        try:
-            # K.T is K (symmetric) in Fortran order: LAPACK factors it in place, no copy
-            self._lower, _ = sla.cho_factor(K.T, lower=True, overwrite_a=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            raise _not_positive_definite(self.backend, beta) from None
+        # K.T is K (symmetric) in Fortran order: factored in place, no copy
+        self._lower = K.T
+        if not cholesky_in_place(self._lower, _stop_flag(stop)):
+            raise _not_positive_definite(self.backend, beta)
         self.timings["factorization"] = time.perf_counter() - started
         if log is not None:
             log(f"admm: exact factor of {n} rows ({self.nbytes / MB:.1f} MB)  kernel "
@@ -84,6 +86,29 @@ class ExactFactor:
         return out.reshape(V.shape)
 
 
+def cholesky_in_place(A, stop, block=CHOLESKY_BLOCK):
+    """A (Fortran-ordered, symmetric positive definite) -> its Cholesky factor L in its lower
+    triangle (the upper one is left stale), left-looking by panels of ``block`` columns so that
+    stop[0] is seen between BLAS calls of about POLL_FLOPS (one LAPACK call cannot be stopped).
+    False when A is not positive definite; KeyboardInterrupt on stop[0]."""
+    n = A.shape[0]
+    for j in range(0, n, block):
+        e = min(j + block, n)
+        rows = max(block, int(POLL_FLOPS / max(1, j * (e - j))))
+        for r in range(j, n, rows):
+            if j:
+                A[r:r + rows, j:e] -= A[r:r + rows, :j] @ A[j:e, :j].T
+            if stop[0]:
+                raise KeyboardInterrupt
+        diagonal, info = sla.lapack.dpotrf(A[j:e, j:e], lower=1, clean=0, overwrite_a=0)
+        if info != 0:
+            return False
+        A[j:e, j:e] = diagonal
+        if e < n:   # the panel below: A[e:, j:e] L_jj^-T
+            A[e:, j:e] = sla.solve_triangular(diagonal, A[e:, j:e].T, lower=True, check_finite=False).T
+    return True
+
+
 class NystroemFactor:
     """K~ = Phi Phi^T (Phi: n x r Nystroem features on m landmarks); (Phi Phi^T + beta I)^-1 =
     (I - Phi (beta I + Phi^T Phi)^-1 Phi^T) / beta."""
@@ -94,7 +119,10 @@ class NystroemFactor:
                  memory_limit=None):
         X = to_csr(X)
         n = X.shape[0]
-        m = min(n, 500 if n_landmarks is None else int(n_landmarks))
+        if n_landmarks is None:   # min(n, 500), fewer when n x 500 features would not fit in -m
+            fits = DEFAULT_LANDMARKS if memory_limit is None else int(memory_limit // (8 * max(n, 1)))
+            n_landmarks = max(1, min(DEFAULT_LANDMARKS, fits))
+        m = min(n, int(n_landmarks))
         self.n, self.beta = n, float(beta)
         _check_memory(8 * n * m, memory_limit, f"the Nystroem factor of {n} rows and {m} landmarks",
                       "raise -m or lower -o landmarks")

@@ -20,7 +20,7 @@ from fastsvm.cli.common import run
 from fastsvm.datafile import load_svmlight_file
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.kernel_approximation import nystroem_map, sample_landmarks
-from fastsvm.kernel_factor import ExactFactor, factor_kernel
+from fastsvm.kernel_factor import ExactFactor, cholesky_in_place, factor_kernel
 from fastsvm.modelfile import load_model, save_model
 from fastsvm.params import Params
 from fastsvm.prediction import decision_values, predict
@@ -99,6 +99,27 @@ def test_nystroem_factor_is_woodbury_on_the_features():
     B = np.random.default_rng(1).standard_normal((X.shape[0], 2))
     np.testing.assert_allclose(f.matvec(B), Kt @ B, atol=1e-12)
     np.testing.assert_allclose(f.solve(B), np.linalg.solve(Kt + 0.3 * np.eye(X.shape[0]), B), atol=1e-10)
+
+
+def test_blocked_cholesky_equals_lapack_and_stops():
+    rng = np.random.default_rng(2)
+    G = rng.standard_normal((301, 301))
+    A = G @ G.T / 301 + np.eye(301)
+    stop = np.zeros(1, dtype=np.int32)
+    for block in (64, 100, 301, 512):
+        F = np.asfortranarray(A)
+        assert cholesky_in_place(F, stop, block)
+        np.testing.assert_allclose(np.tril(F), np.linalg.cholesky(A), atol=1e-13)
+    assert not cholesky_in_place(np.asfortranarray(A - 2 * np.eye(301)), stop, 64)
+    with pytest.raises(KeyboardInterrupt):
+        cholesky_in_place(np.asfortranarray(A), np.ones(1, dtype=np.int32), 64)
+
+
+def test_default_landmarks_fit_in_memory_limit():
+    X, _ = load_svmlight_file(SHIPPED_DATA / "breast_cancer_scale")
+    n = X.shape[0]
+    f = factor_kernel(X, RBF, 1.0, "nystroem", memory_limit=8 * n * 37)
+    assert f.features.shape[1] <= 37 and f.nbytes <= 8 * n * 37 + 8 * 37 * 37
 
 
 def test_factor_refuses_bad_beta_backend_and_memory():

@@ -31,24 +31,28 @@ from .base import (Solution, SolverSpec, SolveStatus, checked_rows, next_milesto
 DEFAULT_TOL = 1e-5
 CONVERGED_BETA = 1.0       # O(1) for a Gaussian kernel: measured fastest on heart_scale, a1a (K's scale)
 PAPER_ITERATIONS = 10
+LARGE_BACKEND = "nystroem"  # backend=auto's choice when the exact factor does not fit in -m ("hodlr" once merged)
 CONVERGED_ITERATIONS = 100_000
 
 
 @dataclass(frozen=True)
 class Config:
+    """ADMM's knobs: its -o options, then two internal ones."""
+
     mode: str = option("converged", "converged: iterate to eta <= -e (the SVM asked for); paper: the "
                        "paper's fixed beta and 10 iterations (an early-stopped classifier)",
                        choices=("converged", "paper"))
     beta: float | None = option(None, f"the penalty beta of K~ + beta I; default {CONVERGED_BETA:g} "
                                 "(converged), by rows as the paper (paper)", kind=float, low=0.0, low_open=True)
     backend: str = option("auto", "K~ + beta I: exact Cholesky (n x n in -m), nystroem (Woodbury), hodlr "
-                          "(hierarchical); auto: exact when it fits in -m, else the large backend",
+                          f"(hierarchical); auto: exact when n x n fits in -m, else {LARGE_BACKEND}",
                           choices=("auto", "exact", "nystroem", "hodlr"))
     approx_tol: float = option(1e-2, "hodlr: relative tolerance of the low-rank blocks", low=0.0, low_open=True)
     rank: int = option(200, "hodlr: largest rank of an off-diagonal block", low=1)
     leaf_size: int = option(512, "hodlr: rows of a dense leaf block", low=2)
-    landmarks: int | None = option(None, "nystroem: landmarks, by default min(rows, 500)", kind=int, low=1)
-    large_backend: str = "nystroem"   # "auto" above -m's exact size (the hierarchical one once merged)
+    landmarks: int | None = option(None, "nystroem: landmarks, by default min(rows, 500, what fits in -m)",
+                                   kind=int, low=1)
+    large_backend: str = LARGE_BACKEND   # what backend=auto takes when the exact factor does not fit
     check_every: int = 10             # iterations between two eta checks (converged mode)
 
 
