@@ -119,12 +119,12 @@ class NystroemFactor:
                  memory_limit=None):
         X = to_csr(X)
         n = X.shape[0]
-        if n_landmarks is None:   # min(n, 500), fewer when n x 500 features would not fit in -m
-            fits = DEFAULT_LANDMARKS if memory_limit is None else int(memory_limit // (8 * max(n, 1)))
+        if n_landmarks is None:   # min(n, 500), fewer when the n x m features and m x m core would not fit in -m
+            fits = DEFAULT_LANDMARKS if memory_limit is None else int(memory_limit // (8 * (n + DEFAULT_LANDMARKS)))
             n_landmarks = max(1, min(DEFAULT_LANDMARKS, fits))
         m = min(n, int(n_landmarks))
         self.n, self.beta = n, float(beta)
-        _check_memory(8 * n * m, memory_limit, f"the Nystroem factor of {n} rows and {m} landmarks",
+        _check_memory(8 * (n + m) * m, memory_limit, f"the Nystroem factor of {n} rows and {m} landmarks",
                       "raise -m or lower -o landmarks")
         self.timings = {}
         started = time.perf_counter()

@@ -119,7 +119,7 @@ def test_default_landmarks_fit_in_memory_limit():
     X, _ = load_svmlight_file(SHIPPED_DATA / "breast_cancer_scale")
     n = X.shape[0]
     f = factor_kernel(X, RBF, 1.0, "nystroem", memory_limit=8 * n * 37)
-    assert f.features.shape[1] <= 37 and f.nbytes <= 8 * n * 37 + 8 * 37 * 37
+    assert 0 < f.features.shape[1] <= 37 and f.nbytes <= 8 * n * 37
 
 
 def test_factor_refuses_bad_beta_backend_and_memory():
@@ -132,6 +132,16 @@ def test_factor_refuses_bad_beta_backend_and_memory():
         factor_kernel(X, RBF, 1.0, "exact", memory_limit=1 << 16)
     with pytest.raises(FastSVMError, match=r"more than -m .*landmarks"):
         factor_kernel(X, RBF, 1.0, "nystroem", n_landmarks=400, memory_limit=1 << 16)
+
+
+def test_auto_backend_is_exact_within_m_else_the_large_backend(count_factors):
+    X, y = load("heart_scale")       # the exact factor: 270 x 270 doubles, 0.56 MB
+    sub = subproblem(X, y)
+    assert get_solver("admm").solve(sub).details["backend"] == "exact"
+    small = replace(sub, params=replace(sub.params, cache_size=0.1))
+    solution = get_solver("admm").solve(small)
+    assert count_factors == ["exact", admm.LARGE_BACKEND]
+    assert solution.details["factor_bytes"] <= 0.1 * 2**20
 
 
 def test_hodlr_backend_is_dispatched_with_its_arguments(monkeypatch):
@@ -276,6 +286,12 @@ def test_one_vs_rest_shares_one_factor_and_predicts_the_argmax(count_factors, tm
                                        svmutil.svm_load_model(str(path)), "-q")
     np.testing.assert_array_equal(labels, expected)
     np.testing.assert_array_equal(predict(load_model(path), X), expected)
+    # a path over C on two threads: still the one factorization, each C as fit alone
+    before = len(count_factors)
+    models = fit_path(X, y, [1.0, 10.0], Params(solver="admm", gamma=0.5, tol=1e-7, n_jobs=2))
+    assert len(count_factors) == before + 1
+    alone = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7, C=10.0))
+    np.testing.assert_allclose(models[1].info["objective"], alone.info["objective"], rtol=1e-7)
 
 
 def test_svc_estimator_takes_admm():
