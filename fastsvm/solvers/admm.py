@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import FastSVMError, ParameterError
 from ..kernel_factor import factor_kernel
 from ..memory import MB
 from ..parallel import one_blas_thread
@@ -170,7 +170,7 @@ def _iterate(sub, state, C, warm):
         if sub.stop[0]:
             raise KeyboardInterrupt
         if not np.isfinite(b) or not np.isfinite(r_pri):
-            raise ParameterError("admm: the iteration became non-finite (kernel values or C far too large?)")
+            raise FastSVMError("admm: the iteration became non-finite (kernel values or C far too large?)")
         checked = not paper and (n_iter % config.check_every == 0 or n_iter == max_iter)
         if checked:
             eta, objective = _certificate(factor, dual, y, z, b)
@@ -186,7 +186,8 @@ def _iterate(sub, state, C, warm):
         if status == SolveStatus.CONVERGED:
             break
     seconds = time.perf_counter() - started
-    eta, objective = _certificate(factor, dual, y, z, b)
+    if status != SolveStatus.CONVERGED:    # else eta and the objective are z's already
+        eta, objective = _certificate(factor, dual, y, z, b)
     if paper:
         status = SolveStatus.CONVERGED   # the paper's fixed iterations are its whole method
     if sub.log is not None:
