@@ -159,7 +159,7 @@ class NystroemFactor:
         return self.features @ (self.features.T @ np.asarray(V, dtype=np.float64))
 
 
-def factor_kernel(X, kernel, beta, backend, *, tol=1e-2, max_rank=200, leaf_size=512, n_landmarks=None,
+def factor_kernel(X, kernel, beta, backend, *, tol=1e-2, max_rank=100, leaf_size=512, n_landmarks=None,
                   seed=0, n_threads=1, stop=None, log=None, memory_limit=None):
     """K~ + beta I of ``kernel`` (a fastsvm.solvers.Kernel) over the rows of X, factored by
     ``backend`` (BACKENDS). tol, max_rank and leaf_size are the hierarchical backend's;

@@ -240,6 +240,15 @@ def test_paper_mode_a1a_is_the_early_stopped_classifier(count_factors):
     assert np.mean(flipped == yt) == pytest.approx(0.2405, abs=1e-4)
 
 
+def test_paper_mode_heart_scale_is_far_from_the_optimum():
+    """ALGORITHMS.md section 5: beta = 100, 10 iterations from zero: -18.7 against the optimum's -90.0."""
+    X, y = load("heart_scale")
+    solution = get_solver("admm").solve(subproblem(X, y, mode="paper"))
+    assert solution.n_iter == 10 and solution.details["beta"] == 100.0
+    assert solution.objective == pytest.approx(-18.70, abs=0.01)
+    assert np.all(solution.dual > 0) and solution.dual.max() < 0.2
+
+
 def test_paper_beta_by_size():
     assert [admm.paper_beta(n) for n in (300, 50_000, 200_000, 2_000_000)] == [1e2, 1e2, 1e3, 1e4]
 

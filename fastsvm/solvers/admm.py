@@ -48,8 +48,8 @@ class Config:
                           f"(hierarchical); auto: exact when n x n fits in -m, else {LARGE_BACKEND}",
                           choices=("auto", "exact", "nystroem", "hodlr"))
     approx_tol: float = option(1e-2, "hodlr: relative tolerance of the low-rank blocks", low=0.0, low_open=True)
-    rank: int = option(200, "hodlr: largest rank of an off-diagonal block", low=1)
-    leaf_size: int = option(512, "hodlr: rows of a dense leaf block", low=2)
+    rank: int = option(100, "hodlr: largest rank of an off-diagonal block (0: the dense leaves alone)", low=0)
+    leaf_size: int = option(512, "hodlr: rows of the largest dense leaf block", low=1)
     landmarks: int | None = option(None, "nystroem: landmarks, by default min(rows, 500, what fits in -m)",
                                    kind=int, low=1)
     large_backend: str = LARGE_BACKEND   # what backend=auto takes when the exact factor does not fit
