@@ -309,6 +309,8 @@ class _Trainer:
             solutions, calibrated = self.path.solved
             return [s[self.path.at] for s in solutions], calibrated
         seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
+        if shared is not None:
+            shared.seed = int(seeds[0])   # whichever task builds it: the same state for any -j
         calibrations = calibrations or [None] * len(problems)
         starts = self.warm.solutions if self.warm is not None else []
         starts = starts if len(starts) == len(problems) else [None] * len(problems)
@@ -464,17 +466,20 @@ class _Trainer:
 class _SharedState:
     """One SolverSpec.prepare for every subproblem on the same rows (a solver whose state does not
     depend on the labels: SolverSpec.prepare_shared), built by the first task that asks, under a
-    lock, with the whole -m budget (the one state is all the tasks hold of it)."""
+    lock, with the whole -m budget (the one state is all the tasks hold of it) and the first
+    subproblem's seed."""
 
     def __init__(self, prepare, budget):
         self.prepare, self.budget = prepare, budget
         self.lock = threading.Lock()
         self.value = None
+        self.seed = 0
 
     def state(self, problem):
         with self.lock:
             if self.value is None:
-                self.value = self.prepare(replace(problem, params=replace(problem.params, cache_size=self.budget)))
+                self.value = self.prepare(replace(problem, seed=self.seed,
+                                                  params=replace(problem.params, cache_size=self.budget)))
             return self.value
 
 

@@ -303,6 +303,16 @@ def test_one_vs_rest_shares_one_factor_and_predicts_the_argmax(count_factors, tm
     np.testing.assert_allclose(models[1].info["objective"], alone.info["objective"], rtol=1e-7)
 
 
+def test_one_vs_rest_nystroem_model_is_the_same_for_any_thread_count():
+    X, y = load("iris.scale")
+    models = [fit_model(X, y, Params(solver="admm", gamma=0.5, n_jobs=jobs, seed=4,
+                                     options={"backend": "nystroem", "landmarks": 20}))
+              for jobs in (1, 2, 2, 3)]
+    for model in models[1:]:
+        np.testing.assert_array_equal(model.sv_coef, models[0].sv_coef)
+        np.testing.assert_array_equal(model.rho, models[0].rho)
+
+
 def test_svc_estimator_takes_admm():
     from fastsvm.estimators import SVC
 
