@@ -197,15 +197,18 @@ class OneVsOne:
 
 class OneVsRest:
     """LIBLINEAR's split: k = 2 is one problem for the first label; otherwise class c (box C_c)
-    against the rest (box C); the weights are held LIBSVM-style as +-1 'support vectors'."""
+    against the rest (box C); the weights are held LIBSVM-style as +-1 'support vectors', or a
+    kernel solver's expansions as kernel_ovr_layout lays them out. Every problem has the same
+    rows (``shares_rows``): what a solver prepares from the rows alone serves them all."""
 
     formulation = "c_svc"
     sizes = None
     support_only = None
+    shares_rows = True
 
     def __init__(self, X, classes, box, weights, params):
         k = len(classes.labels)
-        self.labels, self.box = classes.labels, box
+        self.labels, self.box, self.base = classes.labels, box, X
         self.keep_rows = np.flatnonzero(weights > 0)
         codes = np.empty(X.shape[0], dtype=np.int64)
         for c, rows in enumerate(classes.rows):
@@ -232,7 +235,35 @@ class OneVsRest:
             for s in solutions:
                 is_sv |= np.asarray(s.coef) != 0
             log(f"Total nSV = {int(np.count_nonzero(is_sv))}")
+        if solutions and solutions[0].w is None:
+            return kernel_ovr_layout(self.base, self.keep_rows, self.codes, self.labels, solutions)
         return weight_layout(self.labels, [s.w for s in solutions], [s.rho for s in solutions])
+
+
+def kernel_ovr_layout(X, rows, codes, labels, solutions):
+    """Kernel expansions f_c = sum_s coef_c[s] k(x_s, .) - rho_c over X's ``rows`` (one solution
+    for two classes, class ``codes[s]`` of each row, else one per class) in LIBSVM's one-vs-one
+    layout, so that LIBSVM's votes pick argmax_c f_c: pair (i, j) must decide f_i - f_j, which
+    needs every support vector, and reads only classes i's and j's. So each class holds a copy
+    of all U support vectors (rows with a coefficient in any problem): class i's copy carries
+    coef_i - coef_j for its pairs (i, j), j > i, and zeros for its pairs (h, i), h < i; rho of
+    (i, j) is rho_i - rho_j. The model holds k |U| vectors (two classes: U, grouped by class)."""
+    k = len(labels)
+    coefs = np.vstack([np.asarray(s.coef, dtype=np.float64) for s in solutions])
+    support = np.flatnonzero(np.any(coefs != 0, axis=0))
+    if k == 2:
+        order = np.concatenate([support[codes[support] == 0], support[codes[support] == 1]])
+        n_sv = np.array([np.count_nonzero(codes[support] == c) for c in range(2)], dtype=np.int64)
+        return Layout(RowSelection(X, rows[order]), coefs[:, order], [solutions[0].rho], labels, n_sv,
+                      rows[order] + 1)
+    u = support.size
+    sv_coef = np.zeros((k - 1, k * u))
+    for i in range(k):
+        for j in range(i + 1, k):
+            sv_coef[j - 1, i * u:(i + 1) * u] = coefs[i, support] - coefs[j, support]
+    rho = [solutions[i].rho - solutions[j].rho for i in range(k) for j in range(i + 1, k)]
+    held = np.tile(rows[support], k)
+    return Layout(RowSelection(X, held), sv_coef, rho, labels, np.full(k, u, dtype=np.int64), held + 1)
 
 
 class Joint:

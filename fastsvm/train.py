@@ -6,6 +6,7 @@ threads within the -m budget (fastsvm.schedule), with their probability fits, an
 assembled in LIBSVM's layout (fastsvm.multiclass).
 """
 import sys
+import threading
 import warnings
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -263,10 +264,14 @@ class _Trainer:
         finally:
             self.path = None
 
-    def _solutions(self, problem, name):
-        """The problem's solution in a list, or its solutions along the path."""
+    def _solutions(self, problem, name, shared=None):
+        """The problem's solution in a list, or its solutions along the path; ``shared``: a
+        _SharedState the problem's solver reads instead of preparing its own."""
         try:
-            if self.path is None:
+            if shared is not None and (self.path is None or self.path.over == "C"):
+                solutions = self.spec.solve_path(problem, [1.0] if self.path is None else self.path.values,
+                                                 shared.state(problem))
+            elif self.path is None:
                 solutions = [self.spec.solve(problem)]
             elif self.path.over == "nu" and self.spec.solve_nu_path is not None:
                 solutions = self.spec.solve_nu_path(problem, self.path.values)
@@ -287,7 +292,7 @@ class _Trainer:
         return solutions
 
     # -- running subproblems -------------------------------------------------------------
-    def _solve_all(self, problems, names, calibrations=None, keep=None, sizes=None):
+    def _solve_all(self, problems, names, calibrations=None, keep=None, sizes=None, shared=None):
         """Solve subproblems in threads (fastsvm.schedule.run_within_budget, the -m budget
         shared between them; with ``sizes``, rows per problem, the largest first); seeds depend
         on the position only, not on threads.
@@ -298,11 +303,14 @@ class _Trainer:
         ``keep(k, solution)``, when given, is what the task returns of its solution (the rest is
         freed as the task ends). Along a path (train_path) the first call solves each subproblem
         for every C and each call returns its C's solutions; with a WarmStart each subproblem
-        starts from the previous fit's solution."""
+        starts from the previous fit's solution. ``shared``: one solver state (SolverSpec.prepare)
+        for every subproblem, a _SharedState."""
         if self.path is not None and self.path.solved is not None:
             solutions, calibrated = self.path.solved
             return [s[self.path.at] for s in solutions], calibrated
         seeds = np.random.SeedSequence(self.params.seed).generate_state(max(1, len(problems)))
+        if shared is not None:
+            shared.seed = int(seeds[0])   # whichever task builds it: the same state for any -j
         calibrations = calibrations or [None] * len(problems)
         starts = self.warm.solutions if self.warm is not None else []
         starts = starts if len(starts) == len(problems) else [None] * len(problems)
@@ -318,7 +326,7 @@ class _Trainer:
             if self.log is not None:
                 prefix = f"[{names[k]}] " if len(problems) > 1 else ""
                 problem.log = (lambda line, p=prefix: self.log(p + line))
-            solutions = self._solutions(problem, names[k])
+            solutions = self._solutions(problem, names[k], shared)
             calibrated = calibrations[k](problem) if calibrations[k] is not None else None
             lines = []
             if self.log is not None and self.path is None:
@@ -443,12 +451,36 @@ class _Trainer:
         if self.params.probability:   # one-vs-one only: fit_model refuses the others
             orders = fold_orders(split.sizes, self.params.seed, self.stream)
             calibrations = [self._calibration(order, *split.fold_data(p)) for p, order in enumerate(orders)]
-        solutions, platt = (self._solve_all(problems, split.names, calibrations, split.support_only, split.sizes)
+        shared = None
+        if getattr(split, "shares_rows", False) and self.spec.prepare_shared and len(problems) > 1:
+            shared = _SharedState(self.spec.prepare, self.params.cache_size)
+        solutions, platt = (self._solve_all(problems, split.names, calibrations, split.support_only, split.sizes,
+                                            shared)
                             if problems else ([], []))
         model = self._model(split.layout(solutions, self.log), solutions)
         if self.params.probability:
             model = replace(model, prob_a=[a for a, _ in platt], prob_b=[b for _, b in platt])
         return model
+
+
+class _SharedState:
+    """One SolverSpec.prepare for every subproblem on the same rows (a solver whose state does not
+    depend on the labels: SolverSpec.prepare_shared), built by the first task that asks, under a
+    lock, with the whole -m budget (the one state is all the tasks hold of it) and the first
+    subproblem's seed."""
+
+    def __init__(self, prepare, budget):
+        self.prepare, self.budget = prepare, budget
+        self.lock = threading.Lock()
+        self.value = None
+        self.seed = 0
+
+    def state(self, problem):
+        with self.lock:
+            if self.value is None:
+                self.value = self.prepare(replace(problem, seed=self.seed,
+                                                  params=replace(problem.params, cache_size=self.budget)))
+            return self.value
 
 
 def summary_lines(problem, solution):

@@ -37,7 +37,8 @@ def assert_clean_failure(result, prog, pattern, usage):
 
 # ---------------------------------------------------------------------------- train + predict
 
-@pytest.mark.parametrize("solver", ["ssnal", "dcd", "smo", "primal_newton", "l1_cd", "crammer_singer", "nystroem"])
+@pytest.mark.parametrize("solver", ["ssnal", "dcd", "smo", "primal_newton", "l1_cd", "crammer_singer", "nystroem",
+                                    "admm"])
 def test_main_job_train_and_predict(tmp_path, solver):
     """The README's main job (with -s ssnal), and the same with every other solver at its defaults
     (its own loss: the squared hinge for primal_newton and l1_cd without -L)."""

@@ -38,6 +38,7 @@ SOLVERS = {
     "primal_newton": ["-s", "primal_newton"],
     "l1_cd": ["-s", "l1_cd"],
     "crammer_singer": ["-s", "crammer_singer"],
+    "admm": ["-s", "admm"],
 }
 
 

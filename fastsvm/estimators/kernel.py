@@ -115,7 +115,7 @@ class _KernelSVM(BaseEstimator):
 
     def _check_solver(self):
         spec = get_solver(self.solver)
-        if spec.multiclass != "ovo":
+        if spec.multiclass != "ovo" and set(spec.kernels) <= {"linear"}:
             raise ValueError(f"solver {spec.name!r} trains linear one-vs-rest models without support "
                              f"vectors: use fastsvm.LinearSVC(solver={spec.name!r}) instead")
 

@@ -306,6 +306,9 @@ class SolverSpec:
     solve_path : solve_path(sub, Cs, state=None) -> [Solution per C]: the problems with bounds
         C * sub.upper for each C of Cs in order, each warm-started from the last; None: the
         trainer solves them one by one (solve_path_cold).
+    prepare_shared : prepare's state depends on the rows and kernel only, not on the labels or
+        bounds, and may be read by several threads: the trainer builds one for all subproblems
+        on the same rows (one-vs-rest classes) and solves each through solve_path with it.
     """
 
     name: str
@@ -320,6 +323,7 @@ class SolverSpec:
     stop_measure: str = "the maximal KKT violation"
     prepare: Callable[[Subproblem], object] | None = None
     solve_path: Callable[[Subproblem, Sequence[float], object], list] | None = None
+    prepare_shared: bool = False
     # on the main thread, its loops stop on Ctrl-C by themselves (not only through
     # Subproblem.stop): a single problem then needs no worker thread
     stops_on_signals: bool = False

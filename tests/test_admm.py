@@ -1,0 +1,368 @@
+"""ADMM (fastsvm.solvers.admm) over fastsvm.kernel_factor: the factors against dense NumPy, the
+converged solver against LIBSVM's optimum (objective, b, test accuracy) and an independent eta,
+paper mode's early-stopped classifier, one factorization per path and per one-vs-rest problem,
+the model file against LIBSVM's svm-predict, bad options and the stop flag."""
+import re
+import subprocess
+import sys
+import types
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastsvm.solvers.admm as admm
+from conftest import SHIPPED_DATA, shared_file, stops_within_a_second
+from fastsvm._core._kernel import kernel_matrix
+from fastsvm.cli import train as cli_train
+from fastsvm.cli.common import run
+from fastsvm.datafile import load_svmlight_file
+from fastsvm.errors import FastSVMError, ParameterError
+from fastsvm.kernel_approximation import nystroem_map, sample_landmarks
+from fastsvm.kernel_factor import ExactFactor, cholesky_in_place, factor_kernel
+from fastsvm.modelfile import load_model, save_model
+from fastsvm.params import Params
+from fastsvm.prediction import decision_values, predict
+from fastsvm.solvers import Kernel, Subproblem, get_solver
+from fastsvm.train import fit_model, fit_path
+
+RBF = Kernel(kind="rbf", gamma=0.5)
+BIN = Path(sys.executable).parent
+
+
+def load(name):
+    return load_svmlight_file(shared_file(name))
+
+
+def subproblem(X, y, tol=1e-6, C=1.0, **options):
+    params = Params(solver="admm", gamma=0.5, tol=tol, options=options)
+    return Subproblem("c_svc", X, np.asarray(y, dtype=np.float64), np.full(X.shape[0], C), RBF, params)
+
+
+def eta_numpy(z, y, K, upper):
+    """eta of ALGORITHMS.md section 0 with the projection onto {y^T x = 0, 0 <= x <= u} by bisection
+    on its multiplier: the twin of the solver's certificate."""
+    grad = y * (K @ (y * z)) - 1.0
+    v = z - grad
+    lo, hi = -1e3 - np.abs(v).max(), 1e3 + np.abs(v).max()
+    for _ in range(200):
+        lam = 0.5 * (lo + hi)
+        if y @ np.clip(v - lam * y, 0.0, upper) > 0:
+            lo = lam
+        else:
+            hi = lam
+    projected = np.clip(v - lam * y, 0.0, upper)
+    return np.linalg.norm(z - projected) / (1 + np.linalg.norm(z) + np.linalg.norm(grad))
+
+
+def dual_objective(z, y, K):
+    return 0.5 * (y * z) @ K @ (y * z) - z.sum()
+
+
+@pytest.fixture
+def count_factors(monkeypatch):
+    """The number of factorizations ADMM makes (calls of factor_kernel)."""
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args[3])
+        return factor_kernel(*args, **kwargs)
+
+    monkeypatch.setattr(admm, "factor_kernel", counted)
+    return calls
+
+
+# ---------------------------------------------------------------------------- the factors
+
+def test_exact_factor_solves_and_multiplies_as_dense_numpy():
+    X, _ = load_svmlight_file(SHIPPED_DATA / "breast_cancer_scale")
+    X = X[:300]
+    K = kernel_matrix(X, X, "rbf", 0.5)
+    f = factor_kernel(X, RBF, 0.7, "exact")
+    B = np.random.default_rng(0).standard_normal((300, 3))
+    assert (f.n, f.beta, f.backend, f.nbytes) == (300, 0.7, "exact", 8 * 300 * 300)
+    np.testing.assert_allclose(f.matvec(B), K @ B, atol=1e-12)
+    np.testing.assert_allclose(f.matvec(B[:, 0]), K @ B[:, 0], atol=1e-12)
+    assert np.abs((K + 0.7 * np.eye(300)) @ f.solve(B) - B).max() < 1e-10
+    assert np.abs((K + 0.7 * np.eye(300)) @ f.solve(B[:, 1]) - B[:, 1]).max() < 1e-10
+    assert set(f.timings) == {"kernel", "factorization"}
+
+
+def test_nystroem_factor_is_woodbury_on_the_features():
+    X, _ = load_svmlight_file(SHIPPED_DATA / "breast_cancer_scale")
+    f = factor_kernel(X, RBF, 0.3, "nystroem", n_landmarks=40, seed=3)
+    fmap = nystroem_map(X, "rbf", 0.5, landmarks=np.sort(sample_landmarks(X.shape[0], 40, 3)))
+    Phi = fmap.transform(X)
+    np.testing.assert_allclose(f.features, Phi)
+    Kt = Phi @ Phi.T
+    B = np.random.default_rng(1).standard_normal((X.shape[0], 2))
+    np.testing.assert_allclose(f.matvec(B), Kt @ B, atol=1e-12)
+    np.testing.assert_allclose(f.solve(B), np.linalg.solve(Kt + 0.3 * np.eye(X.shape[0]), B), atol=1e-10)
+
+
+def test_blocked_cholesky_equals_lapack_and_stops():
+    rng = np.random.default_rng(2)
+    G = rng.standard_normal((301, 301))
+    A = G @ G.T / 301 + np.eye(301)
+    stop = np.zeros(1, dtype=np.int32)
+    for block in (64, 100, 301, 512):
+        F = np.asfortranarray(A)
+        assert cholesky_in_place(F, stop, block)
+        np.testing.assert_allclose(np.tril(F), np.linalg.cholesky(A), atol=1e-13)
+    assert not cholesky_in_place(np.asfortranarray(A - 2 * np.eye(301)), stop, 64)
+    with pytest.raises(KeyboardInterrupt):
+        cholesky_in_place(np.asfortranarray(A), np.ones(1, dtype=np.int32), 64)
+
+
+def test_default_landmarks_fit_in_memory_limit():
+    X, _ = load_svmlight_file(SHIPPED_DATA / "breast_cancer_scale")
+    n = X.shape[0]
+    f = factor_kernel(X, RBF, 1.0, "nystroem", memory_limit=8 * n * 37)
+    assert 0 < f.features.shape[1] <= 37 and f.nbytes <= 8 * n * 37
+
+
+def test_factor_refuses_bad_beta_backend_and_memory():
+    X, _ = load_svmlight_file(SHIPPED_DATA / "breast_cancer_scale")
+    with pytest.raises(ParameterError, match="beta"):
+        factor_kernel(X, RBF, 0.0, "exact")
+    with pytest.raises(ParameterError, match="unknown backend"):
+        factor_kernel(X, RBF, 1.0, "hss")
+    with pytest.raises(FastSVMError, match=r"more than -m .*backend=nystroem"):
+        factor_kernel(X, RBF, 1.0, "exact", memory_limit=1 << 16)
+    with pytest.raises(FastSVMError, match=r"more than -m .*landmarks"):
+        factor_kernel(X, RBF, 1.0, "nystroem", n_landmarks=400, memory_limit=1 << 16)
+
+
+def test_auto_backend_is_exact_within_m_else_the_large_backend(count_factors):
+    X, y = load("heart_scale")       # the exact factor: 270 x 270 doubles, 0.56 MB
+    sub = subproblem(X, y)
+    assert get_solver("admm").solve(sub).details["backend"] == "exact"
+    small = replace(sub, params=replace(sub.params, cache_size=0.1))
+    solution = get_solver("admm").solve(small)
+    assert count_factors == ["exact", admm.LARGE_BACKEND]
+    assert solution.details["factor_bytes"] <= 0.1 * 2**20
+
+
+def test_hodlr_backend_is_dispatched_with_its_arguments(monkeypatch):
+    """The hierarchical backend is another branch's module: a stand-in shows what it is given
+    and that ADMM runs on what it returns."""
+    seen = {}
+
+    def stand_in(X, kernel, beta, **kwargs):
+        seen.update(kwargs)
+        return ExactFactor(X, kernel, beta)
+
+    monkeypatch.setitem(sys.modules, "fastsvm.hodlr", types.SimpleNamespace(HODLRFactor=stand_in))
+    X, y = load("heart_scale")
+    solution = get_solver("admm").solve(subproblem(X, y, backend="hodlr", approx_tol=0.05, rank=7, leaf_size=64))
+    assert {k: seen[k] for k in ("tol", "max_rank", "leaf_size")} == {"tol": 0.05, "max_rank": 7, "leaf_size": 64}
+    assert set(seen) == {"tol", "max_rank", "leaf_size", "seed", "n_threads", "stop", "log", "memory_limit"}
+    assert solution.objective == pytest.approx(-90.01794446, rel=1e-6)
+
+
+# ---------------------------------------------------------------------------- converged mode = LIBSVM
+
+def test_converged_heart_scale_equals_libsvm():
+    X, y = load("heart_scale")
+    solution = get_solver("admm").solve(subproblem(X, y))
+    assert solution.status == "converged" and solution.stop_measure <= 1e-6
+    assert solution.objective == pytest.approx(-90.01794446, rel=1e-6)
+    assert -solution.rho == pytest.approx(-0.001048, abs=1e-4)
+    z = solution.dual
+    K = kernel_matrix(X, X, "rbf", 0.5)
+    assert dual_objective(z, y, K) == pytest.approx(solution.objective, rel=1e-12)
+    assert eta_numpy(z, y, K, np.ones_like(y)) < 1e-6
+    assert abs(y @ z) < 1e-6 * z.sum() and z.min() >= 0 and z.max() <= 1
+    np.testing.assert_array_equal(solution.coef, y * z)
+
+
+def test_converged_a1a_equals_libsvm_with_its_test_accuracy():
+    X, y = load("a1a")
+    Xt, yt = load("a1a.t")
+    model = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-6))
+    assert model.info["objective"][0] == pytest.approx(-455.42373476, rel=1e-6)
+    assert -model.rho[0] == pytest.approx(-0.612906, abs=1e-4)
+    assert model.info["stop_measure"][0] <= 1e-6
+    accuracy = 100 * np.mean(predict(model, Xt) == yt)
+    assert accuracy == pytest.approx(80.808, abs=5e-4)
+
+
+def test_class_weights_are_per_coordinate_bounds():
+    """-w1 2 -w-1 0.5 against SMO (LIBSVM's solver) on the same problem."""
+    X, y = load("heart_scale")
+    weights = {1: 2.0, -1: 0.5}
+    ours = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7, class_weight=weights))
+    smo = fit_model(X, y, Params(solver="smo", gamma=0.5, tol=1e-6, class_weight=weights))
+    assert ours.info["objective"][0] == pytest.approx(smo.info["objective"][0], rel=1e-6)
+    assert ours.rho[0] == pytest.approx(smo.rho[0], abs=1e-4)
+    assert np.abs(ours.sv_coef).max() <= 2.0 + 1e-12
+
+
+def test_converged_path_factors_once_and_each_c_is_the_optimum(count_factors):
+    X, y = load("heart_scale")
+    Cs = [0.1, 1.0, 10.0]
+    sub = subproblem(X, y, tol=1e-7)
+    path = get_solver("admm").solve_path(sub, Cs)
+    assert len(count_factors) == 1
+    cold = [get_solver("admm").solve(replace(sub, upper=sub.upper * C)) for C in Cs]
+    assert len(count_factors) == 4
+    for warm, alone in zip(path, cold):
+        assert warm.objective == pytest.approx(alone.objective, rel=1e-7)
+        assert warm.rho == pytest.approx(alone.rho, abs=1e-5)
+    assert path[1].objective == pytest.approx(-90.01794446, rel=1e-6)
+    # the warm start (the previous point, clipped to the new box) is used: from the optimum of
+    # the same C the first eta check stops
+    again = get_solver("admm").solve_path(sub, [1.0, 1.0])
+    assert again[0].n_iter > 100 and again[1].n_iter == admm.Config().check_every
+
+
+# ---------------------------------------------------------------------------- paper mode
+
+def test_paper_mode_a1a_is_the_early_stopped_classifier(count_factors):
+    X, y = load("a1a")
+    Xt, yt = load("a1a.t")
+    params = Params(solver="admm", gamma=0.5, options={"mode": "paper"})
+    models = fit_path(X, y, [1.0, 10.0, 100.0], params)
+    assert count_factors == ["exact"]        # one factorization for the three C
+    assert [m.info["n_iter"][0] for m in models] == [10, 10, 10]
+    assert models[0].info["details"][0]["beta"] == 100.0
+    # z never approaches C: the same model for every C, every row a support vector
+    np.testing.assert_array_equal(models[0].sv_coef, models[1].sv_coef)
+    np.testing.assert_array_equal(models[0].rho, models[2].rho)
+    assert models[0].sv_coef.shape[1] == X.shape[0] and np.abs(models[0].sv_coef).max() < 0.2
+    majority = max(np.mean(yt == 1), np.mean(yt == -1))
+    decision = decision_values(models[0], Xt)[:, 0] * models[0].labels[0]   # f(x) for label +1
+    assert np.mean(np.where(decision > 0, 1, -1) == yt) > majority
+    np.testing.assert_array_equal(predict(models[0], Xt[:2000]), np.where(decision[:2000] > 0, 1, -1))
+    # the paper's printed bias sign (rho = b, so f + 2 rho) fails this: 24.05 %
+    flipped = np.where(decision + 2 * models[0].rho[0] > 0, 1, -1)
+    assert np.mean(flipped == yt) == pytest.approx(0.2405, abs=1e-4)
+
+
+def test_paper_mode_heart_scale_is_far_from_the_optimum():
+    """ALGORITHMS.md section 5: beta = 100, 10 iterations from zero: -18.7 against the optimum's -90.0."""
+    X, y = load("heart_scale")
+    solution = get_solver("admm").solve(subproblem(X, y, mode="paper"))
+    assert solution.n_iter == 10 and solution.details["beta"] == 100.0
+    assert solution.objective == pytest.approx(-18.70, abs=0.01)
+    assert np.all(solution.dual > 0) and solution.dual.max() < 0.2
+
+
+def test_paper_beta_by_size():
+    assert [admm.paper_beta(n) for n in (300, 50_000, 200_000, 2_000_000)] == [1e2, 1e2, 1e3, 1e4]
+
+
+# ---------------------------------------------------------------------------- the Nystroem backend
+
+def test_nystroem_backend_equals_libsvm_on_the_precomputed_nystroem_kernel():
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    X, y = load("heart_scale")
+    n = X.shape[0]
+    solution = get_solver("admm").solve(replace(subproblem(X, y, tol=1e-8, backend="nystroem", landmarks=60),
+                                                seed=5))
+    Phi = nystroem_map(X, "rbf", 0.5, landmarks=np.sort(sample_landmarks(n, 60, 5))).transform(X)
+    Kt = Phi @ Phi.T
+    rows = [[float(i + 1)] + list(Kt[i]) for i in range(n)]
+    theirs = svmutil.svm_train(svmutil.svm_problem(list(y), rows, isKernel=True),
+                               svmutil.svm_parameter("-t 4 -c 1 -e 1e-6 -q"))
+    alpha = np.zeros(n)
+    alpha[np.asarray(theirs.get_sv_indices()) - 1] = np.abs(np.asarray(theirs.get_sv_coef()).ravel())
+    assert solution.objective == pytest.approx(dual_objective(alpha, y, Kt), rel=1e-6)
+    assert solution.rho == pytest.approx(theirs.rho[0], abs=1e-4)
+    assert eta_numpy(solution.dual, y, Kt, np.ones(n)) < 1e-7
+
+
+# ---------------------------------------------------------------------------- one-vs-rest
+
+def test_one_vs_rest_shares_one_factor_and_predicts_the_argmax(count_factors, tmp_path):
+    X, y = load("iris.scale")
+    model = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7))
+    assert count_factors == ["exact"]        # three classes, one factorization
+    # each class against the rest, solved alone: f_c, and the model must pick argmax_c f_c
+    K = kernel_matrix(X, X, "rbf", 0.5)
+    f = []
+    for label in model.labels:
+        solution = get_solver("admm").solve(subproblem(X, np.where(y == label, 1.0, -1.0), tol=1e-7))
+        f.append(K @ solution.coef - solution.rho)
+    expected = model.labels[np.argmax(np.vstack(f), axis=0)]
+    np.testing.assert_array_equal(predict(model, X), expected)
+    assert np.mean(expected == y) > 0.95
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    path = tmp_path / "iris.model"
+    save_model(model, path)
+    labels, _, _ = svmutil.svm_predict(list(y), [dict(zip(r.indices + 1, r.data)) for r in X],
+                                       svmutil.svm_load_model(str(path)), "-q")
+    np.testing.assert_array_equal(labels, expected)
+    np.testing.assert_array_equal(predict(load_model(path), X), expected)
+    # a path over C on two threads: still the one factorization, each C as fit alone
+    before = len(count_factors)
+    models = fit_path(X, y, [1.0, 10.0], Params(solver="admm", gamma=0.5, tol=1e-7, n_jobs=2))
+    assert len(count_factors) == before + 1
+    alone = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7, C=10.0))
+    np.testing.assert_allclose(models[1].info["objective"], alone.info["objective"], rtol=1e-7)
+
+
+def test_one_vs_rest_nystroem_model_is_the_same_for_any_thread_count():
+    X, y = load("iris.scale")
+    models = [fit_model(X, y, Params(solver="admm", gamma=0.5, n_jobs=jobs, seed=4,
+                                     options={"backend": "nystroem", "landmarks": 20}))
+              for jobs in (1, 2, 2, 3)]
+    for model in models[1:]:
+        np.testing.assert_array_equal(model.sv_coef, models[0].sv_coef)
+        np.testing.assert_array_equal(model.rho, models[0].rho)
+
+
+def test_svc_estimator_takes_admm():
+    from fastsvm.estimators import SVC
+
+    X, y = load("heart_scale")
+    ours = SVC(solver="admm", gamma=0.5, tol=1e-7).fit(X, y)
+    smo = SVC(gamma=0.5, tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(X), smo.decision_function(X), atol=1e-4)
+    assert ours.score(X, y) == smo.score(X, y)
+
+
+# ---------------------------------------------------------------------------- CLI, bad input, Ctrl-C
+
+def train_cli(*args):
+    return subprocess.run([str(BIN / "fastsvm-train"), *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_cli_writes_a_model_libsvm_predicts(tmp_path):
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    data = shared_file("heart_scale")
+    model = tmp_path / "hs.model"
+    result = train_cli("-s", "admm", "-g", "0.5", "-e", "1e-6", data, model)
+    assert result.returncode == 0, result.stderr
+    assert "admm: exact factor" in result.stdout and "obj = -90.01794" in result.stdout
+    yy, xx = svmutil.svm_read_problem(str(data))
+    labels, (accuracy, _, _), _ = svmutil.svm_predict(yy, xx, svmutil.svm_load_model(str(model)), "-q")
+    X, y = load("heart_scale")
+    np.testing.assert_array_equal(labels, predict(load_model(model), X))
+    assert accuracy == pytest.approx(100 * 251 / 270)   # LIBSVM's own model: 92.963 %
+
+
+@pytest.mark.parametrize("args, pattern", [
+    (["-o", "mode=fast"], r"option mode=fast: expected one of converged, paper"),
+    (["-o", "beta=0"], r"option beta=0: expected a number > 0"),
+    (["-o", "backend=hss"], r"option backend=hss"),
+    (["-t", "0"], r"admm does not support the linear kernel"),
+    (["-s", "3"], r"admm does not solve epsilon_svr"),
+    (["-o", "backend=exact", "-m", "0.1"], r"exact kernel factor .* more than -m 0.1"),
+])
+def test_bad_options_are_one_line(args, pattern, tmp_path, capsys):
+    """fastsvm-train's own error handling, in process (test_cli runs it as a program)."""
+    argv = ["-s", "admm", *args, str(shared_file("heart_scale")), str(tmp_path / "m")]
+    assert run(cli_train.main, cli_train.PROG, cli_train.usage, argv) == 1
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("fastsvm-train: ") and re.search(pattern, first), first
+    assert not (tmp_path / "m").exists()
+
+
+def test_stop_flag_is_honoured():
+    X, y = load("a1a")
+    sub = replace(subproblem(X, y, tol=1e-300), params=Params(solver="admm", gamma=0.5, tol=1e-300,
+                                                                max_iter=10**8))
+    stops_within_a_second(get_solver("admm").solve, sub)
