@@ -20,6 +20,11 @@ class ParameterError(FastSVMError):
     """A parameter value or combination the chosen solver cannot accept."""
 
 
+class NotPositiveDefiniteError(FastSVMError):
+    """A kernel matrix plus beta I (exact or approximated) that is not positive definite: a larger
+    beta or a tighter approximation cures it."""
+
+
 class DegenerateProblemError(FastSVMError):
     """The problem has no finite solution of the solver's kind (e.g. nu-SVC's margin scale is
     infinite); inside probability cross-validation LIBSVM carries on with NaN decision values."""

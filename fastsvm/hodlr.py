@@ -34,7 +34,7 @@ from scipy.linalg import blas
 from ._core._hmatrix import aca, kernel_block
 from ._core._kernel import row_sqnorms
 from .csr import to_csr
-from .errors import FastSVMError, ParameterError
+from .errors import FastSVMError, NotPositiveDefiniteError, ParameterError
 from .parallel import one_blas_thread, run_tasks
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid")
@@ -176,9 +176,9 @@ class HODLRFactor:
 
         need = estimate_bytes(self.n, self.leaf_size, self.max_rank)
         if memory_limit is not None and need > memory_limit:
-            raise FastSVMError(f"the hierarchical approximation of {self.n} rows needs up to {need / MB:.0f} MB "
+            raise FastSVMError(f"the hierarchical approximation of {self.n} rows needs up to {need / MB:.2f} MB "
                                f"(leaf_size {self.leaf_size}, max_rank {self.max_rank}), more than the limit of "
-                               f"{memory_limit / MB:.0f} MB; lower leaf_size or max_rank, or raise the limit")
+                               f"{memory_limit / MB:.2f} MB; lower leaf_size or max_rank, or raise the limit")
         started = time.perf_counter()
         self._compress(X, seed)
         self._phase("compression", started, f"ranks {min(self.ranks, default=0)}..{max(self.ranks, default=0)}")
@@ -299,7 +299,8 @@ class HODLRFactor:
         try:
             factor, _ = sla.cho_factor(block, lower=True, overwrite_a=True, check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
-            raise FastSVMError(self._not_pd(k, "its dense leaf block: the kernel itself is indefinite")) from None
+            raise NotPositiveDefiniteError(self._not_pd(k, "its dense leaf block: the kernel itself is indefinite")) \
+                from None
         self._leaf[k] = factor
 
     def _factor_core(self, k):
@@ -312,7 +313,7 @@ class HODLRFactor:
         lam, Q = np.linalg.eigh(0.5 * (S + S.T))
         small = CORE_RTOL * np.abs(lam).max()
         if not (np.isfinite(lam).all() and np.sum(lam > small) == r and np.sum(lam < -small) == r):
-            raise FastSVMError(self._not_pd(k, "its low-rank coupling"))
+            raise NotPositiveDefiniteError(self._not_pd(k, "its low-rank coupling"))
         self._core[k] = (Q / lam) @ Q.T
 
     def _not_pd(self, k, what):

@@ -19,7 +19,7 @@ from scipy.linalg.blas import dtrmm
 
 from ._core._features import landmark_kernel
 from .csr import to_csr
-from .errors import FastSVMError, ParameterError
+from .errors import FastSVMError, NotPositiveDefiniteError, ParameterError
 from .kernel_approximation import nystroem_map, sample_landmarks
 from .memory import MB, check_request
 
@@ -42,7 +42,7 @@ def _check_memory(n_bytes, memory_limit, what, hint):
 
 
 def _not_positive_definite(backend, beta):
-    return FastSVMError(f"admm: K + beta I is not positive definite with the {backend} backend at "
+    return NotPositiveDefiniteError(f"admm: K + beta I is not positive definite with the {backend} backend at "
                         f"beta = {beta:g} (raise -o beta)")
 
 

@@ -138,7 +138,7 @@ def test_auto_backend_is_exact_within_m_else_the_large_backend(count_factors):
     X, y = load("heart_scale")       # the exact factor: 270 x 270 doubles, 0.56 MB
     sub = subproblem(X, y)
     assert get_solver("admm").solve(sub).details["backend"] == "exact"
-    small = replace(sub, params=replace(sub.params, cache_size=0.1))
+    small = replace(sub, params=replace(sub.params, cache_size=0.1, options={"leaf_size": 16, "rank": 2}))
     solution = get_solver("admm").solve(small)
     assert count_factors == ["exact", admm.LARGE_BACKEND]
     assert solution.details["factor_bytes"] <= 0.1 * 2**20
@@ -159,6 +159,32 @@ def test_hodlr_backend_is_dispatched_with_its_arguments(monkeypatch):
     assert {k: seen[k] for k in ("tol", "max_rank", "leaf_size")} == {"tol": 0.05, "max_rank": 7, "leaf_size": 64}
     assert set(seen) == {"tol", "max_rank", "leaf_size", "seed", "n_threads", "stop", "log", "memory_limit"}
     assert solution.objective == pytest.approx(-90.01794446, rel=1e-6)
+
+
+def test_hodlr_backend_at_a_tight_tolerance_equals_libsvm():
+    X, y = load("heart_scale")
+    solution = get_solver("admm").solve(subproblem(X, y, backend="hodlr", approx_tol=1e-10, rank=300, leaf_size=64))
+    assert solution.details["backend"] == "hodlr"
+    assert solution.objective == pytest.approx(-90.01794446, rel=1e-6)
+    assert -solution.rho == pytest.approx(-0.001048, abs=1e-4)
+
+
+def test_a_default_beta_is_raised_when_the_approximation_is_not_positive_definite():
+    # a rank-1 coupling of the RBF kernel at gamma 0.1 is far from K: K~ + beta I is indefinite
+    # below beta = 10 (three raises from 1e-2)
+    X, y = load("heart_scale")
+    lines = []
+    sub = subproblem(X, y, backend="hodlr", rank=1, leaf_size=16)
+    sub = replace(sub, kernel=replace(sub.kernel, gamma=0.1), log=lines.append)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(admm, "CONVERGED_BETA", 1e-2)
+        solution = get_solver("admm").solve(sub)
+    raised = [line for line in lines if "not positive definite" in line]
+    assert raised and "trying beta" in raised[0]
+    assert solution.details["beta"] == pytest.approx(10.0)
+    with pytest.raises(FastSVMError, match="not positive definite"):     # a beta the user chose stays
+        get_solver("admm").solve(replace(sub, params=replace(sub.params, options={
+            **sub.params.options, "beta": 1e-2})))
 
 
 # ---------------------------------------------------------------------------- converged mode = LIBSVM

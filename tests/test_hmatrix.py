@@ -339,7 +339,7 @@ def test_progress_memory_and_timings():
     assert "MB held" in lines[-1]
     assert set(f.timings) == {"clustering", "compression", "factorization"}
     assert 0 < f.nbytes <= estimate_bytes(800, 100, 100)
-    with pytest.raises(FastSVMError, match="needs up to .* MB.*limit of 1 MB"):
+    with pytest.raises(FastSVMError, match="needs up to .* MB.*limit of 1.00 MB"):
         HODLRFactor(X, RBF, 5.0, leaf_size=100, memory_limit=1 << 20)
 
 

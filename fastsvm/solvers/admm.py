@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import FastSVMError, ParameterError
+from ..errors import FastSVMError, NotPositiveDefiniteError, ParameterError
 from ..kernel_factor import factor_kernel
 from ..memory import MB
 from ..parallel import one_blas_thread
@@ -34,7 +34,8 @@ DEFAULT_TOL = 1e-5
 # them on heart_scale, a1a and 3000-row samples of a9a (gamma 0.5) and ijcnn1 (gamma 50) at C 0.1 .. 10
 CONVERGED_BETA = 1.0
 PAPER_ITERATIONS = 10
-LARGE_BACKEND = "nystroem"  # backend=auto's choice when the exact factor does not fit in -m ("hodlr" once merged)
+LARGE_BACKEND = "hodlr"     # backend=auto's choice when the exact factor does not fit in -m
+BETA_RAISES = 3             # a default beta whose K~ + beta I is not positive definite is raised 10x, this often
 CONVERGED_ITERATIONS = 100_000
 
 
@@ -92,9 +93,20 @@ def _prepare(sub):
     if backend == "auto":
         backend = "exact" if 8.0 * n * n <= memory_limit else config.large_backend
     started = time.perf_counter()
-    factor = factor_kernel(X, sub.kernel, beta, backend, tol=config.approx_tol, max_rank=config.rank,
-                           leaf_size=config.leaf_size, n_landmarks=config.landmarks, seed=sub.seed,
-                           n_threads=sub.n_threads, stop=sub.stop, log=sub.log, memory_limit=memory_limit)
+    for attempt in range(BETA_RAISES + 1):
+        try:
+            factor = factor_kernel(X, sub.kernel, beta, backend, tol=config.approx_tol, max_rank=config.rank,
+                                   leaf_size=config.leaf_size, n_landmarks=config.landmarks, seed=sub.seed,
+                                   n_threads=sub.n_threads, stop=sub.stop, log=sub.log, memory_limit=memory_limit)
+            break
+        except NotPositiveDefiniteError as error:
+            # an approximate K~ need not be PSD: a default beta is raised (ALGORITHMS.md section 5),
+            # one the user chose is theirs to change
+            if config.beta is not None or attempt == BETA_RAISES:
+                raise
+            beta *= 10.0
+            if sub.log is not None:
+                sub.log(f"admm: {error}; trying beta = {beta:g}")
     u = factor.solve(np.ones(n))
     w1 = float(u.sum())
     if not (np.all(np.isfinite(u)) and w1 > 0):
