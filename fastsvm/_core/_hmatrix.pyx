@@ -142,6 +142,26 @@ cdef int sampled_pivot(const int* s_row, const double* s_res, int S, const unsig
     return best
 
 
+cdef double residual_line(KernelParams k, CSR X, const double* sq, int pivot, const int* others, int count,
+                          double* dense, const double* coef, int coef_stride, const double* bases, int r,
+                          double* out, double scale, int n_threads) noexcept nogil:
+    """One line of the residual of ACA's block: out[t] = k(pivot, others[t]) - sum_l coef[l *
+    coef_stride] bases[l * count + t] over the r crosses so far (a pivot row against the columns,
+    or a pivot column against the rows). Returns scale raised to the largest |kernel value| seen."""
+    cdef int l, t
+    cdef double a
+    scatter_row(X, pivot, dense)
+    values_against(k, X, sq, pivot, dense, others, count, out, n_threads)
+    unscatter_row(X, pivot, dense)
+    for t in range(count):
+        scale = max(scale, fabs(out[t]))
+    for l in range(r):
+        a = coef[<Py_ssize_t>l * coef_stride]
+        for t in range(count):
+            out[t] -= a * bases[<Py_ssize_t>l * count + t]
+    return scale
+
+
 cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m, const int* cols,
                  int p, double tol, int max_rank, double* Ut, double* Vt, const int* s_row,
                  const int* s_col, double* s_res, int S, unsigned char* row_used,
@@ -158,7 +178,7 @@ cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m
     samples see them. When they disagree, or a pivot row's residual is zero, the next pivot row is
     the unused one of the largest sampled residual; none left: stop. S = 0 is the plain ACA."""
     cdef int i = 0, j, l, s, t, r = 0
-    cdef double delta, a, nu, nv, cross, est, norm2 = 0.0, scale = 0.0
+    cdef double delta, nu, nv, cross, est, norm2 = 0.0, scale = 0.0
     cdef double area = <double>m * <double>p / max(S, 1)
     cdef double* u
     cdef double* v
@@ -174,15 +194,7 @@ cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m
         row_used[i] = 1
         u = Ut + <Py_ssize_t>r * m
         v = Vt + <Py_ssize_t>r * p
-        scatter_row(X, rows[i], dense)
-        values_against(k, X, sq, rows[i], dense, cols, p, v, n_threads)
-        unscatter_row(X, rows[i], dense)
-        for t in range(p):
-            scale = max(scale, fabs(v[t]))
-        for l in range(r):
-            a = Ut[<Py_ssize_t>l * m + i]
-            for t in range(p):
-                v[t] -= a * Vt[<Py_ssize_t>l * p + t]
+        scale = residual_line(k, X, sq, rows[i], cols, p, dense, Ut + i, m, Vt, r, v, scale, n_threads)
         j = argmax_free(v, col_used, p)
         if j < 0 or fabs(v[j]) <= ZERO_PIVOT * scale:
             # this row is already approximated: go where the samples still see a residual
@@ -194,15 +206,7 @@ cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m
         delta = v[j]
         for t in range(p):
             v[t] /= delta
-        scatter_row(X, cols[j], dense)
-        values_against(k, X, sq, cols[j], dense, rows, m, u, n_threads)
-        unscatter_row(X, cols[j], dense)
-        for t in range(m):
-            scale = max(scale, fabs(u[t]))
-        for l in range(r):
-            a = Vt[<Py_ssize_t>l * p + j]
-            for t in range(m):
-                u[t] -= a * Ut[<Py_ssize_t>l * m + t]
+        scale = residual_line(k, X, sq, cols[j], rows, m, dense, Vt + j, p, Ut, r, u, scale, n_threads)
         nu = dot(u, u, m)
         nv = dot(v, v, p)
         cross = 0.0
