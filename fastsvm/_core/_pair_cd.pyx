@@ -229,3 +229,41 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
                 break
     free(ranked)
     return _status.Status(status), sweeps, gap, steps
+
+
+def held_kkt(X, const double[::1] sign, double bias, const double[::1] alpha, const double[::1] w,
+             const double[::1] upper, const int[::1] held, double[::1] G, double tol, unsigned char[::1] wrong):
+    """The full KKT check after a reduced solve whose G is current on the rows it swept: G_i = z_i.w
+    on the rows ``held`` at a bound (alpha_i = 0 or u_i), then top = max_{a_i > 0} G_i and bottom =
+    min_{a_i < u_i} G_i over every row, and wrong_i (held rows only; others untouched) when a held
+    row breaks KKT: a_i = 0 with G_i < top - tol, or a_i = u_i with G_i > bottom + tol. Returns
+    (top, bottom, number wrong); top - bottom is the full problem's gap."""
+    cdef Py_ssize_t n = alpha.shape[0], m = held.shape[0], k
+    if not (sign.shape[0] == upper.shape[0] == G.shape[0] == wrong.shape[0] == n == X.shape[0]):
+        raise FastSVMError("held_kkt: sign, alpha, upper, G and wrong need one entry per row")
+    if w.shape[0] != X.shape[1] + 1:
+        raise FastSVMError(f"held_kkt: w has {w.shape[0]} entries, expected {X.shape[1] + 1}")
+    for k in range(m):
+        if held[k] < 0 or held[k] >= n:
+            raise FastSVMError("held_kkt: a held row out of range")
+    cdef const double[::1] data = X.data
+    cdef const int[::1] indices = X.indices
+    cdef const int[::1] indptr = X.indptr
+    cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
+    cdef int p = A.n_cols, i
+    cdef Py_ssize_t n_wrong = 0
+    cdef double top = -INFINITY, bottom = INFINITY
+    with nogil:
+        for k in range(m):
+            i = held[k]
+            G[i] = sign[i] * (row_dot(A, i, &w[0]) + bias * w[p])
+        for k in range(n):
+            if alpha[k] > 0.0 and G[k] > top:
+                top = G[k]
+            if alpha[k] < upper[k] and G[k] < bottom:
+                bottom = G[k]
+        for k in range(m):
+            i = held[k]
+            wrong[i] = (alpha[i] <= 0.0 and G[i] < top - tol) or (alpha[i] >= upper[i] and G[i] > bottom + tol)
+            n_wrong += wrong[i]
+    return top, bottom, n_wrong

@@ -35,7 +35,7 @@ import numpy as np
 from .._core._cache import KernelCache
 from .._core._kernel import kernel_matrix, row_sqnorms
 from .._core._margins import LabeledRows
-from .._core._pair_cd import pair_sweeps
+from .._core._pair_cd import held_kkt, pair_sweeps
 from .._core._smo import SMO
 from .._core._status import Status
 from ..csr import take_rows
@@ -101,11 +101,13 @@ def _linear_rows(sub, X, signs, upper, shift):
     return rows, row_sqnorms(X) + shift
 
 
-def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, random_pairs=False, offset=None):
+def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, random_pairs=False, offset=None,
+                  w0=None):
     """Pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at the
     milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others stay
-    at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem).
-    (alpha, G, w, sweeps, gap, status, history)."""
+    at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem), or w0
+    when given (a path's w kept up to date across its nu: a full pass saved per nu; its rounding
+    is that of the steps). (alpha, G, w, sweeps, gap, status, history)."""
     upper, signs = rows.weights, rows.labels
     alpha = alpha0.copy()
     w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
@@ -119,7 +121,10 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
         rows.rmatvec(alpha, w)
         if offset is not None:
             w[:] += offset
-    exact_w()
+    if w0 is None:
+        exact_w()
+    else:
+        w[:] = w0
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
         seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
@@ -273,7 +278,7 @@ def solve_nu_path(sub, nus, screening=True):
         k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
         sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
                              shift).get_diagonal()
-    solutions, alpha, G, base = [], None, None, None
+    solutions, alpha, G, base, w = [], None, None, None, None
     for nu in nus:
         problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
         started = time.perf_counter()
@@ -291,11 +296,15 @@ def solve_nu_path(sub, nus, screening=True):
             Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
             zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
             start[zero], start[one] = 0.0, 1.0
-            kept = ~(zero | one)
-            start[kept] = moved_to_sum(start[kept], G[kept], total - np.count_nonzero(one), upper[kept])
+            start = moved_to_sum(start, G, total, upper, free=~(zero | one))
         if linear:
+            if w is not None:              # w moved with alpha: a pass over the rows that changed
+                changed = np.flatnonzero(start != alpha)
+                w = w + rows.rows_rmatvec(changed.astype(np.int64), start[changed] - alpha[changed],
+                                          np.empty(rows.n_weights))
             alpha, G, w, n_iter, gap, status, history, violations = _solve_linear_screened(
-                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random")
+                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random",
+                w)
             objective = 0.5 * dot(w, w)
         else:
             alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
@@ -342,30 +351,30 @@ def _kernel_products(X, kernel, signs, shift, delta):
     return signs * ((signs[moved] * delta[moved]) @ (K + shift))
 
 
-def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one, random_pairs):
+def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one, random_pairs, w0=None):
     """The sweeps over the samples not screened (zero, one: fixed at 0 and 1 in start), then the
-    full KKT check; a screened sample it finds wrong (none, when the screening is safe) is freed
-    and the sweeps go on from there. (alpha, G, w, sweeps, gap, status, history, violations)."""
-    zero, one = zero.copy(), one.copy()
-    alpha, G, violations, sweeps = start, np.empty(rows.n_rows), 0, 0
+    full KKT check (their gradients from the final w, the gap over all samples); a screened sample
+    it finds wrong (none, when the screening is safe) is freed and the sweeps go on from there.
+    w0: w at start, if known. (alpha, G, w, sweeps, gap, status, history, violations)."""
+    screened = zero | one
+    alpha, w, violations, sweeps = start, w0, 0, 0
+    wrong = np.zeros(rows.n_rows, dtype=bool)
     while True:
-        screened = zero | one
-        active = None if not screened.any() else np.flatnonzero(~screened).astype(np.int32)
-        alpha, _, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active,
-                                                                   random_pairs)
+        held = np.flatnonzero(screened).astype(np.int32)
+        active = None if not held.size else np.flatnonzero(~screened).astype(np.int32)
+        alpha, G, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active,
+                                                                   random_pairs, w0=w)
         sweeps += n_iter
         if active is None:
-            return alpha, _, w, sweeps, gap, status, history, violations
-        rows.margins(w, G)                         # the full KKT check
-        top, bottom = G[alpha > 0].max(), G[alpha < rows.weights].min()
-        wrong = (zero & (G < top - tol)) | (one & (G > bottom + tol))
-        if not wrong.any() and top - bottom <= tol:
+            return alpha, G, w, sweeps, gap, status, history, violations
+        top, bottom, n_wrong = held_kkt(X, rows.labels, rows.bias, alpha, w, rows.weights, held, G, tol,
+                                        wrong.view(np.uint8))
+        if not n_wrong and top - bottom <= tol:
             return alpha, G, w, sweeps, top - bottom, status, history, violations
-        violations += int(np.count_nonzero(wrong))
-        if not wrong.any():                        # optimal on the reduced set, not on all: free them all
-            wrong = screened
-        zero &= ~wrong
-        one &= ~wrong
+        violations += n_wrong
+        # free the wrong ones, or all of them when the reduced optimum is not the full one
+        screened &= ~wrong if n_wrong else np.zeros_like(screened)
+        wrong[:] = False
 
 
 SPEC = SolverSpec(
