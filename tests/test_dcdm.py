@@ -238,7 +238,7 @@ def test_stops_within_a_second():
 # ---------------------------------------------------------------- the nu path and SRBO
 
 from fastsvm.problems.nu_screening import greedy_fill, moved_to_sum, order_rank, screen  # noqa: E402
-from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402
+from fastsvm.solvers.dcdm import KERNEL_SCREEN_SHARE, SCREEN_PROBE, solve_nu_path  # noqa: E402
 
 PATH = np.round(np.arange(0.50, 0.6000001, 0.001), 3)
 
@@ -493,6 +493,30 @@ def test_screened_rbf_path_is_safe(name):
     assert np.mean([s.details["screened"] for s in screened[1:]]) > 0.05
 
 
+def test_kernel_path_screens_only_where_it_pays():
+    """screening="auto" on RBF: the first screen measures the share; below KERNEL_SCREEN_SHARE only
+    every SCREEN_PROBE-th nu is screened (the progress line says so), and the path's optima equal
+    the unscreened ones."""
+    X, y = path_set("breast-cancer_scale")
+    nus = PATH[:23]
+    lines = []
+    sub = subproblem(X, y, nus[0], "rbf", tol=1e-10, log=lines.append)
+    auto = solve_nu_path(sub, nus)
+    plain = solve_nu_path(subproblem(X, y, nus[0], "rbf", tol=1e-10), nus, screening=False)
+    shares = [s.details["screened"] for s in auto]
+    assert 0 < shares[1] < KERNEL_SCREEN_SHARE               # breast-cancer RBF screens about 11 %
+    assert [s.details["screening"] for s in auto] == [False] + [k == 1 or k % SCREEN_PROBE == 0 for k in
+                                                                range(1, len(nus))]
+    assert sum("screening skipped" in line for line in lines) == len(nus) - 1 - 3
+    for a, b in zip(auto, plain):
+        assert a.details["violations"] == 0
+        assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6)
+    linear = solve_nu_path(subproblem(X, y, nus[0], "linear", tol=1e-9), nus[:5])
+    assert all(s.details["screening"] for s in linear[1:])
+    with pytest.raises(ParameterError):
+        solve_nu_path(sub, nus, screening="sometimes")
+
+
 def test_random_pairs_reach_the_optimum():
     X, labels = load("australian_scale")
     sol = solve(subproblem(X, pm(labels), 0.5, "linear", pairs="random"))
@@ -505,8 +529,8 @@ def test_exact_delta_screens_as_the_greedy_one(kind):
     X, labels = load("breast-cancer_scale")
     y = pm(labels)
     nus = PATH[:11]
-    greedy = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10), nus)
-    exact = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10, delta="exact"), nus)
+    greedy = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10), nus, screening=True)
+    exact = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10, delta="exact"), nus, screening=True)
     for a, b in zip(greedy, exact):
         assert b.details["violations"] == 0
         assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6 if kind == "rbf" else 1e-10)
