@@ -51,11 +51,16 @@ DEFAULT_TOL = 1e-3
 # passes over one sweep's ranked pairs before the gradients are ranked again (each step reads its
 # pair's gradients afresh): 4 halved the sweeps and the time to 1e-9 on australian, sonar, a9a
 PAIR_PASSES = 4
-# a kernel path screens a nu only while the last screen fixed this share or more, and probes every
-# SCREEN_PROBE-th nu: SMO's shrinking already drops most of what SRBO would fix, and Q delta in double
-# precision costs a kernel row per moved alpha (RBF at the paper's step screened 5-22 %, and every
-# screened nu ran slower than the unscreened one)
+# screening="auto" screens a nu only where it is predicted to pay, and probes every SCREEN_PROBE-th
+# nu to measure the share again. Kernels: while the last screen fixed KERNEL_SCREEN_SHARE or more
+# (SMO's shrinking already drops most of what SRBO would fix, and Q delta in double precision costs
+# a kernel row per moved alpha: RBF at the paper's step screened 5-22 % and every screened nu ran
+# slower). Linear: while the last share times the mean sweeps of the path's warm nu so far (one nu's
+# count swings from 1 to 100), the passes screening saves, is LINEAR_SCREEN_PASSES or more (screening
+# costs about that: Q delta, the screen, the held rows' check; a warm nu at a loose -e takes 0-1
+# sweeps and gains nothing)
 KERNEL_SCREEN_SHARE = 0.3
+LINEAR_SCREEN_PASSES = 2.0
 SCREEN_PROBE = 10
 
 
@@ -266,9 +271,9 @@ def solve_nu_path(sub, nus, screening="auto"):
     kernel) SRBO fixes the samples it proves to be at a bound and the rest is solved as a reduced
     problem -- the sweeps restricted to it (linear), SMO with them set aside (other kernels) --
     followed by the full KKT check, which frees and solves again any sample it finds wrong.
-    screening: True (every nu), False, or "auto": every nu on the linear kernel; on the others a
-    nu is screened while the last screen fixed KERNEL_SCREEN_SHARE or more, else every
-    SCREEN_PROBE-th nu (details "screening" says whether a nu was).
+    screening: True (every nu), False, or "auto": a nu is screened where the last screen predicts
+    a gain (see KERNEL_SCREEN_SHARE, LINEAR_SCREEN_PASSES), and every SCREEN_PROBE-th nu (details
+    "screening" says whether a nu was, the progress line why not).
     [Solution per nu], each with details "seconds", "screened" (the share of samples SRBO fixed)
     and "violations" (screened samples the full check sent back: 0 when the screening is safe)."""
     nus = [float(nu) for nu in nus]
@@ -282,7 +287,7 @@ def solve_nu_path(sub, nus, screening="auto"):
     linear = sub.kernel.kind == "linear"
     if screening not in (True, False, "auto"):
         raise ParameterError(f"screening must be True, False or 'auto', not {screening!r}")
-    adaptive = screening == "auto" and not linear
+    adaptive = screening == "auto"
     screening = bool(screening) and bool(np.all(upper == 1.0)) and sub.kernel.kind != "precomputed"
     if linear:
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
@@ -290,7 +295,16 @@ def solve_nu_path(sub, nus, screening="auto"):
         k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
         sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
                              shift).get_diagonal()
-    solutions, alpha, G, base, w, last_share = [], None, None, None, None, 1.0
+    solutions, alpha, G, base, w, last_share, warm_sweeps = [], None, None, None, None, 1.0, []
+
+    def predicted_gain():
+        """Why a nu is not screened under "auto", or None when screening it pays."""
+        sweeps = float(np.mean(warm_sweeps)) if warm_sweeps else np.inf
+        if linear and last_share * sweeps < LINEAR_SCREEN_PASSES:
+            return f"last share {100 * last_share:.1f}% x {sweeps:.1f} sweeps < {LINEAR_SCREEN_PASSES:g} passes"
+        if not linear and last_share < KERNEL_SCREEN_SHARE:
+            return f"last share {100 * last_share:.1f}% < {100 * KERNEL_SCREEN_SHARE:.0f}%"
+        return None
     for step, nu in enumerate(nus):
         problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
         started = time.perf_counter()
@@ -303,8 +317,8 @@ def solve_nu_path(sub, nus, screening="auto"):
         if alpha is not None and config.delta == "exact":
             start = _exact_start(problem, X, signs, upper, shift, tol, config, rows if linear else None, sqnorm,
                                  alpha, G, start)
-        screen_now = screening and alpha is not None and (
-            not adaptive or last_share >= KERNEL_SCREEN_SHARE or step % SCREEN_PROBE == 0)
+        skipped = predicted_gain() if adaptive and alpha is not None and step % SCREEN_PROBE else None
+        screen_now = screening and alpha is not None and skipped is None
         if screen_now:
             delta = start - alpha
             Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
@@ -326,6 +340,8 @@ def solve_nu_path(sub, nus, screening="auto"):
                 keep=~(zero | one) if screen_now else None)
             violations = int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
         screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
+        if step > 0:
+            warm_sweeps.append(n_iter)
         if screen_now:
             last_share = screened / l
         solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
@@ -334,10 +350,9 @@ def solve_nu_path(sub, nus, screening="auto"):
                                 screening=screen_now)
         solutions.append(solution)
         if sub.log is not None:
-            skipped = screening and step > 0 and not screen_now
             sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  " +
-                    (f"screening skipped (last share {100 * last_share:.1f}% < {100 * KERNEL_SCREEN_SHARE:.0f}%)  "
-                     if skipped else f"screened {100 * screened / l:.1f}%  ") +
+                    (f"screening skipped ({skipped})  " if skipped and screening else
+                     f"screened {100 * screened / l:.1f}%  ") +
                     f"{solution.details['seconds']:.3f} s" +
                     (f"  ({violations} unsafe, solved again)" if violations else "") +
                     ("  trivial region: w = 0, no classifier" if solution.details.get("trivial") else ""))
