@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 from fastsvm._core._margins import LabeledRows
-from fastsvm._core._pair_cd import held_kkt, pair_steps
+from fastsvm._core._pair_cd import held_kkt, pair_steps, pair_sweeps
+from fastsvm._core._status import Status
 from fastsvm.errors import DegenerateProblemError, FastSVMError, ParameterError
 from fastsvm.params import Params
 from fastsvm.solvers.base import Kernel, Subproblem
@@ -172,6 +173,31 @@ def test_held_kkt_matches_numpy_twin():
     a, g = alpha[held], G_true[held]
     twin[held] = ((a == 0) & (g < top - 0.1)) | ((a == 1) & (g > bottom + 0.1))
     assert np.array_equal(wrong, twin) and n_wrong == twin.sum() > 0
+
+
+@pytest.mark.parametrize("name", ["australian_scale", "gaussian"])
+def test_shrinking_reaches_the_same_optimum(name):
+    """Linear sweeps with shrinking: rows leave the sweeps, yet the stop is over every row (the
+    returned G is Z w on all of them and their gap is <= tol), and the optimum is the one reached
+    without shrinking."""
+    X, y = path_set(name)
+    l = X.shape[0]
+    rows = LabeledRows(X, y, np.ones(l), bias=1.0)
+    sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0
+    found = {}
+    for shrinking in (False, True):
+        alpha, w, G = np.full(l, 0.6), np.empty(X.shape[1] + 1), np.empty(l)
+        rows.rmatvec(alpha, w)
+        status, sweeps, gap, steps, left_out = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm,
+                                                           np.arange(l, dtype=np.int32), G, 1e-9, 100_000, 4, 1,
+                                                           np.zeros(1, np.int32), None, shrinking)
+        assert status == Status.CONVERGED
+        assert np.allclose(G, rows.margins(w, np.empty(l)), rtol=0, atol=1e-12)
+        assert G[alpha > 0].max() - G[alpha < 1].min() == pytest.approx(gap) and gap <= 1e-9
+        assert alpha.sum() == pytest.approx(0.6 * l, rel=1e-13)
+        found[shrinking] = 0.5 * w @ w, sweeps, left_out
+    assert found[True][0] == pytest.approx(found[False][0], rel=1e-10)
+    assert found[True][2] > 0 == found[False][2]          # rows were left out of the last shrunk sweep
 
 
 def paper_dcdm(Q, nu, sweeps):

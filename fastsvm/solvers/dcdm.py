@@ -139,8 +139,8 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
         seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
-        code, done, gap, moved = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol, chunk,
-                                             PAIR_PASSES, rows.n_threads, stop, seed)
+        code, done, gap, moved, _ = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol, chunk,
+                                                PAIR_PASSES, rows.n_threads, stop, seed, bool(sub.params.shrinking))
         sweeps, steps = sweeps + done, steps + moved
         if code == Status.INTERRUPTED:
             raise KeyboardInterrupt
