@@ -20,6 +20,7 @@ that measure (any tiny F is infinitely far from 0 relatively).
     python tools/bench_srbo.py --datasets gaussian,breast-cancer_scale --kernels linear --repeat 1
 """
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -121,6 +122,16 @@ def ladder_row(name, X, y, nus, args):
     return f"| {name} | {X.shape[0]} | {cell(ours)} | {warm} | {cell(theirs)} | {ratio} |"
 
 
+def timed_alternating(runs, repeat):
+    """timed() of each of ``runs``, their repeats taken in turn (a, b, a, b, ...): on a shared,
+    loaded machine the ratio of their medians then sees the same load."""
+    results = [[] for _ in runs]
+    for _ in range(repeat):
+        for run, result in zip(runs, results):
+            result.append(timed(run, 1))
+    return [(statistics.median(r[0] for r in result), result[-1][1], result[-1][2]) for result in results]
+
+
 def timed_values(run, repeat):
     """(median seconds, the path's objectives) of ``run``."""
     seconds, path, _ = timed(run, repeat)
@@ -142,7 +153,7 @@ def main(argv=None):
     ladders = []
     lines = ["# DCDM's nu path with SRBO side by side", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}; nu = 0.50:0.001:0.60 (101 values), -e {args.tol:g} for every side, "
-             f"medians of {args.repeat} runs, one thread.", "",
+             f"medians of {args.repeat} runs (srbo and warm taken in turn), one thread.", "",
              "| set | kernel | rows | srbo s | warm s | cold peer s | srbo / warm | path / cold | screened | "
              "max rel. F diff. | peak MB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in filter(None, args.datasets.split(",")):
@@ -150,8 +161,9 @@ def main(argv=None):
         for kind in args.kernels.split(","):
             if kind == "rbf" and X.shape[0] > RBF_MAX_ROWS:
                 continue
-            srbo_s, srbo, peak = timed(lambda: fastsvm_path(X, y, kind, nus, args.tol, "auto"), args.repeat)  # noqa: B023
-            warm_s, warm, _ = timed(lambda: fastsvm_path(X, y, kind, nus, args.tol, False), args.repeat)  # noqa: B023
+            (srbo_s, srbo, peak), (warm_s, _, _) = timed_alternating(
+                [lambda: fastsvm_path(X, y, kind, nus, args.tol, "auto"),  # noqa: B023
+                 lambda: fastsvm_path(X, y, kind, nus, args.tol, False)], args.repeat)  # noqa: B023
             peer = liblinear_cold if kind == "linear" else libsvm_cold
             cold_s, cold, _ = timed(lambda: peer(X, y, nus, args.tol), 1)  # noqa: B023
             ours = [s.details["objective"] for s in srbo]
