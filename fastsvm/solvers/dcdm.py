@@ -14,7 +14,9 @@ update stalls once e^T a = nu sum(u) (no single coordinate can move), so every s
 along e_i - e_j:
     linear kernel  sweeps over ranked pairs with w = Z^T a kept (fastsvm._core._pair_cd): one pass
                    ranks the gradients G = Z w, then the smallest G below its bound is paired with
-                   the largest above 0, the second with the second, ..., each step from fresh G
+                   the largest above 0, the second with the second, ..., each step from fresh G;
+                   with shrinking (-h 1) rows at a bound beyond the last sweep's extremes leave the
+                   sweeps until the rest meets -e, and the stop is decided over every row
     other kernels  LIBSVM's maximal-violating / second-order pair on the kernel cache, whose
                    columns carry the signs y and the + 1 (fastsvm._core._smo)
 Both stop when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= -e. The margin rho is the multiplier of
