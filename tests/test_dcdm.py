@@ -200,6 +200,20 @@ def test_shrinking_reaches_the_same_optimum(name):
     assert found[True][2] > 0 == found[False][2]          # rows were left out of the last shrunk sweep
 
 
+def test_linear_sweeps_stop_at_the_rounding_floor():
+    """-e below what double precision resolves in G (20,000 Gaussian rows: the gap sits at one ulp
+    of G, 1.8e-12) ends the sweeps within a few chunks, said in the status and the log, at the
+    optimum of a reachable -e."""
+    X, y = gaussian_toy(10_000)
+    lines = []
+    sol = solve(subproblem(X, y, 0.5, tol=1e-14, log=lines.append))
+    assert sol.status == "line_search_failed" and sol.n_iter < 200
+    assert any("rounding floor" in line for line in lines)
+    assert 0 < sol.stop_measure < 1e-10
+    reachable = solve(subproblem(X, y, 0.5, tol=1e-9))
+    assert sol.details["objective"] == pytest.approx(reachable.details["objective"], rel=1e-12)
+
+
 def paper_dcdm(Q, nu, sweeps):
     """The paper's Alg. 2: one coordinate at a time within [max(0, nu - sum_{k != i} a_k), 1/l]."""
     l = Q.shape[0]
