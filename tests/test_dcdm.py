@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 from fastsvm._core._margins import LabeledRows
-from fastsvm._core._pair_cd import pair_steps
+from fastsvm._core._pair_cd import held_kkt, pair_steps, pair_sweeps
+from fastsvm._core._status import Status
 from fastsvm.errors import DegenerateProblemError, FastSVMError, ParameterError
 from fastsvm.params import Params
 from fastsvm.solvers.base import Kernel, Subproblem
@@ -151,6 +152,68 @@ def test_pair_steps_match_numpy_twin():
     assert before - 0.5 * w @ w == pytest.approx(decrease, rel=1e-9)
 
 
+def test_held_kkt_matches_numpy_twin():
+    """The safety check's gradients of the held rows, the gap's two sides over all rows and the
+    held rows breaking KKT equal NumPy's; rows not held keep their G and their flag."""
+    rng = np.random.default_rng(5)
+    X = sp.random(60, 5, density=0.6, random_state=6, format="csr")
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    upper = np.ones(60)
+    alpha = np.where(rng.random(60) < 0.4, 0.0, np.where(rng.random(60) < 0.5, 1.0, rng.random(60)))
+    w = rng.normal(size=6)
+    Z = y[:, None] * np.hstack([X.toarray(), np.ones((60, 1))])
+    G_true = Z @ w
+    held = np.flatnonzero((alpha == 0) | (alpha == 1)).astype(np.int32)
+    G = np.where(np.isin(np.arange(60), held), np.nan, G_true)    # current on the swept rows only
+    wrong = np.zeros(60, dtype=bool)
+    top, bottom, n_wrong = held_kkt(X, y, 1.0, alpha, w, upper, held, G, 0.1, wrong.view(np.uint8))
+    assert np.allclose(G, G_true, rtol=0, atol=1e-14)
+    assert top == G_true[alpha > 0].max() and bottom == G_true[alpha < 1].min()
+    twin = np.zeros(60, dtype=bool)
+    a, g = alpha[held], G_true[held]
+    twin[held] = ((a == 0) & (g < top - 0.1)) | ((a == 1) & (g > bottom + 0.1))
+    assert np.array_equal(wrong, twin) and n_wrong == twin.sum() > 0
+
+
+@pytest.mark.parametrize("name", ["australian_scale", "gaussian"])
+def test_shrinking_reaches_the_same_optimum(name):
+    """Linear sweeps with shrinking: rows leave the sweeps, yet the stop is over every row (the
+    returned G is Z w on all of them and their gap is <= tol), and the optimum is the one reached
+    without shrinking."""
+    X, y = path_set(name)
+    l = X.shape[0]
+    rows = LabeledRows(X, y, np.ones(l), bias=1.0)
+    sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0
+    found = {}
+    for shrinking in (False, True):
+        alpha, w, G = np.full(l, 0.6), np.empty(X.shape[1] + 1), np.empty(l)
+        rows.rmatvec(alpha, w)
+        status, sweeps, gap, steps, left_out = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm,
+                                                           np.arange(l, dtype=np.int32), G, 1e-9, 100_000, 4, 1,
+                                                           np.zeros(1, np.int32), None, shrinking)
+        assert status == Status.CONVERGED
+        assert np.allclose(G, rows.margins(w, np.empty(l)), rtol=0, atol=1e-12)
+        assert G[alpha > 0].max() - G[alpha < 1].min() == pytest.approx(gap) and gap <= 1e-9
+        assert alpha.sum() == pytest.approx(0.6 * l, rel=1e-13)
+        found[shrinking] = 0.5 * w @ w, sweeps, left_out
+    assert found[True][0] == pytest.approx(found[False][0], rel=1e-10)
+    assert found[True][2] > 0 == found[False][2]          # rows were left out of the last shrunk sweep
+
+
+def test_linear_sweeps_stop_at_the_rounding_floor():
+    """-e below what double precision resolves in G (20,000 Gaussian rows: the gap sits at one ulp
+    of G, 1.8e-12) ends the sweeps within a few chunks, said in the status and the log, at the
+    optimum of a reachable -e."""
+    X, y = gaussian_toy(10_000)
+    lines = []
+    sol = solve(subproblem(X, y, 0.5, tol=1e-14, log=lines.append))
+    assert sol.status == "line_search_failed" and sol.n_iter < 200
+    assert any("rounding floor" in line for line in lines)
+    assert 0 < sol.stop_measure < 1e-10
+    reachable = solve(subproblem(X, y, 0.5, tol=1e-9))
+    assert sol.details["objective"] == pytest.approx(reachable.details["objective"], rel=1e-12)
+
+
 def paper_dcdm(Q, nu, sweeps):
     """The paper's Alg. 2: one coordinate at a time within [max(0, nu - sum_{k != i} a_k), 1/l]."""
     l = Q.shape[0]
@@ -214,8 +277,8 @@ def test_stops_within_a_second():
 
 # ---------------------------------------------------------------- the nu path and SRBO
 
-from fastsvm.problems.nu_screening import greedy_fill, order_rank, screen  # noqa: E402
-from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402
+from fastsvm.problems.nu_screening import greedy_fill, moved_to_sum, order_rank, screen  # noqa: E402
+from fastsvm.solvers.dcdm import KERNEL_SCREEN_SHARE, SCREEN_PROBE, solve_nu_path  # noqa: E402
 
 PATH = np.round(np.arange(0.50, 0.6000001, 0.001), 3)
 
@@ -284,6 +347,65 @@ def test_random_small_problems_never_screen_unsafely():
         screened += int(zero.sum() + one.sum())
         solved += 1
     assert solved >= 50 and screened > 0
+
+
+def numpy_screen(G0, Qdelta, delta, alpha0, sqnorm, nu1):
+    """SRBO's screen written out in NumPy (ALGORITHMS.md section 6): the twin of srbo_screen."""
+    l = alpha0.size
+    mass = alpha0.sum()
+    whole = min(int(np.floor(mass)), l)
+    smallest = np.sort(G0)
+    best = smallest[:whole].sum() + ((mass - whole) * smallest[whole] if whole < l else 0.0)
+    r = max(G0 @ delta + 0.25 * delta @ Qdelta + max(G0 @ alpha0 - best, 0.0), 0.0)
+    centre = G0 + 0.5 * Qdelta
+    spread = np.sqrt(r) * np.sqrt(np.maximum(sqnorm, 0.0))
+    lower, upper = centre - spread, centre + spread
+    k = order_rank(l, nu1)
+    rho_up = np.inf if k <= 0 else -np.inf if k > l else np.sort(upper)[l - k]
+    rho_low = np.inf if k <= 0 else -np.inf if k > l else np.sort(lower)[l - k]
+    return lower > rho_up, upper < rho_low, r
+
+
+def test_screen_matches_numpy_twin():
+    """The nogil screen equals its NumPy twin on random inputs (ties in G0 included), screening some."""
+    rng = np.random.default_rng(7)
+    total = 0
+    for trial in range(40):
+        l = int(rng.integers(1, 300))
+        Z = rng.normal(size=(l, 3))
+        a0 = np.clip(rng.uniform(-0.5, 1.5, l), 0, 1)
+        G0 = np.round(Z @ (Z.T @ a0), 1 if trial % 3 == 0 else 12)
+        nu1 = min((a0.sum() + rng.uniform(0, 0.05 * l)) / l, 1.0) if trial != 5 else 1.0
+        delta = greedy_fill(G0, a0, max(nu1 * l - a0.sum(), 0.0), np.ones(l))
+        Qd = Z @ (Z.T @ delta)
+        sqnorm = (Z * Z).sum(axis=1)
+        zero, one, r = screen(G0, Qd, delta, a0, sqnorm, nu1)
+        zero_t, one_t, r_t = numpy_screen(G0, Qd, delta, a0, sqnorm, nu1)
+        assert r == pytest.approx(r_t, rel=1e-12, abs=1e-12)
+        assert np.array_equal(zero, zero_t) and np.array_equal(one, one_t)
+        total += int(zero.sum() + one.sum())
+    assert total > 100
+
+
+def numpy_fill(key, have, mass):
+    order = np.argsort(key, kind="stable")
+    out = np.zeros_like(have)
+    out[order] = np.minimum(have[order], np.maximum(mass - (np.cumsum(have[order]) - have[order]), 0.0))
+    return out
+
+
+def test_greedy_fill_matches_a_full_sort():
+    """The partial ranking over rows with room gives what a full stable sort gives (ties by position)."""
+    rng = np.random.default_rng(11)
+    for trial in range(30):
+        l = int(rng.integers(1, 2000))
+        G = np.round(rng.normal(size=l), 1 if trial % 2 else 9)
+        alpha = np.where(rng.random(l) < 0.6, 1.0, np.where(rng.random(l) < 0.5, 0.0, rng.random(l)))
+        mass = float(rng.uniform(0, min(5.0, (1 - alpha).sum())))
+        assert np.array_equal(greedy_fill(G, alpha, mass, np.ones(l)), numpy_fill(G, 1 - alpha, mass))
+        moved = moved_to_sum(alpha, G, alpha.sum() - mass, np.ones(l))
+        excess = alpha.sum() - (alpha.sum() - mass)       # the mass moved_to_sum takes away, rounded as it is
+        assert np.array_equal(moved, alpha - numpy_fill(-G, alpha, excess))
 
 
 def test_order_rank_guards_rounding():
@@ -411,6 +533,40 @@ def test_screened_rbf_path_is_safe(name):
     assert np.mean([s.details["screened"] for s in screened[1:]]) > 0.05
 
 
+def test_kernel_path_screens_only_where_it_pays():
+    """screening="auto" on RBF: the first screen measures the share; below KERNEL_SCREEN_SHARE only
+    every SCREEN_PROBE-th nu is screened (the progress line says so), and the path's optima equal
+    the unscreened ones."""
+    X, y = path_set("breast-cancer_scale")
+    nus = PATH[:23]
+    lines = []
+    sub = subproblem(X, y, nus[0], "rbf", tol=1e-10, log=lines.append)
+    auto = solve_nu_path(sub, nus)
+    plain = solve_nu_path(subproblem(X, y, nus[0], "rbf", tol=1e-10), nus, screening=False)
+    shares = [s.details["screened"] for s in auto]
+    assert 0 < shares[1] < KERNEL_SCREEN_SHARE               # breast-cancer RBF screens about 11 %
+    assert [s.details["screening"] for s in auto] == [False] + [k == 1 or k % SCREEN_PROBE == 0 for k in
+                                                                range(1, len(nus))]
+    assert sum("screening skipped" in line for line in lines) == len(nus) - 1 - 3
+    for a, b in zip(auto, plain):
+        assert a.details["violations"] == 0
+        assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6)
+    # linear: screened while share x mean sweeps per nu pays (gaussian at -e 1e-3: 78 % x ~8), not at a
+    # loose -e (0-2 sweeps per nu) but for the probes
+    X, y = path_set("gaussian")
+    for tol, most in ((1e-3, True), (0.3, False)):
+        lines = []
+        auto = solve_nu_path(subproblem(X, y, nus[0], "linear", tol=tol, log=lines.append), nus)
+        plain = solve_nu_path(subproblem(X, y, nus[0], "linear", tol=tol), nus, screening=False)
+        screened = sum(s.details["screening"] for s in auto)
+        assert screened == len(nus) - 1 if most else screened <= len(nus) // 3
+        assert most or any("sweeps < 2 passes" in line for line in lines)
+        for a, b in zip(auto, plain):
+            assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-3 * tol)
+    with pytest.raises(ParameterError):
+        solve_nu_path(sub, nus, screening="sometimes")
+
+
 def test_random_pairs_reach_the_optimum():
     X, labels = load("australian_scale")
     sol = solve(subproblem(X, pm(labels), 0.5, "linear", pairs="random"))
@@ -423,8 +579,8 @@ def test_exact_delta_screens_as_the_greedy_one(kind):
     X, labels = load("breast-cancer_scale")
     y = pm(labels)
     nus = PATH[:11]
-    greedy = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10), nus)
-    exact = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10, delta="exact"), nus)
+    greedy = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10), nus, screening=True)
+    exact = solve_nu_path(subproblem(X, y, nus[0], kind, tol=1e-10, delta="exact"), nus, screening=True)
     for a, b in zip(greedy, exact):
         assert b.details["violations"] == 0
         assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6 if kind == "rbf" else 1e-10)

@@ -9,10 +9,18 @@ The bias-in-kernel nu-SVM along nu = 0.50:0.001:0.60 (101 values), the same -e f
 Cells: seconds (median of --repeat runs), the share of samples screened (mean over the path), the
 largest relative difference of the path's objectives from the peer's, and peak memory.
 
+The same -e is not the same accuracy: ours is the absolute gap max G - min G, LIBLINEAR -s 21 stops
+sooner for it. So the linear rows are also run by the ladder protocol of bench_nesvm / bench_alm
+(--ladder-gap, default 1e-6): each side (srbo path, liblinear cold x101) gets the coarsest -e of
+1, 10^-0.5, 10^-1, ... at which every nu's objective is within the relative gap of F*(nu), F* from
+one tight unscreened path (-e 1e-10). nu in the trivial region (F* = 0: w* = 0) are left out of
+that measure (any tiny F is infinitely far from 0 relatively).
+
     python tools/bench_srbo.py --out bench_out/srbo.md
     python tools/bench_srbo.py --datasets gaussian,breast-cancer_scale --kernels linear --repeat 1
 """
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,7 +37,7 @@ from fastsvm.datafile import load_svmlight_file  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402
-from bench_nesvm import timed, write_report  # noqa: E402
+from bench_nesvm import ladder_side, timed, write_report  # noqa: E402
 
 GAMMA = 0.5            # RBF sigma = 1
 RBF_MAX_ROWS = 3000    # LIBSVM's precomputed Q is held whole
@@ -52,6 +60,20 @@ def fastsvm_path(X, y, kind, nus, tol, screening):
     params = Params(svm_type="nu_svc", solver="dcdm", kernel_type=kind, gamma=GAMMA, nu=nus[0], tol=tol)
     sub = Subproblem("nu_svc", X, y, np.ones(X.shape[0]), Kernel(kind, gamma=GAMMA), params)
     return solve_nu_path(sub, nus, screening=screening)
+
+
+def path_ladder(run, F_star, gap, steps=14):
+    """ladder_side over a path: (tol, seconds, objectives) of the coarsest -e on the ladder whose
+    objectives are all within ``gap`` of F* (relative; F* = 0 left out), or None. ``run(tol)``
+    returns (seconds, objectives)."""
+    F_star = np.asarray(F_star)
+    kept = F_star > 0
+
+    def excess(tol):
+        seconds, values = run(tol)
+        worst = float(np.max((np.asarray(values)[kept] - F_star[kept]) / F_star[kept]))
+        return seconds, 1.0 + worst, values         # ladder_side compares (objective - 1) / 1 with the gap
+    return ladder_side(excess, gap, 1.0, 1.0, steps)
 
 
 def liblinear_cold(X, y, nus, tol):
@@ -81,6 +103,41 @@ def libsvm_cold(X, y, nus, tol):
     return values
 
 
+def ladder_row(name, X, y, nus, args):
+    """A markdown row of the ladder protocol for the linear kernel."""
+    F_star = [s.details["objective"] for s in fastsvm_path(X, y, "linear", nus, 1e-10, False)]
+    def ours_at(tol):
+        return timed_values(lambda: fastsvm_path(X, y, "linear", nus, tol, "auto"), args.repeat)
+
+    def theirs_at(tol):
+        return timed(lambda: liblinear_cold(X, y, nus, tol), 1)[:2]
+
+    def cell(found):
+        return "- | -" if found is None else f"{found[0]:.1e} | {found[1]:.3f}"
+
+    ours, theirs = path_ladder(ours_at, F_star, args.ladder_gap), path_ladder(theirs_at, F_star, args.ladder_gap)
+    warm_s = timed(lambda: fastsvm_path(X, y, "linear", nus, ours[0], False), args.repeat)[0] if ours else None
+    ratio = f"{ours[1] / theirs[1]:.2f}" if ours and theirs else "-"
+    warm = "-" if warm_s is None else f"{warm_s:.3f}"
+    return f"| {name} | {X.shape[0]} | {cell(ours)} | {warm} | {cell(theirs)} | {ratio} |"
+
+
+def timed_alternating(runs, repeat):
+    """timed() of each of ``runs``, their repeats taken in turn (a, b, a, b, ...): on a shared,
+    loaded machine the ratio of their medians then sees the same load."""
+    results = [[] for _ in runs]
+    for _ in range(repeat):
+        for run, result in zip(runs, results):
+            result.append(timed(run, 1))
+    return [(statistics.median(r[0] for r in result), result[-1][1], result[-1][2]) for result in results]
+
+
+def timed_values(run, repeat):
+    """(median seconds, the path's objectives) of ``run``."""
+    seconds, path, _ = timed(run, repeat)
+    return seconds, [s.details["objective"] for s in path]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
@@ -89,12 +146,14 @@ def main(argv=None):
     parser.add_argument("--kernels", default="linear,rbf")
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--ladder-gap", type=float, default=1e-6, help="0: no ladder rows")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     nus = [round(0.5 + 0.001 * k, 3) for k in range(101)]
+    ladders = []
     lines = ["# DCDM's nu path with SRBO side by side", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}; nu = 0.50:0.001:0.60 (101 values), -e {args.tol:g} for every side, "
-             f"medians of {args.repeat} runs, one thread.", "",
+             f"medians of {args.repeat} runs (srbo and warm taken in turn), one thread.", "",
              "| set | kernel | rows | srbo s | warm s | cold peer s | srbo / warm | path / cold | screened | "
              "max rel. F diff. | peak MB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in filter(None, args.datasets.split(",")):
@@ -102,8 +161,9 @@ def main(argv=None):
         for kind in args.kernels.split(","):
             if kind == "rbf" and X.shape[0] > RBF_MAX_ROWS:
                 continue
-            srbo_s, srbo, peak = timed(lambda: fastsvm_path(X, y, kind, nus, args.tol, True), args.repeat)  # noqa: B023
-            warm_s, warm, _ = timed(lambda: fastsvm_path(X, y, kind, nus, args.tol, False), args.repeat)  # noqa: B023
+            (srbo_s, srbo, peak), (warm_s, _, _) = timed_alternating(
+                [lambda: fastsvm_path(X, y, kind, nus, args.tol, "auto"),  # noqa: B023
+                 lambda: fastsvm_path(X, y, kind, nus, args.tol, False)], args.repeat)  # noqa: B023
             peer = liblinear_cold if kind == "linear" else libsvm_cold
             cold_s, cold, _ = timed(lambda: peer(X, y, nus, args.tol), 1)  # noqa: B023
             ours = [s.details["objective"] for s in srbo]
@@ -113,6 +173,14 @@ def main(argv=None):
                          f"{srbo_s / warm_s:.2f} | {srbo_s / cold_s:.2f} | {100 * screened:.1f}% | {diff:.1e} | "
                          f"{peak:.0f} |")
             print(lines[-1], flush=True)
+            if kind == "linear" and args.ladder_gap > 0:
+                ladders.append(ladder_row(name, X, y, nus, args))
+                print(ladders[-1], flush=True)
+    if ladders:
+        lines += ["", f"Linear, the ladder protocol: the coarsest -e on 1, 10^-0.5, ... with every nu's objective "
+                      f"within {args.ladder_gap:g} (relative) of F*(nu); medians of {args.repeat} runs (peer: 1).", "",
+                  "| set | rows | srbo -e | srbo s | warm s at srbo's -e | liblinear -e | liblinear s | path / cold |",
+                  "|---|---|---|---|---|---|---|---|"] + ladders
     write_report(lines, args.out)
 
 

@@ -147,7 +147,7 @@ def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double
 
 def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w, const double[::1] upper,
                 const double[::1] sqnorm, const int[::1] active, double[::1] G, double tol, long max_sweeps,
-                int passes, int n_threads, const int[::1] stop, object seed=None):
+                int passes, int n_threads, const int[::1] stop, object seed=None, bint shrinking=False):
     """Up to max_sweeps sweeps over the rows ``active`` (the others' alpha stays as it is: a reduced
     problem). A sweep computes G = Z w on them and stops (CONVERGED, G current) when
     max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= tol over them; else it ranks the rows that can
@@ -155,8 +155,12 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
     smallest, by G descending -- and takes ``passes`` passes of pair_steps' steps over the k-th of
     one with the k-th of the other (fewer when a pass moves nothing). With a ``seed`` the two lists
     are shuffled instead of ranked (random pairs, LIBLINEAR's cheap way; the same pairs for a
-    seed). Returns (status, sweeps done, the last gap, pair steps): CHUNK_DONE after max_sweeps (G
-    and the gap then at the last w)."""
+    seed). ``shrinking``: a row at 0 whose G lies above the last sweep's largest G over a > 0, or
+    at u with G below its smallest G over a < u, leaves the sweeps (its G no longer computed);
+    when the rest meets tol, every row comes back, G is computed on all, and only a gap <= tol
+    over all stops (else the sweeps go on, shrinking afresh). Returns (status, sweeps done, the
+    last gap, pair steps, rows left out of the last sweep): CHUNK_DONE after max_sweeps; G and
+    the gap are over every active row at every return but an interrupted one."""
     cdef Py_ssize_t n = alpha.shape[0]
     if not (sign.shape[0] == upper.shape[0] == sqnorm.shape[0] == G.shape[0] == n == X.shape[0]):
         raise FastSVMError("pair_sweeps: sign, alpha, upper, sqnorm and G need one entry per row")
@@ -170,41 +174,71 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
     cdef const int[::1] indices = X.indices
     cdef const int[::1] indptr = X.indptr
     cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
-    cdef int p = A.n_cols, threads = n_threads if m >= PARALLEL_ROWS and n_threads > 1 else 1, i
-    cdef Py_ssize_t m_up, m_low, steps = 0, before
+    cdef int p = A.n_cols, threads, i
+    cdef Py_ssize_t m_up, m_low, steps = 0, before, m_act = m, left_out = 0
     cdef long sweeps = 0
     cdef int status = CHUNK_DONE, code, _pass
-    cdef double top, bottom, gap = INFINITY, decrease = 0.0
+    cdef double top, bottom, gap = INFINITY, decrease = 0.0, top_old = INFINITY, bottom_old = -INFINITY
     cdef Ranked* ranked = <Ranked*>malloc(2 * max(m, 1) * sizeof(Ranked))
-    if ranked == NULL:
+    cdef int* act = <int*>malloc(max(m, 1) * sizeof(int))
+    if ranked == NULL or act == NULL:
+        free(ranked)
+        free(act)
         raise MemoryError("pair_sweeps: no memory for the ranking")
     cdef Ranked* up = ranked
     cdef Ranked* low = ranked + m
-    cdef bint shuffled = seed is not None
+    cdef bint shuffled = seed is not None, last_look
     cdef uint64_t state = rng_state(seed) if shuffled else 1
     with nogil:
+        for k in range(m):
+            act[k] = active[k]
         while True:
             if stop_requested(stop):
                 status = INTERRUPTED
                 break
-            for k in prange(m, num_threads=threads, schedule="static"):
-                G[active[k]] = sign[active[k]] * (row_dot(A, active[k], &w[0]) + bias * w[p])
+            # a sweep that may end the call sees every row: the last of the chunk, or after the
+            # shrunk rows met tol (then shrinking starts afresh)
+            last_look = sweeps >= max_sweeps
+            if last_look and m_act < m:
+                m_act = m
+                for k in range(m):
+                    act[k] = active[k]
+            threads = n_threads if m_act >= PARALLEL_ROWS and n_threads > 1 else 1
+            for k in prange(m_act, num_threads=threads, schedule="static"):
+                G[act[k]] = sign[act[k]] * (row_dot(A, act[k], &w[0]) + bias * w[p])
             top, bottom = -INFINITY, INFINITY
-            for k in range(m):
-                i = active[k]
+            for k in range(m_act):
+                i = act[k]
                 if alpha[i] > 0.0 and G[i] > top:
                     top = G[i]
                 if alpha[i] < upper[i] and G[i] < bottom:
                     bottom = G[i]
             gap = top - bottom if top > -INFINITY and bottom < INFINITY else 0.0
+            if gap <= tol and m_act < m:       # the shrunk rows back: the stop is decided over all
+                left_out = m - m_act
+                m_act = m
+                for k in range(m):
+                    act[k] = active[k]
+                top_old, bottom_old = INFINITY, -INFINITY
+                continue
             if gap <= tol:
                 status = CONVERGED
                 break
-            if sweeps >= max_sweeps:       # G is current at every return but an interrupted one
+            if last_look:                  # G is current at every return but an interrupted one
                 break
+            if shrinking:                  # rows that the last sweep's extremes already kept out
+                left_out = m_act
+                m_act = 0
+                for k in range(left_out):
+                    i = act[k]
+                    if not ((alpha[i] <= 0.0 and G[i] > top_old) or (alpha[i] >= upper[i] and G[i] < bottom_old)):
+                        act[m_act] = i
+                        m_act += 1
+                left_out = m - m_act
+                top_old, bottom_old = top, bottom
             m_up = m_low = 0
-            for k in range(m):
-                i = active[k]
+            for k in range(m_act):
+                i = act[k]
                 if alpha[i] < upper[i] and G[i] < top:
                     up[m_up].g, up[m_up].row = G[i], i
                     m_up += 1
@@ -228,4 +262,43 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
                 status = code
                 break
     free(ranked)
-    return _status.Status(status), sweeps, gap, steps
+    free(act)
+    return _status.Status(status), sweeps, gap, steps, left_out
+
+
+def held_kkt(X, const double[::1] sign, double bias, const double[::1] alpha, const double[::1] w,
+             const double[::1] upper, const int[::1] held, double[::1] G, double tol, unsigned char[::1] wrong):
+    """The full KKT check after a reduced solve whose G is current on the rows it swept: G_i = z_i.w
+    on the rows ``held`` at a bound (alpha_i = 0 or u_i), then top = max_{a_i > 0} G_i and bottom =
+    min_{a_i < u_i} G_i over every row, and wrong_i (held rows only; others untouched) when a held
+    row breaks KKT: a_i = 0 with G_i < top - tol, or a_i = u_i with G_i > bottom + tol. Returns
+    (top, bottom, number wrong); top - bottom is the full problem's gap."""
+    cdef Py_ssize_t n = alpha.shape[0], m = held.shape[0], k
+    if not (sign.shape[0] == upper.shape[0] == G.shape[0] == wrong.shape[0] == n == X.shape[0]):
+        raise FastSVMError("held_kkt: sign, alpha, upper, G and wrong need one entry per row")
+    if w.shape[0] != X.shape[1] + 1:
+        raise FastSVMError(f"held_kkt: w has {w.shape[0]} entries, expected {X.shape[1] + 1}")
+    for k in range(m):
+        if held[k] < 0 or held[k] >= n:
+            raise FastSVMError("held_kkt: a held row out of range")
+    cdef const double[::1] data = X.data
+    cdef const int[::1] indices = X.indices
+    cdef const int[::1] indptr = X.indptr
+    cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
+    cdef int p = A.n_cols, i
+    cdef Py_ssize_t n_wrong = 0
+    cdef double top = -INFINITY, bottom = INFINITY
+    with nogil:
+        for k in range(m):
+            i = held[k]
+            G[i] = sign[i] * (row_dot(A, i, &w[0]) + bias * w[p])
+        for k in range(n):
+            if alpha[k] > 0.0 and G[k] > top:
+                top = G[k]
+            if alpha[k] < upper[k] and G[k] < bottom:
+                bottom = G[k]
+        for k in range(m):
+            i = held[k]
+            wrong[i] = (alpha[i] <= 0.0 and G[i] < top - tol) or (alpha[i] >= upper[i] and G[i] > bottom + tol)
+            n_wrong += wrong[i]
+    return top, bottom, n_wrong

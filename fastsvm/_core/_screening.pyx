@@ -1,6 +1,8 @@
-"""SSsNAL's screening, without the GIL: the rows held at their bounds for the rest of an inner
-solve (hold_rows) and, at its end, those of them that may have had to move (held_misses)."""
-from libc.math cimport fabs, fmax
+"""Screening without the GIL. SSsNAL's: the rows held at their bounds for the rest of an inner
+solve (hold_rows) and, at its end, those of them that may have had to move (held_misses). SRBO's
+along a nu path (srbo_screen) and the greedy mass moves it starts from (smallest_first)."""
+from libc.math cimport ceil, fabs, floor, fmax, fmin, INFINITY, sqrt
+from libc.stdlib cimport free, malloc, qsort
 import numpy as np
 
 from ._knapsack cimport select_kth
@@ -68,3 +70,135 @@ def held_misses(const int[::1] held, const double[::1] center, const double[::1]
             else:
                 misses += not (x[i] == upper[i] and z - upper[i] > slack * norms[i])
     return misses
+
+
+cdef double kth_largest(double* values, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """The k-th largest of values[0:n] (reordered); +inf for k <= 0 (no constraint), -inf past n."""
+    if k <= 0:
+        return INFINITY
+    if k > n:
+        return -INFINITY
+    return select_kth(values, n, n - k)
+
+
+def srbo_screen(const double[::1] G0, const double[::1] Qdelta, const double[::1] delta, const double[::1] alpha0,
+                const double[::1] sqnorm, Py_ssize_t k, unsigned char[::1] zero, unsigned char[::1] one):
+    """SRBO's screen in one pass without the GIL (fastsvm.problems.nu_screening states it): the
+    radius r_safe = G0.delta + delta.Qdelta / 4 + a0's Frank-Wolfe gap (mass 1 on the floor(m)
+    smallest G0, the rest on the next, m = e^T a0), the interval ends z_i.c -+ sqrt(r) |z_i| with
+    z_i.c = G0_i + Qdelta_i / 2, rho_up / rho_low the k-th largest of the upper / lower ends, and
+    zero_i = L_i > rho_up, one_i = U_i < rho_low. Returns (r_safe, screened to 0, screened to 1)."""
+    cdef Py_ssize_t l = G0.shape[0], i, whole, below = 0, n_zero = 0, n_one = 0
+    if not (Qdelta.shape[0] == delta.shape[0] == alpha0.shape[0] == sqnorm.shape[0] == zero.shape[0]
+            == one.shape[0] == l) or l == 0:
+        raise FastSVMError("srbo_screen: vectors must have one nonzero length")
+    cdef double* ends = <double*>malloc(3 * l * sizeof(double))
+    if ends == NULL:
+        raise MemoryError("srbo_screen: no memory for the interval ends")
+    cdef double* lower = ends
+    cdef double* upper = ends + l
+    cdef double* scratch = ends + 2 * l
+    cdef double r = 0.0, quad = 0.0, mass = 0.0, g_alpha = 0.0, best = 0.0, pivot = 0.0, radius, spread
+    cdef double rho_up, rho_low
+    with nogil:
+        for i in range(l):
+            r += G0[i] * delta[i]
+            quad += delta[i] * Qdelta[i]
+            mass += alpha0[i]
+            g_alpha += G0[i] * alpha0[i]
+            scratch[i] = G0[i]
+        whole = min(<Py_ssize_t>floor(mass), l)
+        if whole < l:      # the smallest `whole` G0 summed around their order statistic (ties counted once)
+            pivot = select_kth(scratch, l, whole)
+            for i in range(l):
+                if G0[i] < pivot:
+                    best += G0[i]
+                    below += 1
+            best += (whole - below) * pivot + (mass - whole) * pivot
+        else:
+            for i in range(l):
+                best += G0[i]
+        r = fmax(r + 0.25 * quad + fmax(g_alpha - best, 0.0), 0.0)
+        radius = sqrt(r)
+        for i in range(l):
+            spread = radius * sqrt(fmax(sqnorm[i], 0.0))
+            lower[i] = (G0[i] + 0.5 * Qdelta[i]) - spread
+            upper[i] = (G0[i] + 0.5 * Qdelta[i]) + spread
+            scratch[i] = upper[i]
+        rho_up = kth_largest(scratch, l, k)
+        for i in range(l):
+            scratch[i] = lower[i]
+        rho_low = kth_largest(scratch, l, k)
+        for i in range(l):
+            zero[i] = lower[i] > rho_up
+            one[i] = upper[i] < rho_low
+            n_zero += zero[i]
+            n_one += one[i]
+    free(ends)
+    return r, n_zero, n_one
+
+
+cdef struct Keyed:
+    double key
+    Py_ssize_t row
+
+
+cdef int by_key(const void* a, const void* b) noexcept nogil:
+    """Ascending key, ties by row."""
+    cdef const Keyed* x = <const Keyed*>a
+    cdef const Keyed* y = <const Keyed*>b
+    if x.key < y.key:
+        return -1
+    if x.key > y.key:
+        return 1
+    return (x.row > y.row) - (x.row < y.row)
+
+
+def smallest_first(const double[::1] key, const double[::1] have, double mass, double[::1] out):
+    """out_i = min(have_i, max(mass - sum of have before i, 0)) in the order of ascending key (ties
+    by row) over the rows with have_i > 0, 0 elsewhere: mass given out on the smallest keys first
+    (SRBO's greedy delta; a nu path's mass moved). Only rows with key at or below a selected
+    threshold are sorted when their have holds the mass (a warm nu moves little). Returns the
+    mass given."""
+    cdef Py_ssize_t l = key.shape[0], i, n = 0, m = 0, few
+    if not (have.shape[0] == out.shape[0] == l):
+        raise FastSVMError("smallest_first: key, have and out must have one length")
+    cdef Keyed* rows = <Keyed*>malloc(max(l, 1) * sizeof(Keyed))
+    cdef double* keys = <double*>malloc(max(l, 1) * sizeof(double))
+    if rows == NULL or keys == NULL:
+        free(rows)
+        free(keys)
+        raise MemoryError("smallest_first: no memory for the ranking")
+    cdef double top = 0.0, held = 0.0, given = 0.0, total = 0.0, threshold
+    with nogil:
+        for i in range(l):
+            out[i] = 0.0
+            if have[i] > 0.0:
+                keys[n] = key[i]
+                rows[n].key, rows[n].row = key[i], i
+                n += 1
+                top = fmax(top, have[i])
+        m = n
+        few = <Py_ssize_t>fmin(4.0 * ceil(mass / fmax(top, 1e-300)) + 64.0, <double>n)
+        if few < n:                   # the rows at or below the few-th smallest key, if they hold the mass
+            threshold = select_kth(keys, n, few)
+            m = 0
+            for i in range(n):
+                if rows[i].key <= threshold:
+                    rows[m] = rows[i]
+                    held += have[rows[i].row]
+                    m += 1
+            if not held >= mass:      # back to every row with room
+                m = 0
+                for i in range(l):
+                    if have[i] > 0.0:
+                        rows[m].key, rows[m].row = key[i], i
+                        m += 1
+        qsort(rows, m, sizeof(Keyed), by_key)
+        for i in range(m):
+            total += have[rows[i].row]
+            out[rows[i].row] = fmin(have[rows[i].row], fmax(mass - (total - have[rows[i].row]), 0.0))
+            given += out[rows[i].row]
+    free(rows)
+    free(keys)
+    return given

@@ -13,38 +13,15 @@ import math
 
 import numpy as np
 
-from .vector import dot
+from .._core._screening import smallest_first, srbo_screen
 
 
 def greedy_fill(G, alpha, mass, upper):
     """delta >= 0 with sum mass that fills alpha's room (upper - alpha) on the smallest G first
-    (ties by position). Only the smallest few are sorted when their room holds the mass."""
-    delta = np.zeros_like(alpha)
-    room = upper - alpha
-    order = None
-    if G.size > 64:
-        few = min(G.size - 1, 4 * int(np.ceil(mass / max(float(np.max(upper, initial=0.0)), 1e-300))) + 64)
-        candidates = np.argpartition(G, few)[:few + 1]
-        candidates = candidates[np.lexsort((candidates, G[candidates]))]
-        if room[candidates].sum() >= mass and few < G.size - 1:
-            last = G[candidates[-1]]
-            if np.count_nonzero(G <= last) == candidates.size:    # no tie with the rows left out
-                order = candidates
-    if order is None:
-        order = np.argsort(G, kind="stable")
-    have = room[order]
-    delta[order] = np.minimum(have, np.maximum(mass - (np.cumsum(have) - have), 0.0))
+    (ties by position; _core._screening.smallest_first)."""
+    delta = np.empty_like(alpha)
+    smallest_first(G, upper - alpha, mass, delta)
     return delta
-
-
-def frank_wolfe_gap(G, alpha):
-    """G.alpha - min {G.s : e^T s = e^T alpha, 0 <= s <= 1}: how far alpha is from optimal (>= 0).
-    The minimum puts mass 1 on the floor(m) smallest G and the rest on the next (m = e^T alpha)."""
-    mass = float(alpha.sum())
-    whole = min(int(np.floor(mass)), G.size)
-    smallest = np.partition(G, min(whole, G.size - 1))
-    best = float(smallest[:whole].sum()) + ((mass - whole) * float(smallest[whole]) if whole < G.size else 0.0)
-    return max(dot(G, alpha) - best, 0.0)
 
 
 def order_rank(l, nu):
@@ -54,37 +31,25 @@ def order_rank(l, nu):
     return int(nearest if abs(target - nearest) <= 1e-9 * max(l, 1) else math.ceil(target))
 
 
-def kth_largest(values, k):
-    """The k-th largest of values (k >= 1); -inf when k = 0 (no constraint), +inf past the end."""
-    if k <= 0:
-        return np.inf
-    if k > values.size:
-        return -np.inf
-    return float(np.partition(values, values.size - k)[values.size - k])
-
-
 def screen(G0, Qdelta, delta, alpha0, sqnorm, nu1):
     """(zero, one, radius2): the samples SRBO proves to be 0 and 1 at nu1, from a0's gradient G0 =
-    Q a0, Q delta and |z_i|^2 = Q_ii; radius2 = r_safe."""
-    l = alpha0.size
-    r = dot(G0, delta) + 0.25 * dot(delta, Qdelta) + frank_wolfe_gap(G0, alpha0)
-    radius = math.sqrt(max(r, 0.0))
-    centre = G0 + 0.5 * Qdelta
-    spread = radius * np.sqrt(np.maximum(sqnorm, 0.0))
-    lower, upper = centre - spread, centre + spread
-    k = order_rank(l, nu1)
-    rho_up, rho_low = kth_largest(upper, k), kth_largest(lower, k)
-    return lower > rho_up, upper < rho_low, max(r, 0.0)
+    Q a0, Q delta and |z_i|^2 = Q_ii; radius2 = r_safe. One nogil pass (_core._screening)."""
+    zero, one = np.empty(alpha0.size, dtype=bool), np.empty(alpha0.size, dtype=bool)
+    r, _, _ = srbo_screen(G0, Qdelta, delta, alpha0, sqnorm, order_rank(alpha0.size, nu1), zero.view(np.uint8),
+                          one.view(np.uint8))
+    return zero, one, r
 
 
-def moved_to_sum(alpha, G, target, upper):
-    """alpha in [0, upper] with sum target: mass added on the smallest G, or taken from the largest."""
+def moved_to_sum(alpha, G, target, upper, free=None):
+    """alpha in [0, upper] with sum target: mass added on the smallest G, or taken from the largest;
+    only where ``free`` (a mask; None: everywhere)."""
     alpha = alpha.copy()
     excess = float(alpha.sum()) - target
-    if excess < 0:
-        alpha += greedy_fill(G, alpha, -excess, upper)
-    elif excess > 0:
-        order = np.argsort(-G, kind="stable")
-        have = alpha[order]
-        alpha[order] = have - np.minimum(have, np.maximum(excess - (np.cumsum(have) - have), 0.0))
+    if excess != 0:
+        have = upper - alpha if excess < 0 else alpha
+        if free is not None:
+            have = np.where(free, have, 0.0)
+        moved = np.empty_like(alpha)
+        smallest_first(G if excess < 0 else -G, have, abs(excess), moved)
+        alpha += moved if excess < 0 else -moved
     return alpha

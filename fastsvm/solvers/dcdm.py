@@ -14,7 +14,9 @@ update stalls once e^T a = nu sum(u) (no single coordinate can move), so every s
 along e_i - e_j:
     linear kernel  sweeps over ranked pairs with w = Z^T a kept (fastsvm._core._pair_cd): one pass
                    ranks the gradients G = Z w, then the smallest G below its bound is paired with
-                   the largest above 0, the second with the second, ..., each step from fresh G
+                   the largest above 0, the second with the second, ..., each step from fresh G;
+                   with shrinking (-h 1) rows at a bound beyond the last sweep's extremes leave the
+                   sweeps until the rest meets -e, and the stop is decided over every row
     other kernels  LIBSVM's maximal-violating / second-order pair on the kernel cache, whose
                    columns carry the signs y and the + 1 (fastsvm._core._smo)
 Both stop when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= -e. The margin rho is the multiplier of
@@ -35,7 +37,7 @@ import numpy as np
 from .._core._cache import KernelCache
 from .._core._kernel import kernel_matrix, row_sqnorms
 from .._core._margins import LabeledRows
-from .._core._pair_cd import pair_sweeps
+from .._core._pair_cd import held_kkt, pair_sweeps
 from .._core._smo import SMO
 from .._core._status import Status
 from ..csr import take_rows
@@ -51,6 +53,21 @@ DEFAULT_TOL = 1e-3
 # passes over one sweep's ranked pairs before the gradients are ranked again (each step reads its
 # pair's gradients afresh): 4 halved the sweeps and the time to 1e-9 on australian, sonar, a9a
 PAIR_PASSES = 4
+# a gap within this many units in the last place of max |G| is rounding: on 20,000 Gaussian rows the
+# sweeps sat at 1.8e-12 (one ulp of G) for thousands of sweeps at -e 1e-12; they stop there instead
+# (status line_search_failed: no decrease left at machine precision)
+FLOOR_ULPS = 2
+# screening="auto" screens a nu only where it is predicted to pay, and probes every SCREEN_PROBE-th
+# nu to measure the share again. Kernels: while the last screen fixed KERNEL_SCREEN_SHARE or more
+# (SMO's shrinking already drops most of what SRBO would fix, and Q delta in double precision costs
+# a kernel row per moved alpha: RBF at the paper's step screened 5-22 % and every screened nu ran
+# slower). Linear: while the last share times the mean sweeps of the path's warm nu so far (one nu's
+# count swings from 1 to 100), the passes screening saves, is LINEAR_SCREEN_PASSES or more (screening
+# costs about that: Q delta, the screen, the held rows' check; a warm nu at a loose -e takes 0-1
+# sweeps and gains nothing)
+KERNEL_SCREEN_SHARE = 0.3
+LINEAR_SCREEN_PASSES = 2.0
+SCREEN_PROBE = 10
 
 
 @dataclass(frozen=True)
@@ -101,11 +118,13 @@ def _linear_rows(sub, X, signs, upper, shift):
     return rows, row_sqnorms(X) + shift
 
 
-def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, random_pairs=False, offset=None):
+def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, random_pairs=False, offset=None,
+                  w0=None):
     """Pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at the
     milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others stay
-    at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem).
-    (alpha, G, w, sweeps, gap, status, history)."""
+    at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem), or w0
+    when given (a path's w kept up to date across its nu: a full pass saved per nu; its rounding
+    is that of the steps). (alpha, G, w, sweeps, gap, status, history)."""
     upper, signs = rows.weights, rows.labels
     alpha = alpha0.copy()
     w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
@@ -119,12 +138,15 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
         rows.rmatvec(alpha, w)
         if offset is not None:
             w[:] += offset
-    exact_w()
+    if w0 is None:
+        exact_w()
+    else:
+        w[:] = w0
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
         seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
-        code, done, gap, moved = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol, chunk,
-                                             PAIR_PASSES, rows.n_threads, stop, seed)
+        code, done, gap, moved, _ = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol, chunk,
+                                                PAIR_PASSES, rows.n_threads, stop, seed, bool(sub.params.shrinking))
         sweeps, steps = sweeps + done, steps + moved
         if code == Status.INTERRUPTED:
             raise KeyboardInterrupt
@@ -139,6 +161,13 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
             continue
         exact = done == 0
         if sweeps >= max_iter:
+            break
+        floor = FLOOR_ULPS * float(np.spacing(np.abs(G[active]).max(initial=0.0)))
+        if gap <= floor:                  # -e below what double precision resolves in G: the sweeps would spin
+            status = SolveStatus.LINE_SEARCH_FAILED
+            if sub.log is not None:
+                sub.log(f"dcdm: max violation {gap:.3e} is at the rounding floor of the gradients ({floor:.1e}); "
+                        f"-e {tol:g} cannot be met, stopped after {sweeps} sweeps")
             break
         history.append({"iter": sweeps, "max_violation": gap, "steps": steps, "seconds": time.perf_counter() - started})
         if sub.log is not None:
@@ -249,12 +278,15 @@ def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upp
                     n_bounded_sv=int(np.count_nonzero(alpha >= upper)), dual=alpha, upper=upper, details=details)
 
 
-def solve_nu_path(sub, nus, screening=True):
+def solve_nu_path(sub, nus, screening="auto"):
     """The problems of an increasing nu grid in order, each started from the last one's optimum
     moved to the new e^T a (the greedy delta). With ``screening`` (unit weights, not a precomputed
     kernel) SRBO fixes the samples it proves to be at a bound and the rest is solved as a reduced
     problem -- the sweeps restricted to it (linear), SMO with them set aside (other kernels) --
     followed by the full KKT check, which frees and solves again any sample it finds wrong.
+    screening: True (every nu), False, or "auto": a nu is screened where the last screen predicts
+    a gain (see KERNEL_SCREEN_SHARE, LINEAR_SCREEN_PASSES), and every SCREEN_PROBE-th nu (details
+    "screening" says whether a nu was, the progress line why not).
     [Solution per nu], each with details "seconds", "screened" (the share of samples SRBO fixed)
     and "violations" (screened samples the full check sent back: 0 when the screening is safe)."""
     nus = [float(nu) for nu in nus]
@@ -266,15 +298,27 @@ def solve_nu_path(sub, nus, screening=True):
     tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
     l = upper.shape[0]
     linear = sub.kernel.kind == "linear"
-    screening = screening and bool(np.all(upper == 1.0)) and sub.kernel.kind != "precomputed"
+    if screening not in (True, False, "auto"):
+        raise ParameterError(f"screening must be True, False or 'auto', not {screening!r}")
+    adaptive = screening == "auto"
+    screening = bool(screening) and bool(np.all(upper == 1.0)) and sub.kernel.kind != "precomputed"
     if linear:
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
     else:
         k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
         sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
                              shift).get_diagonal()
-    solutions, alpha, G, base = [], None, None, None
-    for nu in nus:
+    solutions, alpha, G, base, w, last_share, warm_sweeps = [], None, None, None, None, 1.0, []
+
+    def predicted_gain():
+        """Why a nu is not screened under "auto", or None when screening it pays."""
+        sweeps = float(np.mean(warm_sweeps)) if warm_sweeps else np.inf
+        if linear and last_share * sweeps < LINEAR_SCREEN_PASSES:
+            return f"last share {100 * last_share:.1f}% x {sweeps:.1f} sweeps < {LINEAR_SCREEN_PASSES:g} passes"
+        if not linear and last_share < KERNEL_SCREEN_SHARE:
+            return f"last share {100 * last_share:.1f}% < {100 * KERNEL_SCREEN_SHARE:.0f}%"
+        return None
+    for step, nu in enumerate(nus):
         problem = dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nu))
         started = time.perf_counter()
         total = nu * float(upper.sum())
@@ -286,29 +330,42 @@ def solve_nu_path(sub, nus, screening=True):
         if alpha is not None and config.delta == "exact":
             start = _exact_start(problem, X, signs, upper, shift, tol, config, rows if linear else None, sqnorm,
                                  alpha, G, start)
-        if screening and alpha is not None:
+        skipped = predicted_gain() if adaptive and alpha is not None and step % SCREEN_PROBE else None
+        screen_now = screening and alpha is not None and skipped is None
+        if screen_now:
             delta = start - alpha
             Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
             zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
             start[zero], start[one] = 0.0, 1.0
-            kept = ~(zero | one)
-            start[kept] = moved_to_sum(start[kept], G[kept], total - np.count_nonzero(one), upper[kept])
+            start = moved_to_sum(start, G, total, upper, free=~(zero | one))
         if linear:
+            if w is not None:              # w moved with alpha: a pass over the rows that changed
+                changed = np.flatnonzero(start != alpha)
+                w = w + rows.rows_rmatvec(changed.astype(np.int64), start[changed] - alpha[changed],
+                                          np.empty(rows.n_weights))
             alpha, G, w, n_iter, gap, status, history, violations = _solve_linear_screened(
-                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random")
+                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random",
+                w)
             objective = 0.5 * dot(w, w)
         else:
             alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
                 problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config, base,
-                keep=None if alpha is None or not screening else ~(zero | one))
+                keep=~(zero | one) if screen_now else None)
             violations = int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
         screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
+        if step > 0:
+            warm_sweeps.append(n_iter)
+        if screen_now:
+            last_share = screened / l
         solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
                              in_path=True)
-        solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations)
+        solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations,
+                                screening=screen_now)
         solutions.append(solution)
         if sub.log is not None:
-            sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  screened {100 * screened / l:.1f}%  "
+            sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  " +
+                    (f"screening skipped ({skipped})  " if skipped and screening else
+                     f"screened {100 * screened / l:.1f}%  ") +
                     f"{solution.details['seconds']:.3f} s" +
                     (f"  ({violations} unsafe, solved again)" if violations else "") +
                     ("  trivial region: w = 0, no classifier" if solution.details.get("trivial") else ""))
@@ -342,30 +399,30 @@ def _kernel_products(X, kernel, signs, shift, delta):
     return signs * ((signs[moved] * delta[moved]) @ (K + shift))
 
 
-def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one, random_pairs):
+def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one, random_pairs, w0=None):
     """The sweeps over the samples not screened (zero, one: fixed at 0 and 1 in start), then the
-    full KKT check; a screened sample it finds wrong (none, when the screening is safe) is freed
-    and the sweeps go on from there. (alpha, G, w, sweeps, gap, status, history, violations)."""
-    zero, one = zero.copy(), one.copy()
-    alpha, G, violations, sweeps = start, np.empty(rows.n_rows), 0, 0
+    full KKT check (their gradients from the final w, the gap over all samples); a screened sample
+    it finds wrong (none, when the screening is safe) is freed and the sweeps go on from there.
+    w0: w at start, if known. (alpha, G, w, sweeps, gap, status, history, violations)."""
+    screened = zero | one
+    alpha, w, violations, sweeps = start, w0, 0, 0
+    wrong = np.zeros(rows.n_rows, dtype=bool)
     while True:
-        screened = zero | one
-        active = None if not screened.any() else np.flatnonzero(~screened).astype(np.int32)
-        alpha, _, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active,
-                                                                   random_pairs)
+        held = np.flatnonzero(screened).astype(np.int32)
+        active = None if not held.size else np.flatnonzero(~screened).astype(np.int32)
+        alpha, G, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active,
+                                                                   random_pairs, w0=w)
         sweeps += n_iter
         if active is None:
-            return alpha, _, w, sweeps, gap, status, history, violations
-        rows.margins(w, G)                         # the full KKT check
-        top, bottom = G[alpha > 0].max(), G[alpha < rows.weights].min()
-        wrong = (zero & (G < top - tol)) | (one & (G > bottom + tol))
-        if not wrong.any() and top - bottom <= tol:
+            return alpha, G, w, sweeps, gap, status, history, violations
+        top, bottom, n_wrong = held_kkt(X, rows.labels, rows.bias, alpha, w, rows.weights, held, G, tol,
+                                        wrong.view(np.uint8))
+        if not n_wrong and top - bottom <= tol:
             return alpha, G, w, sweeps, top - bottom, status, history, violations
-        violations += int(np.count_nonzero(wrong))
-        if not wrong.any():                        # optimal on the reduced set, not on all: free them all
-            wrong = screened
-        zero &= ~wrong
-        one &= ~wrong
+        violations += n_wrong
+        # free the wrong ones, or all of them when the reduced optimum is not the full one
+        screened &= ~wrong if n_wrong else np.zeros_like(screened)
+        wrong[:] = False
 
 
 SPEC = SolverSpec(
