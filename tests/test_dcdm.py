@@ -207,7 +207,7 @@ def test_linear_sweeps_stop_at_the_rounding_floor():
     X, y = gaussian_toy(10_000)
     lines = []
     sol = solve(subproblem(X, y, 0.5, tol=1e-14, log=lines.append))
-    assert sol.status == "line_search_failed" and sol.n_iter < 200
+    assert sol.status == "precision_floor" and sol.n_iter < 200
     assert any("rounding floor" in line for line in lines)
     assert 0 < sol.stop_measure < 1e-10
     reachable = solve(subproblem(X, y, 0.5, tol=1e-9))

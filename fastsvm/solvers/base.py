@@ -154,6 +154,7 @@ class SolveStatus(str, Enum):
     CONVERGED = "converged"
     MAX_ITER = "max_iter"
     LINE_SEARCH_FAILED = "line_search_failed"   # no decrease left at machine precision
+    PRECISION_FLOOR = "precision_floor"         # the stopping measure is down to the rounding of its terms
 
 
 @dataclass

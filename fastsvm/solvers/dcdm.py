@@ -164,7 +164,7 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
             break
         floor = FLOOR_ULPS * float(np.spacing(np.abs(G[active]).max(initial=0.0)))
         if gap <= floor:                  # -e below what double precision resolves in G: the sweeps would spin
-            status = SolveStatus.LINE_SEARCH_FAILED
+            status = SolveStatus.PRECISION_FLOOR
             if sub.log is not None:
                 sub.log(f"dcdm: max violation {gap:.3e} is at the rounding floor of the gradients ({floor:.1e}); "
                         f"-e {tol:g} cannot be met, stopped after {sweeps} sweeps")
