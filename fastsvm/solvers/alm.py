@@ -73,10 +73,6 @@ class Block:
         self.q, self.margin_buffer, self.alpha = np.empty(n), np.empty(n), np.zeros(n)
         self.g, self.product = np.empty(self.rows.n_weights), np.empty(self.rows.n_weights)
 
-    def sizes(self):
-        """(rows, sum of C_i)."""
-        return np.array([self.rows.n_rows, float(np.sum(self.C))])
-
     def normal_product(self, v):
         """A^T A v."""
         self.rows.margins(v, self.margin_buffer)
