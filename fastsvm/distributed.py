@@ -131,33 +131,37 @@ class BlockHost:
         self.sources = []
         return sum(block.rows.n_rows for block in self.blocks)
 
-    def call(self, name, args):
-        """Block method ``name`` on every block, in order: the sum of what they return (None: nothing)."""
+    def call(self, calls):
+        """calls: (block method, its arguments) pairs, each run on every block in order: the sum
+        over the blocks of what the last returns (None: nothing)."""
         total = None
         with np.errstate(over="ignore", invalid="ignore"):
-            for block in self.blocks:
-                part = getattr(block, name)(*args)
-                if part is not None:
-                    total = np.array(part, dtype=np.float64) if total is None else total + part
+            for name, args in calls:
+                total = None
+                for block in self.blocks:
+                    part = getattr(block, name)(*args)
+                    if part is not None:
+                        total = np.array(part, dtype=np.float64) if total is None else total + part
         return total
 
 
 class WorkerTeam:
     """fastsvm.solvers.alm.iterate's team over the BlockHosts: each call goes to every host at once,
-    their sums reduced pairwise in host order (the same bits every run). Counts the bytes of what
-    it sends and receives (the pickled arguments and results)."""
+    their sums reduced pairwise in host order (the same bits every run). A call without a result
+    (each) waits to travel with the next sum: one round trip fewer. Counts the bytes of what it
+    sends and receives (the pickled arguments and results)."""
 
     def __init__(self, hosts, n_rows, n_weights, bias, mean_weight, stop):
         self.hosts, self.stop = hosts, stop
         self.n_rows, self.n_weights, self.bias, self.mean_weight = n_rows, n_weights, bias, mean_weight
         self.sent, self.received, self.calls = 0, 0, 0
         self.at_start = None
+        self.pending = []
 
     def _call(self, name, args):
-        if name == "start":     # the iterations begin: their traffic is counted from here
-            self.at_start = (self.sent, self.received, time.perf_counter())
-        self.sent += len(pickle.dumps((name, args), protocol=5)) * len(self.hosts)
-        futures = [host.call(name, args) for host in self.hosts]
+        calls, self.pending = [*self.pending, (name, args)], []
+        self.sent += len(pickle.dumps(calls, protocol=5)) * len(self.hosts)
+        futures = [host.call(calls) for host in self.hosts]
         results = [_wait(future, self.stop, "distributed alm") for future in futures]
         self.received += sum(len(pickle.dumps(r, protocol=5)) for r in results)
         self.calls += 1
@@ -170,7 +174,14 @@ class WorkerTeam:
         return parts[0]
 
     def each(self, name, *args):
-        self._call(name, args)
+        if name == "start":     # the iterations begin: their traffic is counted from here
+            self.at_start = (self.sent, self.received, time.perf_counter())
+        self.pending.append((name, args))
+
+    def flush(self):
+        if self.pending:
+            name, args = self.pending.pop()
+            self._call(name, args)
 
 
 @dataclass
@@ -258,6 +269,7 @@ def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max
         team = WorkerTeam(hosts, n_rows, n_cols + 1, bias, float(C), stop)
         with np.errstate(over="ignore", invalid="ignore"):
             run = iterate(team, p, config, tol, max_iter, stop, log, name="distributed alm")
+        team.flush()
     finally:
         hosts = None     # the actors and their blocks are released with their last reference
     sent0, received0, started = team.at_start
