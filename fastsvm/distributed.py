@@ -29,11 +29,12 @@ from .solvers.base import linear_run_settings
 POLL = 0.2    # seconds between two looks at the stop flag while waiting on the workers
 
 
-def connect(address):
-    """A dask.distributed Client of the scheduler at ``address`` (fastsvm-grid --scheduler)."""
+def connect(address, timeout=10):
+    """A dask.distributed Client of the scheduler at ``address`` (fastsvm-grid --scheduler),
+    waiting up to ``timeout`` seconds for it."""
     client_class = _dask_client_class()
     try:
-        return client_class(address, timeout="10s")
+        return client_class(address, timeout=f"{timeout}s")
     except (OSError, TimeoutError) as error:
         raise FastSVMError(f"cannot reach the Dask scheduler at {address}: {error}") from None
 
