@@ -23,7 +23,7 @@ distributed = pytest.importorskip("dask.distributed")
 
 from fastsvm.cli.grid import main as grid_main  # noqa: E402
 from fastsvm.datafile import load_svmlight_file  # noqa: E402
-from fastsvm.distributed import connect, fit_linear  # noqa: E402
+from fastsvm.distributed import connect, fit_linear, run_fold_tasks  # noqa: E402
 from fastsvm.errors import FastSVMError  # noqa: E402
 from fastsvm.grid import grid_search  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
@@ -177,9 +177,9 @@ def test_traffic_per_iteration_is_o_of_p_not_nnz(client, heart):
     with the rows repeated 8 times."""
     X, y = heart
     p = X.shape[1] + 1
-    small = fit_linear(client, *split(X, y, 4), C=1.0, tol=1e-4)
+    small = fit_linear(client, *split(X, y, 4), C=1.0, tol=1e-12, max_iter=40)
     big_X, big_y = sp.vstack([X] * 8).tocsr(), np.tile(y, 8)
-    big = fit_linear(client, *split(big_X, big_y, 4), C=1.0, tol=1e-4)
+    big = fit_linear(client, *split(big_X, big_y, 4), C=1.0, tol=1e-12, max_iter=40)
     for fit in (small, big):
         assert 0 < fit.bytes_per_worker_iteration <= 12 * 8 * p + 4096
         assert fit.bytes_per_worker_iteration < 0.1 * fit.setup_bytes / fit.n_workers
@@ -218,3 +218,15 @@ def test_worker_errors_are_one_clear_line(client, heart, tmp_path):
     assert "\n" not in str(error.value) and "no-such-file" in str(error.value)
     with pytest.raises(FastSVMError, match="not distributed"):
         fit_linear(client, [X], [y], solver="nesvm")
+
+
+def test_grid_tasks_stop_and_errors(client, heart):
+    X, y = heart
+    stop = np.ones(1, dtype=np.int32)
+    with pytest.raises(KeyboardInterrupt):
+        run_fold_tasks(client, X, y, None, [(Params(), 5, {}, 0, 1)], stop)
+    stop[0] = 0
+    with pytest.raises(FastSVMError, match="C") as error:
+        run_fold_tasks(client, X, y, None, [(Params(C=-1.0), 5, {}, 0, 1)], stop)
+    assert "\n" not in str(error.value)
+    assert stop[0] == 1          # the other tasks were told to stop and cancelled
