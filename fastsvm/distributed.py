@@ -257,6 +257,7 @@ def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max
         placed.setdefault(workers[k % len(workers)], []).append(source)
     setup_bytes = sum(len(pickle.dumps(s, protocol=5)) for sources in placed.values() for s in sources
                       if not isinstance(s[0], str))
+    hosts = team = None
     try:
         hosts = [_wait(client.submit(BlockHost, actor=True, workers=[w], allow_other_workers=False, pure=False),
                        stop, "distributed alm") for w in placed]
@@ -271,15 +272,16 @@ def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max
         with np.errstate(over="ignore", invalid="ignore"):
             run = iterate(team, p, config, tol, max_iter, stop, log, name="distributed alm")
         team.flush()
+        sent0, received0, started = team.at_start
+        seconds = time.perf_counter() - started
+        traffic = team.sent - sent0 + team.received - received0
     finally:
-        hosts = None     # the actors and their blocks are released with their last reference
-    sent0, received0, started = team.at_start
-    seconds = time.perf_counter() - started
+        hosts = team = None     # the actors and their blocks go with their last reference (also on errors,
+                                # whose traceback holds this frame)
     n_iter = max(run["n_iter"], 1)
     w = run["w"]
     return LinearFit(coef_=w[:-1].reshape(1, -1).copy(), intercept_=np.array([w[-1] * bias]), classes_=classes,
                      objective=run["objective"], gap=run["gap"], n_iter=run["n_iter"], status=run["status"].value,
                      mu=run["mu"], n_rows=n_rows, n_blocks=len(blocks), n_workers=len(placed),
-                     seconds_per_iteration=seconds / n_iter,
-                     bytes_per_iteration=(team.sent - sent0 + team.received - received0) / n_iter,
+                     seconds_per_iteration=seconds / n_iter, bytes_per_iteration=traffic / n_iter,
                      setup_bytes=setup_bytes, history=run["history"])

@@ -62,9 +62,10 @@ def main():
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2, help="the local solve's threads")
-    parser.add_argument("--C", type=float, default=1.0)
+    parser.add_argument("--C", type=float, default=0.01,
+                        help="0.01: a few hundred iterations to a 1e-6 gap on the text set (C = 1: thousands)")
     parser.add_argument("--p", type=float, default=2.0)
-    parser.add_argument("--tol", type=float, default=1e-7, help="the relative duality gap of both runs")
+    parser.add_argument("--tol", type=float, default=1e-6, help="the relative duality gap of both runs")
     parser.add_argument("--max-iter", type=int, default=100000)
     parser.add_argument("--out", help="also write the report here (markdown)")
     args = parser.parse_args()
