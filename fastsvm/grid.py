@@ -83,7 +83,7 @@ def score(target, y, svm_type):
 
 
 def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jobs=None, refit=True,
-                sample_weight=None, on_gamma=None, progress=None):
+                sample_weight=None, on_gamma=None, progress=None, client=None):
     """Cross-validate every cell of the grid Cs x gammas (nus x gammas for nu-SVC / one-class)
     and return a GridResult: the table, the best cell and (``refit``) its model on all the data.
 
@@ -93,7 +93,9 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
     of a gamma gets that gamma's one cross validation (as grid.py's cells would). ``n_jobs``:
     threads (None: params.n_jobs); the table does not depend on it. ``on_gamma(k, rates)`` is
     called as gammas[k]'s row of the table is done, in the order of gammas; ``progress(done,
-    total)`` as each of the grid's trainings (a fold along its path) is done.
+    total)`` as each of the grid's trainings (a fold along its path) is done. ``client``: a
+    dask.distributed Client; the trainings then run on its workers, the data scattered to each
+    once (fastsvm.distributed), with the same table.
     """
     params = Params() if params is None else params
     params = dataclasses.replace(params, verbose=False, n_jobs=params.n_jobs if n_jobs is None else n_jobs)
@@ -133,7 +135,13 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
             if on_gamma is not None:
                 on_gamma(k, row.copy())
 
-    _run(rows, n_jobs, stop, row_done, progress)
+    if client is not None:
+        from .distributed import run_fold_tasks
+        specs = [spec for row in rows for spec in row.specs]
+        _run(rows, n_jobs, stop, row_done, progress,
+             runner=lambda tasks, n_jobs, stop, done: run_fold_tasks(client, X, y, sample_weight, specs, stop, done))
+    else:
+        _run(rows, n_jobs, stop, row_done, progress)
     measure = "mean squared error" if params.svm_type in REGRESSION else "accuracy"
     best_value, best_gamma, best_rate = _best(values, gammas, rates, params.svm_type in REGRESSION)
     result = GridResult(axis, values, gammas, rates, measure, best_value, best_gamma, best_rate, params)
@@ -160,11 +168,13 @@ class _Row:
     def __init__(self, X, y, params, axis, values, folds, sample_weight, stop, threads):
         self.y, self.svm_type, self.width = y, params.svm_type, len(values)
         self.units = []   # (tasks, assemble, the table's columns of each of its target's rows)
+        self.specs = []   # per task, what rebuilds it elsewhere: fold_tasks' arguments and its index
 
         def unit(unit_params, columns, **path):
             tasks, assemble = fold_tasks(X, y, unit_params, folds, sample_weight, stop=stop, threads=threads,
                                          **path)
             self.units.append((tasks, assemble, columns))
+            self.specs.extend((unit_params, folds, path, f, threads) for f in range(len(tasks)))
 
         if values == [None] or (axis == "C" and params.svm_type in NU_TYPES):
             unit(params, [list(range(len(values)))])
@@ -191,9 +201,10 @@ class _Row:
         return row
 
 
-def _run(rows, n_jobs, stop, row_done, progress=None):
-    """Every fold task of every row side by side in n_jobs threads; row_done(r, rates) as row r's
-    tasks are done, rows in order; progress(done, total) after each task."""
+def _run(rows, n_jobs, stop, row_done, progress=None, runner=run_tasks):
+    """Every fold task of every row side by side in n_jobs threads (or by ``runner``, run_tasks'
+    stand-in); row_done(r, rates) as row r's tasks are done, rows in order; progress(done, total)
+    after each task."""
     tasks = [row.tasks() for row in rows]
     ends = np.cumsum([len(t) for t in tasks])
     results = []
@@ -206,7 +217,7 @@ def _run(rows, n_jobs, stop, row_done, progress=None):
         if k + 1 == ends[r]:
             row_done(r, rows[r].rates(results[ends[r] - len(tasks[r]):]))
 
-    run_tasks([task for row_tasks in tasks for task in row_tasks], n_jobs, stop, done)
+    runner([task for row_tasks in tasks for task in row_tasks], n_jobs, stop, done)
 
 
 def _best(values, gammas, rates, lowest):

@@ -40,6 +40,8 @@ grid_options :
 svm_options : fastsvm-train's options (see fastsvm-train --help), for example
 -s 0..4 or -s NAME : SVM type or solver; -t kernel_type; -m cachesize; -e epsilon; -q
 -j n : threads: the folds are trained side by side (default: all cores); same results for any n
+--scheduler ADDRESS : train the folds on the workers of this Dask scheduler (e.g. tcp://host:8786;
+    needs pip install "fastsvm[dask]"); the same results as in this process
 -R seed : draw the folds from this seed (default: svm-train's folds)
 -n first:step:last : for nu-SVC and one-class (-s 1, -s 2), a grid of nu in place of C (lines
     then read "nu g rate")
@@ -58,6 +60,7 @@ class GridOptions:
     out: str | None = None
     png: str | None = None
     resume: str | None = None
+    scheduler: str | None = None
     train_options: list = field(default_factory=list)
 
 
@@ -94,6 +97,9 @@ def parse_args(argv):
             i += 1
         elif arg == "-gnuplot":
             options.png = None if value() == "null" else options.png
+            i += 1
+        elif arg == "--scheduler":
+            options.scheduler = value()
             i += 1
         elif arg == "-svmtrain":
             value()
@@ -288,6 +294,10 @@ def main(argv):
 
     todo = [g for g in gs if any((c, g) not in done for c in cs)]
     plot = _plotter(options.png) if options.png is not None and None not in cs and None not in gs else None
+    client = None
+    if options.scheduler is not None and todo:
+        from ..distributed import connect
+        client = connect(options.scheduler)
     out = None
     if options.out is not None:
         out = open(options.out, "a" if options.resume is not None else "w")
@@ -305,12 +315,14 @@ def main(argv):
             grid_search(X, y, **{"nus" if axis == "nu" else "Cs": values},
                         gammas=[2.0 ** g for g in todo] if gs != [None] else None,
                         folds=options.folds, params=params, refit=False, on_gamma=on_gamma,
-                        progress=progress.draw)
+                        progress=progress.draw, client=client)
         progress.clear()
         report.final()
     finally:
         if out is not None:
             out.close()
+        if client is not None:
+            client.close()
     if plot is not None:
         plot(options, axis, cs, gs, report.rates, report.best)
 

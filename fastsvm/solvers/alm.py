@@ -28,9 +28,9 @@ import numpy as np
 
 from .._core._cg import conjugate_gradient
 from .._core._losses import multiplier_step, power_hinge_conjugate_sum, power_hinge_loss
-from .._core._margins import LabeledRows, largest_eigenvalue
+from .._core._margins import LabeledRows
 from ..errors import FastSVMError
-from ..problems.linear_dual import balance_labels
+from ..problems.linear_dual import balance_rows, balance_sums
 from ..problems.vector import dot
 from .base import (LinearConfig, Solution, SolveStatus, checked_binary_arrays, is_milestone, linear_run_settings,
                    linear_spec, option)
@@ -59,149 +59,239 @@ class Config(LinearConfig):
     cg_max_iter: int = 500
 
 
-class Certificate:
-    """The primal objective at margins z and the dual objective at the multipliers' dual point."""
+class Block:
+    """One block of rows and its per-sample state (margins z = A w, multipliers nu, the split s,
+    the residual res, the step's margin move q, the dual point alpha): ALM's per-sample arithmetic,
+    one method per map over the rows. What a method returns is summed over the blocks (p-vectors,
+    a few scalars): the single-machine solve is one block, fastsvm.distributed's holds many on the
+    workers, and both run the iteration below (iterate)."""
 
-    def __init__(self, rows, p):
-        self.rows, self.p = rows, p
-        self.C = rows.weights
-        self.product = np.empty(rows.n_weights)
-        self.free_bias = rows.bias != 0.0
+    def __init__(self, X, y, upper, bias, p, n_threads=1):
+        self.rows = LabeledRows(X, y, upper, bias=bias, n_threads=n_threads)
+        self.p, self.C, n = p, self.rows.weights, self.rows.n_rows
+        self.z, self.nu, self.s, self.res = np.zeros(n), np.zeros(n), np.zeros(n), np.empty(n)
+        self.q, self.margin_buffer, self.alpha = np.empty(n), np.empty(n), np.zeros(n)
+        self.g, self.product = np.empty(self.rows.n_weights), np.empty(self.rows.n_weights)
 
-    def primal(self, w, z):
-        head = w[:-1]
-        return 0.5 * dot(head, head) + power_hinge_loss(z, self.C, self.p, self.rows.n_threads)
+    def normal_product(self, v):
+        """A^T A v."""
+        self.rows.margins(v, self.margin_buffer)
+        return self.rows.rmatvec(self.margin_buffer, self.product)
 
-    def dual(self, nu):
-        """D(alpha) at alpha = -nu made feasible (the box for p = 1, y^T alpha = 0)."""
-        alpha = np.maximum(-nu, 0.0)
+    def start(self, mu):
+        multiplier_step(self.z, self.q, 0.0, self.nu, self.s, self.res, self.C, mu, mu, self.p, False,
+                        self.rows.n_threads)
+
+    def gradient(self):
+        """A^T res."""
+        return self.rows.rmatvec(self.res, self.g)
+
+    def direction(self, g):
+        """q = A g kept for the multiplier step: |q|^2."""
+        self.rows.margins(g, self.q)
+        return dot(self.q, self.q)
+
+    def move(self, dw):
+        """The exact step's margin move: q = -A dw (the multiplier step takes step 1 along it)."""
+        self.rows.margins(dw, self.q)
+        np.negative(self.q, out=self.q)
+
+    def advance(self, step, mu, mu_next):
+        multiplier_step(self.z, self.q, step, self.nu, self.s, self.res, self.C, mu, mu_next, self.p, True,
+                        self.rows.n_threads)
+
+    def loss(self):
+        """sum_i C_i max(0, 1 - z_i)^p."""
+        return power_hinge_loss(self.z, self.C, self.p, self.rows.n_threads)
+
+    def dual_product(self):
+        """alpha = -nu made feasible for its box (p = 1) or alpha >= 0: A^T alpha."""
+        np.maximum(-self.nu, 0.0, out=self.alpha)
         if self.p == 1.0:
-            np.minimum(alpha, self.C, out=alpha)
-        self.rows.rmatvec(alpha, self.product)
-        v = self.product[:-1]
-        excess = float(self.product[-1]) / self.rows.bias if self.free_bias else 0.0
-        if excess != 0.0:
-            v = v.copy()
-            balance_labels(self.rows, alpha, v, excess, self.C if self.p == 1.0 else None)
-        conjugate = power_hinge_conjugate_sum(alpha, self.C, self.p, self.rows.n_threads)
-        value = float(alpha.sum()) - 0.5 * dot(v, v) - conjugate
-        return value, alpha
+            np.minimum(self.alpha, self.C, out=self.alpha)
+        return self.rows.rmatvec(self.alpha, self.product)
+
+    def balance_sums(self, sign):
+        return np.array(balance_sums(self.rows, self.alpha, sign, self.upper_bound()))
+
+    def balance(self, sign, use_inside, ratio):
+        return balance_rows(self.rows, self.alpha, sign, self.upper_bound(), use_inside, ratio)
+
+    def upper_bound(self):
+        return self.C if self.p == 1.0 else None
+
+    def dual_sums(self):
+        """(sum alpha, the loss's conjugate sum at alpha)."""
+        return np.array([float(self.alpha.sum()),
+                         power_hinge_conjugate_sum(self.alpha, self.C, self.p, self.rows.n_threads)])
+
+    def coef(self):
+        return self.rows.labels * self.alpha
 
 
-def data_penalty(rows, p, config, stop):
+class OneBlock:
+    """The single-machine team: one block, its methods called in place."""
+
+    def __init__(self, block):
+        self.block, rows = block, block.rows
+        self.n_rows, self.n_weights, self.bias = rows.n_rows, rows.n_weights, rows.bias
+        self.mean_weight = float(np.mean(rows.weights))
+
+    def sum(self, name, *args):
+        return getattr(self.block, name)(*args)
+
+    def each(self, name, *args):
+        getattr(self.block, name)(*args)
+
+
+def largest_eigenvalue(team, iterations, stop):
+    """lambda_max(A^T A) by power iteration from a fixed start, over the team's blocks (the steps
+    of fastsvm._core._margins.largest_eigenvalue with d = 1, which reads one LabeledRows)."""
+    v = 1.0 + (np.arange(team.n_weights) % 7) / 10.0
+    v /= np.sqrt(float(np.einsum("i,i->", v, v)))
+    estimate = 0.0
+    for _ in range(iterations):
+        if stop is not None and stop[0]:
+            raise KeyboardInterrupt
+        out = team.sum("normal_product", v)
+        estimate = np.sqrt(float(np.einsum("i,i->", out, out)))
+        if not np.isfinite(estimate):
+            return estimate
+        if not estimate > 0:
+            return 0.0
+        v = out / estimate
+    return estimate
+
+
+def data_penalty(team, p, config, stop):
     """mu from the data: mean(C) n / lambda_max(A^T A), a third of it for p > 1. Measured against
     fixed mu from 0.01 to 30 (iterations to a 1e-6 gap on heart_scale, a1a and phishing, C = 1
     and 32): within 2x of the best fixed mu's count for p = 1, within 3x for p = 2; the best mu
     grows about as C."""
-    lam = largest_eigenvalue(rows, np.ones(rows.n_rows), config.power_steps, stop)
+    lam = largest_eigenvalue(team, config.power_steps, stop)
     if not np.isfinite(lam):
         raise FastSVMError("alm: the data overflowed; scale the data (fastsvm-scale)")
-    scale = float(np.mean(rows.weights)) * rows.n_rows / lam if lam > 0 else 1.0
+    scale = team.mean_weight * team.n_rows / lam if lam > 0 else 1.0
     return scale * (1.0 if p == 1.0 else 1.0 / 3.0)
 
 
-class Steps:
-    """The (w, b) step of the iteration, inexact or exact: w moved in place, and the step's move of
-    the margins A w left as step * q (the multiplier update applies it)."""
+def dual_value(team):
+    """D(alpha) at the blocks' alpha = -nu made feasible (the box for p = 1, y^T alpha = 0 by
+    fastsvm.problems.linear_dual's balancing, its two halves summed over the blocks)."""
+    product = team.sum("dual_product")
+    v = product[:-1]
+    excess = float(product[-1]) / team.bias if team.bias != 0.0 else 0.0
+    if excess != 0.0:
+        sign = np.sign(excess)
+        inside, side = team.sum("balance_sums", sign)
+        use_inside = bool(inside >= abs(excess))
+        ratio = abs(excess) / (inside if use_inside else side)
+        v = v - team.sum("balance", sign, use_inside, ratio)[:v.size]
+    total, conjugate = team.sum("dual_sums")
+    return float(total) - 0.5 * dot(v, v) - float(conjugate)
 
-    def __init__(self, rows, config):
-        self.rows, self.config = rows, config
-        self.g, self.q = np.empty(rows.n_weights), np.empty(rows.n_rows)
-        if config.step == "exact":     # the CG products' buffers
-            self.margins, self.product = np.empty(rows.n_rows), np.empty(rows.n_weights)
-        self.passes = 0
 
-    def inexact(self, w, res, mu, stop):
-        """One steepest-descent step with the exact line search on |w_head|^2 / mu + |A w - target|^2,
-        res = A w - target: the step length."""
-        g, q = self.g, self.q
-        self.rows.rmatvec(res, g)
-        g[:-1] += w[:-1] / mu
-        if self.rows.bias == 0.0:
-            g[-1] = 0.0
-        self.rows.margins(g, q)
-        self.passes += 2
-        head = g[:-1]
-        denominator = dot(q, q) + dot(head, head) / mu
-        step = dot(g, g) / denominator if denominator > 0.0 else 0.0
-        w -= step * g
-        return step
+def inexact_step(team, w, mu, stop):
+    """One steepest-descent step with the exact line search on |w_head|^2 / mu + |A w - target|^2
+    (res = A w - target on the blocks): the step length; 2 passes."""
+    g = team.sum("gradient")
+    g[:-1] += w[:-1] / mu
+    if team.bias == 0.0:
+        g[-1] = 0.0
+    qq = team.sum("direction", g)
+    head = g[:-1]
+    denominator = qq + dot(head, head) / mu
+    step = dot(g, g) / denominator if denominator > 0.0 else 0.0
+    w -= step * g
+    return step, 2
 
-    def exact(self, w, res, mu, stop):
-        """CG on (A^T A + D / mu) dw = -A^T res - D w / mu, D = diag(1, .., 1, 0) (the bias
-        unpenalized; 1 there too when there is no bias column, whose weight then stays 0): step 1."""
-        rows = self.rows
-        scale = np.full(rows.n_weights, 1.0 / mu)
-        if rows.bias != 0.0:
-            scale[-1] = 0.0
-        margins, product = self.margins, self.product
 
-        def normal_product(d):
-            rows.margins(d, margins)
-            rows.rmatvec(margins, product)
-            self.passes += 2
-            return product + scale * d
-        rhs = -rows.rmatvec(res, np.empty(rows.n_weights)) - scale * w
-        dw = conjugate_gradient(normal_product, rhs, self.config.cg_rtol, self.config.cg_max_iter, stop=stop)[0]
-        w += dw
-        rows.margins(dw, self.q)          # the margins move by A dw: step 1 along q = -A dw
-        np.negative(self.q, out=self.q)
-        self.passes += 2
-        return 1.0
+def exact_step(team, w, mu, stop, config):
+    """CG on (A^T A + D / mu) dw = -A^T res - D w / mu, D = diag(1, .., 1, 0) (the bias
+    unpenalized; 1 there too when there is no bias column, whose weight then stays 0): step 1."""
+    scale = np.full(team.n_weights, 1.0 / mu)
+    if team.bias != 0.0:
+        scale[-1] = 0.0
+    products = [0]
+
+    def normal_product(d):
+        products[0] += 1
+        return team.sum("normal_product", d) + scale * d
+    rhs = -team.sum("gradient") - scale * w
+    dw = conjugate_gradient(normal_product, rhs, config.cg_rtol, config.cg_max_iter, stop=stop)[0]
+    w += dw
+    team.each("move", dw)
+    return 1.0, 2 * products[0] + 2
+
+
+def iterate(team, p, config, tol, max_iter, stop, log=None, name="alm"):
+    """The ALM iteration over a team of blocks (OneBlock, or fastsvm.distributed's): only w, the
+    summed p-vectors and scalars pass between the driver and the blocks. A dict of w (bias weight
+    last), the objective, gap, iterations, status, history, passes and mu."""
+    started = time.perf_counter()
+    mu = config.mu or data_penalty(team, p, config, stop)
+    passes = 2 * config.power_steps
+    w = np.zeros(team.n_weights)
+    history, status, gap, objective = [], SolveStatus.MAX_ITER, np.inf, np.inf
+    team.each("start", mu)
+    iteration = 0
+    for iteration in range(1, max_iter + 1):
+        if stop[0]:
+            raise KeyboardInterrupt
+        if config.step == "exact":
+            step, used = exact_step(team, w, mu, stop, config)
+        else:
+            step, used = inexact_step(team, w, mu, stop)
+        passes += used
+        mu_next = mu * config.mu_growth
+        team.each("advance", step, mu, mu_next)
+        if iteration % config.certify_every == 0 or iteration == 1:
+            head = w[:-1]
+            objective = 0.5 * dot(head, head) + float(team.sum("loss"))
+            dual = dual_value(team)
+            passes += 1
+            gap = (objective - dual) / max(abs(objective), 1e-300)
+            if not np.isfinite(objective):
+                raise FastSVMError(f"{name}: the objective overflowed; scale the data (fastsvm-scale) or lower C")
+            if is_milestone(iteration // config.certify_every or 1) or gap <= tol:
+                history.append({"iteration": iteration, "passes": passes, "objective": objective,
+                                "gap": gap, "mu": mu, "seconds": time.perf_counter() - started})
+                if log is not None:
+                    log(f"{name}: iteration {iteration}  passes {passes}  objective {objective:.10g}  "
+                        f"relative gap {gap:.3e}  mu {mu:.3g}")
+            if gap <= tol:
+                status = SolveStatus.CONVERGED
+                break
+        mu = mu_next
+    if log is not None:
+        log(f"{name}: {status.value} after {iteration} iterations ({passes} passes), objective "
+            f"{objective:.10g}, relative duality gap {gap:.3e}")
+    return {"w": w, "objective": objective, "gap": gap, "n_iter": iteration, "status": status,
+            "history": history, "passes": passes, "mu": mu}
+
+
+def loss_power(params, config):
+    """p from -o p= or the loss's name, checked."""
+    p = config.p or POWER_OF_LOSS.get(params.loss or "hinge")
+    if p is None:
+        raise FastSVMError(f"alm: loss {params.loss} is not an Lp hinge (hinge, squared_hinge, or -o p=)")
+    if p < 1.0:
+        raise FastSVMError(f"alm: the loss power p must be >= 1, got {p:g}")
+    return p
 
 
 def solve_binary(sub):
     X, y, upper = checked_binary_arrays(sub, "alm")
     params = sub.params
     config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
-    p = config.p or POWER_OF_LOSS.get(params.loss or "hinge")
-    if p is None:
-        raise FastSVMError(f"alm: loss {params.loss} is not an Lp hinge (hinge, squared_hinge, or -o p=)")
-    if p < 1.0:
-        raise FastSVMError(f"alm: the loss power p must be >= 1, got {p:g}")
-    rows = LabeledRows(X, y, upper, bias=bias, n_threads=sub.n_threads)
-    certificate, steps = Certificate(rows, p), Steps(rows, config)
-    started = time.perf_counter()
-    mu = config.mu or data_penalty(rows, p, config, sub.stop)
-    steps.passes += 2 * config.power_steps
-
-    n = rows.n_rows
-    w, z, nu = np.zeros(rows.n_weights), np.zeros(n), np.zeros(n)
-    s, res = np.zeros(n), np.empty(n)
-    history, status, gap, objective = [], SolveStatus.MAX_ITER, np.inf, np.inf
-    alpha = np.zeros(n)
-    step_of = steps.exact if config.step == "exact" else steps.inexact
-    multiplier_step(z, steps.q, 0.0, nu, s, res, upper, mu, mu, p, False, rows.n_threads)
-    iteration = 0
-    for iteration in range(1, max_iter + 1):
-        if sub.stop[0]:
-            raise KeyboardInterrupt
-        step = step_of(w, res, mu, sub.stop)
-        mu_next = mu * config.mu_growth
-        multiplier_step(z, steps.q, step, nu, s, res, upper, mu, mu_next, p, True, rows.n_threads)
-        if iteration % config.certify_every == 0 or iteration == 1:
-            objective = certificate.primal(w, z)
-            dual, alpha = certificate.dual(nu)
-            steps.passes += 1
-            gap = (objective - dual) / max(abs(objective), 1e-300)
-            if not np.isfinite(objective):
-                raise FastSVMError("alm: the objective overflowed; scale the data (fastsvm-scale) or lower C")
-            if is_milestone(iteration // config.certify_every or 1) or gap <= tol:
-                history.append({"iteration": iteration, "passes": steps.passes, "objective": objective,
-                                "gap": gap, "mu": mu, "seconds": time.perf_counter() - started})
-                if sub.log is not None:
-                    sub.log(f"alm: iteration {iteration}  passes {steps.passes}  objective {objective:.10g}  "
-                            f"relative gap {gap:.3e}  mu {mu:.3g}")
-            if gap <= tol:
-                status = SolveStatus.CONVERGED
-                break
-        mu = mu_next
-    if sub.log is not None:
-        sub.log(f"alm: {status.value} after {iteration} iterations ({steps.passes} passes), objective "
-                f"{objective:.10g}, relative duality gap {gap:.3e}")
-    return Solution(coef=y * alpha, rho=-(float(w[-1]) * bias), w=np.ascontiguousarray(w[:-1]),
-                    objective=objective, n_iter=iteration, stop_measure=gap, status=status, history=history,
-                    details={"passes": steps.passes, "p": p, "mu": mu, "step": config.step, "tol": tol,
+    p = loss_power(params, config)
+    block = Block(X, y, upper, bias, p, n_threads=sub.n_threads)
+    run = iterate(OneBlock(block), p, config, tol, max_iter, sub.stop, sub.log)
+    w = run["w"]
+    return Solution(coef=block.coef(), rho=-(float(w[-1]) * bias), w=np.ascontiguousarray(w[:-1]),
+                    objective=run["objective"], n_iter=run["n_iter"], stop_measure=run["gap"],
+                    status=run["status"], history=run["history"],
+                    details={"passes": run["passes"], "p": p, "mu": run["mu"], "step": config.step, "tol": tol,
                              "bias_weight": float(w[-1])})
 
 
