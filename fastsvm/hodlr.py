@@ -182,9 +182,33 @@ class HODLRFactor:
         started = time.perf_counter()
         self._compress(X, seed)
         self._phase("compression", started, f"ranks {min(self.ranks, default=0)}..{max(self.ranks, default=0)}")
+        self._factor_timed()
+
+    def _factor_timed(self):
         started = time.perf_counter()
-        self._factor()
+        try:
+            self._factor()
+        except NotPositiveDefiniteError as error:
+            # the compression does not depend on beta: kept for refactor at a larger one
+            error.compressed = self
+            raise
         self._phase("factorization", started, "")
+
+    def refactor(self, beta):
+        """The same K~ factored again at another beta: the leaves' kernel blocks rebuilt from their
+        stored triangle and diagonal, the compression (beta-free, most of the build) reused. Also
+        after a failed factorization (NotPositiveDefiniteError.compressed is this object)."""
+        if not (np.isfinite(beta) and beta > 0):
+            raise ParameterError(f"beta must be finite and > 0, not {beta!r}")
+        for k in np.flatnonzero(self._left < 0):
+            K = np.triu(self._leaf[k], 1)     # a factored (or failed) leaf keeps the kernel in this triangle
+            K += K.T
+            K[np.diag_indices_from(K)] = self._diag[k]
+            self._leaf[k] = K
+        self.beta = float(beta)
+        with self._blas():
+            self._factor_timed()
+        return self
 
     def _depth(self, node):
         d = 0
@@ -295,6 +319,7 @@ class HODLRFactor:
 
     def _factor_leaf(self, k):
         block = self._leaf[k].T        # the same symmetric values, Fortran order: LAPACK works in place
+        self._leaf[k] = block          # its strict upper triangle stays the kernel's, factored or not (refactor)
         block[np.diag_indices_from(block)] += self.beta
         try:
             factor, _ = sla.cho_factor(block, lower=True, overwrite_a=True, check_finite=False)
