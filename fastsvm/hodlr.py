@@ -119,7 +119,8 @@ class HODLRFactor:
 
     Attributes: n, beta, backend = "hodlr", nbytes, timings ({"clustering", "compression",
     "factorization"} -> seconds), perm (the cluster order: position k holds row perm[k]), ranks
-    (the off-diagonal ranks, node by node breadth-first), levels.
+    (the off-diagonal ranks, node by node breadth-first), levels. refactor(beta) factors the same
+    K~ at another beta (a NotPositiveDefiniteError carries the refused factor as .compressed).
     """
 
     backend = "hodlr"
