@@ -119,7 +119,8 @@ class HODLRFactor:
 
     Attributes: n, beta, backend = "hodlr", nbytes, timings ({"clustering", "compression",
     "factorization"} -> seconds), perm (the cluster order: position k holds row perm[k]), ranks
-    (the off-diagonal ranks, node by node breadth-first), levels.
+    (the off-diagonal ranks, node by node breadth-first), levels. refactor(beta) factors the same
+    K~ at another beta (a NotPositiveDefiniteError carries the refused factor as .compressed).
     """
 
     backend = "hodlr"
@@ -182,9 +183,33 @@ class HODLRFactor:
         started = time.perf_counter()
         self._compress(X, seed)
         self._phase("compression", started, f"ranks {min(self.ranks, default=0)}..{max(self.ranks, default=0)}")
+        self._factor_timed()
+
+    def _factor_timed(self):
         started = time.perf_counter()
-        self._factor()
+        try:
+            self._factor()
+        except NotPositiveDefiniteError as error:
+            # the compression does not depend on beta: kept for refactor at a larger one
+            error.compressed = self
+            raise
         self._phase("factorization", started, "")
+
+    def refactor(self, beta):
+        """The same K~ factored again at another beta: the leaves' kernel blocks rebuilt from their
+        stored triangle and diagonal, the compression (beta-free, most of the build) reused. Also
+        after a failed factorization (NotPositiveDefiniteError.compressed is this object)."""
+        if not (np.isfinite(beta) and beta > 0):
+            raise ParameterError(f"beta must be finite and > 0, not {beta!r}")
+        for k in np.flatnonzero(self._left < 0):
+            K = np.triu(self._leaf[k], 1)     # a factored (or failed) leaf keeps the kernel in this triangle
+            K += K.T
+            K[np.diag_indices_from(K)] = self._diag[k]
+            self._leaf[k] = K
+        self.beta = float(beta)
+        with self._blas():
+            self._factor_timed()
+        return self
 
     def _depth(self, node):
         d = 0
@@ -295,6 +320,7 @@ class HODLRFactor:
 
     def _factor_leaf(self, k):
         block = self._leaf[k].T        # the same symmetric values, Fortran order: LAPACK works in place
+        self._leaf[k] = block          # its strict upper triangle stays the kernel's, factored or not (refactor)
         block[np.diag_indices_from(block)] += self.beta
         try:
             factor, _ = sla.cho_factor(block, lower=True, overwrite_a=True, check_finite=False)

@@ -182,6 +182,12 @@ def test_a_default_beta_is_raised_when_the_approximation_is_not_positive_definit
     raised = [line for line in lines if "not positive definite" in line]
     assert raised and "trying beta" in raised[0]
     assert solution.details["beta"] == pytest.approx(10.0)
+    # the raises refactor one compression (it does not depend on beta), as a factor built at 10 would
+    assert sum(line.startswith("hodlr compression") for line in lines) == 1
+    assert sum(line.startswith("hodlr factorization") for line in lines) == 1
+    fresh = get_solver("admm").solve(replace(sub, log=None, params=replace(sub.params, options={
+        **sub.params.options, "beta": 10.0})))
+    np.testing.assert_array_equal(solution.dual, fresh.dual)
     with pytest.raises(FastSVMError, match="not positive definite"):     # a beta the user chose stays
         get_solver("admm").solve(replace(sub, params=replace(sub.params, options={
             **sub.params.options, "beta": 1e-2})))

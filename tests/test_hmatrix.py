@@ -307,6 +307,24 @@ def test_positive_definiteness_is_checked_both_ways():
     assert np.array_equal(assemble(ok), assemble(loose))
 
 
+def test_refactor_after_a_refused_beta_is_a_fresh_factor():
+    """The compression does not depend on beta: the refused factor's compression, refactored at a
+    larger beta, gives the bits of a factor built from scratch there (at a core and at a leaf)."""
+    X = blobs(800, 5)
+    b = np.random.default_rng(3).standard_normal((800, 2))
+    for kernel, options, low, high in ((RBF, {"tol": 1e-1, "leaf_size": 100}, 1e-3, 1e3),
+                                       (Kernel("sigmoid", 1.0, 3, 1.0), {"leaf_size": 300}, 1e-3, 1e4)):
+        with pytest.raises(FastSVMError, match="not positive definite") as refused:
+            HODLRFactor(X, kernel, low, **options)
+        again = refused.value.compressed.refactor(high)
+        fresh = HODLRFactor(X, kernel, high, **options)
+        assert again.beta == high
+        np.testing.assert_array_equal(again.solve(b), fresh.solve(b))
+        np.testing.assert_array_equal(again.matvec(b), fresh.matvec(b))
+        # and once more from a successful factor, back to where it started
+        np.testing.assert_array_equal(fresh.refactor(2 * high).refactor(high).solve(b), again.solve(b))
+
+
 def test_indefinite_sigmoid_leaf_is_refused():
     X = shared_rows("heart_scale", 270)
     kernel = Kernel("sigmoid", 1.0, 3, 1.0)

@@ -93,8 +93,12 @@ def _prepare(sub):
     if backend == "auto":
         backend = "exact" if 8.0 * n * n <= memory_limit else config.large_backend
     started = time.perf_counter()
+    compressed = None
     for attempt in range(BETA_RAISES + 1):
         try:
+            if compressed is not None:    # a raised beta refactors the same compression
+                factor = compressed.refactor(beta)
+                break
             factor = factor_kernel(X, sub.kernel, beta, backend, tol=config.approx_tol, max_rank=config.rank,
                                    leaf_size=config.leaf_size, n_landmarks=config.landmarks, seed=sub.seed,
                                    n_threads=sub.n_threads, stop=sub.stop, log=sub.log, memory_limit=memory_limit)
@@ -104,6 +108,7 @@ def _prepare(sub):
             # one the user chose is theirs to change
             if config.beta is not None or attempt == BETA_RAISES:
                 raise
+            compressed = getattr(error, "compressed", None)
             beta *= 10.0
             if sub.log is not None:
                 sub.log(f"admm: {error}; trying beta = {beta:g}")
