@@ -27,6 +27,21 @@ cdef int knapsack_project(Knapsack K, const double* v, double lam_hint, double* 
 
 cdef double select_kth(double* arr, Py_ssize_t n, Py_ssize_t k) noexcept nogil
 
+# a row and its key, for ranking rows by qsort with by_key
+cdef struct Keyed:
+    double key
+    Py_ssize_t row
+
+cdef inline int by_key(const void* a, const void* b) noexcept nogil:
+    """Ascending key, ties by row (a total order: the same ranking on every platform)."""
+    cdef const Keyed* x = <const Keyed*>a
+    cdef const Keyed* y = <const Keyed*>b
+    if x.key < y.key:
+        return -1
+    if x.key > y.key:
+        return 1
+    return (x.row > y.row) - (x.row < y.row)
+
 cdef void hs_jacobian_free(const double* a_free, int n_free, double* r) noexcept nogil
 
 

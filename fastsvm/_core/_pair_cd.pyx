@@ -15,6 +15,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, qsort
 
 from ._csr cimport CSR, csr_view, row_dot, row_axpy
+from ._knapsack cimport Keyed, by_key
 from ._rng cimport draw_below, rng_state
 from ._status cimport CHUNK_DONE, CONVERGED, INTERRUPTED, NONFINITE, stop_requested
 from . import _status
@@ -27,31 +28,15 @@ cdef enum:
 cdef double TAU = 1e-12    # the curvature floor of a step (LIBSVM's tau): rows z_i = z_j still move
 
 
-cdef struct Ranked:
-    double g
-    int row
-
-
-cdef void shuffle_ranked(Ranked* items, Py_ssize_t n, uint64_t* state) noexcept nogil:
+cdef void shuffle_ranked(Keyed* items, Py_ssize_t n, uint64_t* state) noexcept nogil:
     """Fisher-Yates over items[0:n]."""
     cdef Py_ssize_t i, j
-    cdef Ranked t
+    cdef Keyed t
     for i in range(n - 1):
         j = i + draw_below(state, <int>(n - i))
         t = items[i]
         items[i] = items[j]
         items[j] = t
-
-
-cdef int by_gradient(const void* a, const void* b) noexcept nogil:
-    """Ascending G, ties by row (a total order: the same ranking on every platform)."""
-    cdef const Ranked* x = <const Ranked*>a
-    cdef const Ranked* y = <const Ranked*>b
-    if x.g < y.g:
-        return -1
-    if x.g > y.g:
-        return 1
-    return (x.row > y.row) - (x.row < y.row)
 
 
 cdef inline double row_pair_dot(CSR X, int i, int j) noexcept nogil:
@@ -71,7 +56,7 @@ cdef inline double row_pair_dot(CSR X, int i, int j) noexcept nogil:
 
 
 cdef int steps_on_pairs(CSR A, const double* sign, double bias, double* alpha, double* w, const double* upper,
-                        const double* sqnorm, const Ranked* up, const Ranked* low, Py_ssize_t m,
+                        const double* sqnorm, const Keyed* up, const Keyed* low, Py_ssize_t m,
                         const int[::1] stop, Py_ssize_t* steps, double* decrease) noexcept nogil:
     """One exact step on each pair (up[k].row, low[k].row) from the current w; a Status."""
     cdef int p = A.n_cols, i, j
@@ -133,7 +118,7 @@ def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double
     for k in range(m):
         if up[k] < 0 or up[k] >= n or low[k] < 0 or low[k] >= n:
             raise FastSVMError("pair_steps: a pair names a row out of range")
-    cdef Ranked* pairs = <Ranked*>malloc(2 * max(m, 1) * sizeof(Ranked))
+    cdef Keyed* pairs = <Keyed*>malloc(2 * max(m, 1) * sizeof(Keyed))
     if pairs == NULL:
         raise MemoryError("pair_steps: no memory for the pairs")
     for k in range(m):
@@ -179,14 +164,14 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
     cdef long sweeps = 0
     cdef int status = CHUNK_DONE, code, _pass
     cdef double top, bottom, gap = INFINITY, decrease = 0.0, top_old = INFINITY, bottom_old = -INFINITY
-    cdef Ranked* ranked = <Ranked*>malloc(2 * max(m, 1) * sizeof(Ranked))
+    cdef Keyed* ranked = <Keyed*>malloc(2 * max(m, 1) * sizeof(Keyed))
     cdef int* act = <int*>malloc(max(m, 1) * sizeof(int))
     if ranked == NULL or act == NULL:
         free(ranked)
         free(act)
         raise MemoryError("pair_sweeps: no memory for the ranking")
-    cdef Ranked* up = ranked
-    cdef Ranked* low = ranked + m
+    cdef Keyed* up = ranked
+    cdef Keyed* low = ranked + m
     cdef bint shuffled = seed is not None, last_look
     cdef uint64_t state = rng_state(seed) if shuffled else 1
     with nogil:
@@ -240,17 +225,17 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
             for k in range(m_act):
                 i = act[k]
                 if alpha[i] < upper[i] and G[i] < top:
-                    up[m_up].g, up[m_up].row = G[i], i
+                    up[m_up].key, up[m_up].row = G[i], i
                     m_up += 1
                 if alpha[i] > 0.0 and G[i] > bottom:
-                    low[m_low].g, low[m_low].row = -G[i], i
+                    low[m_low].key, low[m_low].row = -G[i], i
                     m_low += 1
             if shuffled:
                 shuffle_ranked(up, m_up, &state)
                 shuffle_ranked(low, m_low, &state)
             else:
-                qsort(up, m_up, sizeof(Ranked), by_gradient)
-                qsort(low, m_low, sizeof(Ranked), by_gradient)
+                qsort(up, m_up, sizeof(Keyed), by_key)
+                qsort(low, m_low, sizeof(Keyed), by_key)
             for _pass in range(passes):
                 before = steps
                 code = steps_on_pairs(A, &sign[0], bias, &alpha[0], &w[0], &upper[0], &sqnorm[0], up, low,

@@ -5,7 +5,7 @@ from libc.math cimport ceil, fabs, floor, fmax, fmin, INFINITY, sqrt
 from libc.stdlib cimport free, malloc, qsort
 import numpy as np
 
-from ._knapsack cimport select_kth
+from ._knapsack cimport Keyed, by_key, select_kth
 
 from ..errors import FastSVMError
 
@@ -136,22 +136,6 @@ def srbo_screen(const double[::1] G0, const double[::1] Qdelta, const double[::1
             n_one += one[i]
     free(ends)
     return r, n_zero, n_one
-
-
-cdef struct Keyed:
-    double key
-    Py_ssize_t row
-
-
-cdef int by_key(const void* a, const void* b) noexcept nogil:
-    """Ascending key, ties by row."""
-    cdef const Keyed* x = <const Keyed*>a
-    cdef const Keyed* y = <const Keyed*>b
-    if x.key < y.key:
-        return -1
-    if x.key > y.key:
-        return 1
-    return (x.row > y.row) - (x.row < y.row)
 
 
 def smallest_first(const double[::1] key, const double[::1] have, double mass, double[::1] out):
