@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, shared_file
+from conftest import shared_file
 
 import fastsvm
 from fastsvm.cli.common import run
@@ -63,9 +63,8 @@ def parse_out_file(path):
 
 
 def run_grid(*args, cwd, extra_path=None):
-    """fastsvm-grid of this checkout, in a fresh interpreter."""
-    paths = [str(REPO)] + ([str(extra_path)] if extra_path else [])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    """fastsvm-grid as installed, in a fresh interpreter (``extra_path``: put first on its path)."""
+    env = dict(os.environ, PYTHONPATH=str(extra_path)) if extra_path else None
     code = "import sys; sys.argv[0] = 'fastsvm-grid'; from fastsvm.cli.grid import entry; entry()"
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=600)
@@ -303,8 +302,7 @@ def test_usage_error_loads_no_solver(tmp_path):
     code = ("import sys\nfrom fastsvm.cli.grid import main\ntry:\n    main(['-v', '1', 'x'])\nexcept Exception:\n"
             "    pass\nprint(sorted(m for m in sys.modules if m.startswith(('fastsvm.solvers', 'fastsvm.train',"
             " 'fastsvm.grid', 'sklearn'))))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
 
 
