@@ -509,9 +509,11 @@ def test_estimators_take_the_solver():
 
 
 def test_linear_sweeps_stop_within_a_second():
+    # rows enough that the solve outlasts the flag's 0.3 s: shrinking and the rounding-floor stop end
+    # 100k rows at -e 1e-14 in about that (300k: 1.8 s on a busy machine)
     rng = np.random.default_rng(0)
-    A = rng.normal(size=(100000, 20))
-    y = np.where(A[:, 0] + A[:, 1] + rng.normal(size=100000) > 0, 1.0, -1.0)
+    A = rng.normal(size=(400000, 20))
+    y = np.where(A[:, 0] + A[:, 1] + rng.normal(size=400000) > 0, 1.0, -1.0)
     stops_within_a_second(solve, subproblem(sp.csr_matrix(A), y, 0.5, "linear", tol=1e-14))
 
 
