@@ -11,13 +11,13 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 
-from fastsvm._core._margins import LabeledRows
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.estimators.linear import LinearSVC
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
-from fastsvm.solvers.nesvm import Config, Objective, lipschitz_bound, solve
+from fastsvm.problems.blocks import OneBlock
+from fastsvm.solvers.nesvm import Block, Config, Objective, lipschitz_bound, solve
 from conftest import shared_file, stops_within_a_second
 from linear_oracle import load
 
@@ -229,8 +229,8 @@ def test_ls_svm_step_uses_the_spectral_norm_not_eq_56():
     sigma_max(A)^2, and a step of its size diverges: the bound used must cover the true one."""
     X, labels = load("heart_scale")
     y = pm(labels)
-    rows = LabeledRows(X, y, np.ones(X.shape[0]), bias=1.0)
-    bound = 1.0 + lipschitz_bound(Objective(rows, "l2", "squared_error"), Config(), np.zeros(1, np.int32))
+    team = OneBlock(Block(X, y, np.ones(X.shape[0]), 1.0, "squared_error"))
+    bound = 1.0 + lipschitz_bound(Objective(team, "l2", "squared_error"), Config(), np.zeros(1, np.int32))
     A = y[:, None] * np.hstack([X.toarray(), np.ones((X.shape[0], 1))])
     true = 1.0 + 2.0 * np.linalg.norm(A, 2) ** 2
     eq56 = 1.0 + 2.0 * (np.linalg.norm(A, axis=1) ** 2).max()
