@@ -111,8 +111,7 @@ class Block:
         self.loss_name, self.C, self.y, n = loss, self.rows.weights, self.rows.labels, self.rows.n_rows
         self.rho = self.rows.row_scales()
         self.coef, self.certificate = np.empty(n), np.empty(n)
-        self.product, self.out = np.empty(self.rows.n_weights), np.empty(self.rows.n_weights)
-        self.buffer, self.slots = np.empty(n), {}
+        self.product, self.slots = np.empty(self.rows.n_weights), {}
         if loss == "squared_error":
             # shifting every alpha_i (C_i > 0) by the same multiple of y_i keeps its dual feasible
             self.kept_labels = np.where(self.C > 0, self.y, 0.0)
@@ -124,14 +123,13 @@ class Block:
 
     def curvature_product(self, v):
         """A^T D A v, D = diag(C_i / rho_i) for the hinge (the smoothed loss's curvature times mu;
-        0 where rho_i = 0), diag(2 C_i) for the squared losses."""
-        if not hasattr(self, "curvature"):
-            rho = self.rho
-            self.curvature = 2.0 * self.C if self.loss_name != "hinge" else np.ascontiguousarray(
-                np.where(rho > 0, self.C / np.where(rho > 0, rho, 1.0), 0.0))
-        self.rows.margins(v, self.buffer)
-        self.buffer *= self.curvature
-        return self.rows.rmatvec(self.buffer, self.out)
+        0 where rho_i = 0), diag(2 C_i) for the squared losses: the power iteration's few steps."""
+        z = self.rows.margins(v, np.empty(self.rows.n_rows))
+        if self.loss_name == "hinge":
+            z *= np.where(self.rho > 0, self.C / np.where(self.rho > 0, self.rho, 1.0), 0.0)
+        else:
+            z *= 2.0 * self.C
+        return self.rows.rmatvec(z, np.empty(self.rows.n_weights))
 
     def shift_product(self):
         """(A^T of the kept labels, their count): the squared error's balancing move."""
