@@ -163,6 +163,10 @@ class Block:
         """A^T coef."""
         return self.rows.rmatvec(self.coef, self.product)
 
+    def loss_and_gradient(self, slot, mu):
+        """loss then gradient, their results in one vector: one round trip for a team on workers."""
+        return np.concatenate((self.loss(slot, mu), self.gradient()))
+
     def take_certificate(self):
         np.copyto(self.certificate, self.coef)
 
@@ -199,6 +203,7 @@ class Objective:
         self.p, self.bias = team.n_weights - 1, team.bias
         self.free_bias = team.bias != 0.0
         self.product = None     # A^T coef of the last gradient
+        self.ahead = None       # A^T coef fetched with the last loss, for the gradient that follows
         self.passes = 0
         self.trace = []     # (passes, true objective) per iterate: tools measure passes to a gap by it
         if loss == "squared_error":
@@ -211,11 +216,16 @@ class Objective:
         self.passes += 1
         self.team.each("margins", w, slot)
 
-    def loss_at(self, slot, mu):
+    def loss_at(self, slot, mu, with_gradient=False):
         """(smoothed loss, true loss) at the margins in slot; the loss gradient's row coefficients
-        (-A^T coef) are left on the blocks."""
-        smooth, true = self.team.sum("loss", slot, mu)
-        return float(smooth), float(true)
+        (-A^T coef) are left on the blocks. with_gradient: A^T coef comes in the same call, for
+        the gradient to be asked next (counted then)."""
+        if not with_gradient:
+            smooth, true = self.team.sum("loss", slot, mu)
+            return float(smooth), float(true)
+        sums = self.team.sum("loss_and_gradient", slot, mu)
+        self.ahead = sums[2:]
+        return float(sums[0]), float(sums[1])
 
     def penalty_value(self, w, mu, smoothed):
         """The penalty at w: |w|^2 / 2, |w|_1, or its Huber smoothing (the paper scheme's l1)."""
@@ -228,7 +238,8 @@ class Objective:
     def gradient(self, w, mu, smoothed, out):
         """The gradient of the smooth part at the point whose loss_at was last called."""
         self.passes += 1
-        self.product = self.team.sum("gradient")
+        self.product = self.team.sum("gradient") if self.ahead is None else self.ahead
+        self.ahead = None
         np.negative(self.product, out=out)
         if self.penalty == "l2":
             out[:-1] += w[:-1]
@@ -299,10 +310,10 @@ class Point:
         return Point(self.w.copy(), self.slot, self.smooth, self.value, self.true)
 
 
-def evaluate(objective, point, mu, smoothed_penalty):
+def evaluate(objective, point, mu, smoothed_penalty, with_gradient=False):
     """Point's objective values at smoothing mu; the loss gradient's row coefficients of point are
-    left on the blocks."""
-    loss_smooth, loss_true = objective.loss_at(point.slot, mu)
+    left on the blocks (with_gradient: and the gradient's product fetched with them)."""
+    loss_smooth, loss_true = objective.loss_at(point.slot, mu, with_gradient)
     exact_penalty = objective.penalty_value(point.w, mu, False)
     if objective.penalty == "l1" and not smoothed_penalty:      # by its prox: not in the smooth part
         point.smooth = loss_smooth
@@ -353,7 +364,7 @@ class Stage:
         while steps < budget:
             if self.stop[0]:
                 raise KeyboardInterrupt
-            evaluate(obj, extra, mu, False)
+            evaluate(obj, extra, mu, False, with_gradient=True)
             obj.gradient(extra.w, mu, False, g)
             steps += 1
             if self.certify(x, tol):
@@ -393,7 +404,7 @@ class Stage:
         while steps < budget:
             if self.stop[0]:
                 raise KeyboardInterrupt
-            evaluate(obj, w, mu, self.smoothed_penalty)
+            evaluate(obj, w, mu, self.smoothed_penalty, with_gradient=True)
             if not np.isfinite(w.smooth):
                 raise FastSVMError(OVERFLOW)
             obj.gradient(w.w, mu, self.smoothed_penalty, g)
