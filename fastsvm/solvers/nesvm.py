@@ -89,7 +89,7 @@ class Config(LinearConfig):
     idle_margin: float = 1e-4        # features with |A^T lambda| below 1 - this leave the working set
 
 
-SLOTS = ("z0", "z1", "z2", "z3")    # the blocks' margin buffers a Point can name
+SLOTS = ("z0", "z1", "z2")    # the blocks' margin buffers a Point can name (three points at most in use)
 
 
 def free_slot(*taken):
