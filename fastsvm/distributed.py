@@ -6,12 +6,14 @@ Two ways out of one machine (DESIGN.md, "Beyond one machine"):
 - run_fold_tasks: a grid's independent (gamma, fold) trainings as tasks on the workers, the data
   scattered to every worker once; each task rebuilds its fold with fastsvm.crossval.fold_tasks
   (the same folds, the same solver settings), so the table is the local run's.
-- fit_linear: one linear SVM (SVM-ALM) on rows held on the workers as CSR blocks. A worker's
-  blocks live in one BlockHost (a Dask actor) with their per-sample state (margins, multipliers,
-  the split); each iteration is fastsvm.solvers.alm.iterate over a WorkerTeam: a map over the
-  blocks of fastsvm.solvers.alm.Block's methods -- the single-machine solve's arithmetic -- each
-  worker summing its blocks' p-vectors, the workers' sums reduced pairwise at the driver. Only w,
-  those sums and a few scalars cross the network.
+- fit_linear: one linear SVM on rows held on the workers as CSR blocks, by SVM-ALM
+  (fastsvm.solvers.alm) or NESVM (fastsvm.solvers.nesvm: the C-SVM and the squared hinge). A
+  worker's blocks live in one BlockHost (a Dask actor) with their per-sample state (ALM's margins,
+  multipliers and split; NESVM's margins of the iterates and its certificate); the solver's own
+  loop (alm.iterate, nesvm.homotopy) runs over a WorkerTeam: a map over the blocks of the
+  solver's Block methods -- the single-machine solve's arithmetic -- each worker summing its
+  blocks' p-vectors, the workers' sums reduced pairwise at the driver. Only w, those sums and a
+  few scalars cross the network.
 """
 import pickle
 import time
@@ -23,7 +25,7 @@ from .crossval import fold_tasks
 from .csr import to_csr
 from .errors import FastSVMError, ParameterError
 from .params import Params
-from .solvers.alm import SPEC as ALM, Block, iterate, loss_power
+from .solvers import alm, nesvm
 from .solvers.base import linear_run_settings
 
 POLL = 0.2    # seconds between two looks at the stop flag while waiting on the workers
@@ -122,13 +124,14 @@ class BlockHost:
             info.append((X.shape[1], np.unique(y)))
         return info
 
-    def build(self, n_cols, positive, C, bias, p, n_threads):
-        """The blocks on n_cols columns, labels +1 for ``positive`` and -1 else: their rows."""
+    def build(self, n_cols, positive, C, block_class, block_args):
+        """The blocks, block_class(X, labels, C per row, *block_args) (a solver's Block), on n_cols
+        columns, labels +1 for ``positive`` and -1 else: their rows."""
         for X, y in self.sources:
             X = X.copy()
             X.resize((X.shape[0], n_cols))
-            self.blocks.append(Block(X, np.where(y == positive, 1.0, -1.0), np.full(X.shape[0], float(C)), bias,
-                                     p, n_threads))
+            self.blocks.append(block_class(X, np.where(y == positive, 1.0, -1.0), np.full(X.shape[0], float(C)),
+                                           *block_args))
         self.sources = []
         return sum(block.rows.n_rows for block in self.blocks)
 
@@ -147,13 +150,14 @@ class BlockHost:
 
 
 class WorkerTeam:
-    """fastsvm.solvers.alm.iterate's team over the BlockHosts: each call goes to every host at once,
+    """A team (fastsvm.problems.blocks) over the BlockHosts: each call goes to every host at once,
     their sums reduced pairwise in host order (the same bits every run). A call without a result
     (each) waits to travel with the next sum: one round trip fewer. Counts the bytes of what it
-    sends and receives (the pickled arguments and results)."""
+    sends and receives (the pickled arguments and results) from the blocks' start (each solver's
+    Block has a start method, called once as its iterations begin)."""
 
-    def __init__(self, hosts, n_rows, n_weights, bias, mean_weight, stop):
-        self.hosts, self.stop = hosts, stop
+    def __init__(self, hosts, n_rows, n_weights, bias, mean_weight, stop, name):
+        self.hosts, self.stop, self.name = hosts, stop, name
         self.n_rows, self.n_weights, self.bias, self.mean_weight = n_rows, n_weights, bias, mean_weight
         self.sent, self.received, self.calls = 0, 0, 0
         self.at_start = None
@@ -163,7 +167,7 @@ class WorkerTeam:
         calls, self.pending = [*self.pending, (name, args)], []
         self.sent += len(pickle.dumps(calls, protocol=5)) * len(self.hosts)
         futures = [host.call(calls) for host in self.hosts]
-        results = [_wait(future, self.stop, "distributed alm") for future in futures]
+        results = [_wait(future, self.stop, self.name) for future in futures]
         self.received += sum(len(pickle.dumps(r, protocol=5)) for r in results)
         self.calls += 1
         return results
@@ -220,20 +224,27 @@ class LinearFit:
 
 def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max_iter=None, loss="hinge",
                bias=-1.0, options=None, n_threads=1, stop=None, log=None):
-    """SVM-ALM (fastsvm.solvers.alm, the same iteration and stopping rule) on rows held by the
-    client's workers: min 1/2 |w|^2 + C sum_i max(0, 1 - y_i (x_i.w + b))^p, b free.
+    """A linear SVM on rows held by the client's workers, by SVM-ALM (solver "alm",
+    fastsvm.solvers.alm) or NESVM (solver "nesvm", fastsvm.solvers.nesvm), each with the
+    single-machine solve's iteration and stopping rule (the relative duality gap):
+
+        alm    min 1/2 |w|^2 + C sum_i max(0, 1 - y_i (x_i.w + b))^p, b free (p from loss or options)
+        nesvm  the C-SVM (loss hinge: the smoothing homotopy) or the squared hinge, the l2 penalty,
+               the backtracking scheme; the LP-SVM, LS-SVM and the paper scheme are single-machine
 
     blocks : a list of row blocks, each a scipy sparse matrix / array (with y_blocks, its labels),
         or the path of a LIBSVM file read on its worker (y_blocks None). Block k goes to worker
         k mod the number of workers; files are read with 1-based indices and share the widest
         block's columns. Two classes over all blocks.
     loss, options, tol, max_iter, bias : as fastsvm-train's -L, -o, -e, max_iter and -B for
-        solver alm (options e.g. {"p": 1.5, "step": "exact"}).
+        the solver (options e.g. {"p": 1.5, "step": "exact"} for alm, {"mu_shrink": 0.25} for nesvm).
     n_threads : threads of each block's mat-vecs on its worker.
     stop : an int32 array of one flag; set, the solve raises KeyboardInterrupt (also on Ctrl-C).
+
+    A LinearFit: mu is ALM's penalty, or NESVM's last smoothing (1 for the squared hinge).
     """
-    if solver != "alm":
-        raise ParameterError(f"fit_linear: solver {solver!r} is not distributed (alm is)")
+    if solver not in RUNS:
+        raise ParameterError(f"fit_linear: solver {solver!r} is not distributed (alm and nesvm are)")
     if not blocks:
         raise ParameterError("fit_linear: no blocks")
     if y_blocks is not None and len(y_blocks) != len(blocks):
@@ -242,10 +253,10 @@ def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max
         raise ParameterError("fit_linear: blocks without y_blocks must be paths of LIBSVM files")
     if not C > 0:
         raise ParameterError(f"fit_linear: C must be > 0, got {C}")
-    params = Params(solver="alm", kernel_type="linear", C=float(C), tol=tol, max_iter=max_iter, loss=loss,
+    params = Params(solver=solver, kernel_type="linear", C=float(C), tol=tol, max_iter=max_iter, loss=loss,
                     bias=bias, options=dict(options or {}))
-    config, tol, max_iter, bias = linear_run_settings(ALM, params, bias_by_default=True)
-    p = loss_power(params, config)
+    bias, block_class, block_args, run_on = RUNS[solver](params, n_threads)
+    name = f"distributed {solver}"
     stop = np.zeros(1, dtype=np.int32) if stop is None else stop
 
     workers = sorted(client.scheduler_info()["workers"])
@@ -260,17 +271,17 @@ def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max
     hosts = team = None
     try:
         hosts = [_wait(client.submit(BlockHost, actor=True, workers=[w], allow_other_workers=False, pure=False),
-                       stop, "distributed alm") for w in placed]
-        infos = [_wait(host.load(placed[w]), stop, "distributed alm") for host, w in zip(hosts, placed)]
+                       stop, name) for w in placed]
+        infos = [_wait(host.load(placed[w]), stop, name) for host, w in zip(hosts, placed)]
         n_cols = max(info[0] for block_infos in infos for info in block_infos)
         classes = np.unique(np.concatenate([info[1] for block_infos in infos for info in block_infos]))
         if classes.size != 2:
             raise FastSVMError(f"fit_linear: two classes needed, the blocks have {classes.size}")
-        n_rows = sum(_wait(host.build(n_cols, classes[1], C, bias, p, n_threads), stop, "distributed alm")
+        n_rows = sum(_wait(host.build(n_cols, classes[1], C, block_class, block_args), stop, name)
                      for host in hosts)
-        team = WorkerTeam(hosts, n_rows, n_cols + 1, bias, float(C), stop)
+        team = WorkerTeam(hosts, n_rows, n_cols + 1, bias, float(C), stop, name)
         with np.errstate(over="ignore", invalid="ignore"):
-            run = iterate(team, p, config, tol, max_iter, stop, log, name="distributed alm")
+            run = run_on(team, stop, log, name)
         team.flush()
         sent0, received0, started = team.at_start
         seconds = time.perf_counter() - started
@@ -285,3 +296,36 @@ def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max
                      mu=run["mu"], n_rows=n_rows, n_blocks=len(blocks), n_workers=len(placed),
                      seconds_per_iteration=seconds / n_iter, bytes_per_iteration=traffic / n_iter,
                      setup_bytes=setup_bytes, history=run["history"])
+
+
+def _alm_run(params, n_threads):
+    """(bias, the Block class, its arguments after the rows, the run over a team) of SVM-ALM."""
+    config, tol, max_iter, bias = linear_run_settings(alm.SPEC, params, bias_by_default=True)
+    p = alm.loss_power(params, config)
+
+    def run_on(team, stop, log, name):
+        return alm.iterate(team, p, config, tol, max_iter, stop, log, name=name)
+    return bias, alm.Block, (bias, p, n_threads), run_on
+
+
+DISTRIBUTED_NESVM = {("l2", "hinge"), ("l2", "squared_hinge")}
+
+
+def _nesvm_run(params, n_threads):
+    """(bias, the Block class, its arguments after the rows, the run over a team) of NESVM: the
+    C-SVM and the squared hinge with the l2 penalty, the backtracking scheme."""
+    config, tol, max_iter, bias = linear_run_settings(nesvm.SPEC, params, bias_by_default=True)
+    model = (config.penalty, params.loss or "hinge")
+    if model not in DISTRIBUTED_NESVM:
+        raise ParameterError(f"fit_linear: solver nesvm runs the C-SVM (loss hinge) and the squared hinge with "
+                             f"penalty l2 on blocks, not penalty {model[0]} with loss {model[1]}")
+    if config.scheme != "backtracking":
+        raise ParameterError(f"fit_linear: solver nesvm runs the backtracking scheme on blocks, not {config.scheme}")
+    penalty, loss = model
+
+    def run_on(team, stop, log, name):
+        return nesvm.homotopy(team, penalty, loss, config, tol, max_iter, stop, log, name=name)
+    return bias, nesvm.Block, (bias, loss, n_threads), run_on
+
+
+RUNS = {"alm": _alm_run, "nesvm": _nesvm_run}

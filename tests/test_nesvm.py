@@ -11,13 +11,14 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 
-from fastsvm._core._margins import LabeledRows
+from fastsvm._core._margins import largest_eigenvalue
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.estimators.linear import LinearSVC
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
-from fastsvm.solvers.nesvm import Config, Objective, lipschitz_bound, solve
+from fastsvm.problems.blocks import OneBlock
+from fastsvm.solvers.nesvm import Block, Config, Objective, lipschitz_bound, solve
 from conftest import shared_file, stops_within_a_second
 from linear_oracle import load
 
@@ -229,14 +230,27 @@ def test_ls_svm_step_uses_the_spectral_norm_not_eq_56():
     sigma_max(A)^2, and a step of its size diverges: the bound used must cover the true one."""
     X, labels = load("heart_scale")
     y = pm(labels)
-    rows = LabeledRows(X, y, np.ones(X.shape[0]), bias=1.0)
-    bound = 1.0 + lipschitz_bound(Objective(rows, "l2", "squared_error"), Config(), np.zeros(1, np.int32))
+    team = OneBlock(Block(X, y, np.ones(X.shape[0]), 1.0, "squared_error"))
+    bound = 1.0 + lipschitz_bound(Objective(team, "l2", "squared_error"), Config(), np.zeros(1, np.int32))
     A = y[:, None] * np.hstack([X.toarray(), np.ones((X.shape[0], 1))])
     true = 1.0 + 2.0 * np.linalg.norm(A, 2) ** 2
     eq56 = 1.0 + 2.0 * (np.linalg.norm(A, axis=1) ** 2).max()
     assert bound >= true and eq56 * 10 < true
     sol = solve(subproblem(X, y, tol=1e-10, loss="squared_error", scheme="paper"))
     assert sol.objective == pytest.approx(HEART_LS, rel=1e-8)
+
+
+def test_lipschitz_bound_over_a_team_is_the_rows_power_iteration():
+    """The team's power iteration (fastsvm.problems.blocks) over the Block's A^T D A is
+    fastsvm._core._margins.largest_eigenvalue's on the same D, bit for bit."""
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    upper = np.where(y > 0, 2.0, 0.5)
+    for loss in ("hinge", "squared_error"):
+        block = Block(X, y, upper, 1.0, loss)
+        bound = lipschitz_bound(Objective(OneBlock(block), "l2", loss), Config(), np.zeros(1, np.int32))
+        d = 2.0 * upper if loss != "hinge" else upper / block.rho
+        assert bound == Config().lipschitz_safety * largest_eigenvalue(block.rows, d, Config().power_steps)
 
 
 def test_squared_hinge_with_either_penalty_against_lbfgs():

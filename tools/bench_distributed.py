@@ -1,5 +1,5 @@
-"""Data-parallel SVM-ALM on Dask (fastsvm.distributed.fit_linear) side by side with the local
-threaded solve, one run, the same problem: the synthetic text set (tools/make_synthetic.py) split
+"""Data-parallel SVM-ALM or NESVM (--solver) on Dask (fastsvm.distributed.fit_linear) side by side
+with the local threaded solve, one run, the same problem: the synthetic text set (tools/make_synthetic.py) split
 by rows in --blocks CSR blocks over a LocalCluster of --workers worker processes (loopback), each
 worker one thread; the local solve on --threads threads.
 
@@ -9,6 +9,7 @@ sends and receives, all workers; per worker) beside the blocks' own size (nnz): 
 
     python tools/bench_distributed.py                         # 1M rows, 8 blocks, 2 workers
     python tools/bench_distributed.py --rows 100000 --out bench_out/distributed.md
+    python tools/bench_distributed.py --solver nesvm --p 1 --tol 1e-3    # NESVM's C-SVM (p 2: squared hinge)
 """
 import argparse
 import sys
@@ -27,18 +28,31 @@ from fastsvm.solvers import get_solver  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 
 
-def local_run(X, y, C, p, tol, threads, max_iter):
-    params = Params(solver="alm", kernel_type="linear", C=C, tol=tol, max_iter=max_iter, options={"p": p})
+TITLE = {"alm": "SVM-ALM", "nesvm": "NESVM"}
+
+
+def loss_and_options(solver, p):
+    """fit_linear's loss and options for the loss power p: alm's -o p=, nesvm's hinge (1) or squared hinge (2)."""
+    if solver == "alm":
+        return "hinge", {"p": p}
+    if p not in (1.0, 2.0):
+        raise SystemExit("--solver nesvm runs p = 1 (hinge) or 2 (squared hinge)")
+    return ("hinge" if p == 1.0 else "squared_hinge"), {}
+
+
+def local_run(X, y, C, solver, p, tol, threads, max_iter):
+    loss, options = loss_and_options(solver, p)
+    params = Params(solver=solver, kernel_type="linear", C=C, tol=tol, max_iter=max_iter, loss=loss, options=options)
     sub = Subproblem("c_svc", X, y, np.full(X.shape[0], float(C)), Kernel("linear"), params, n_threads=threads,
                      log=lambda line: print("  local", line, flush=True))
     started = time.perf_counter()
-    sol = get_solver("alm").solve(sub)
+    sol = get_solver(solver).solve(sub)
     seconds = time.perf_counter() - started
     return {"objective": sol.objective, "gap": sol.stop_measure, "iterations": sol.n_iter,
             "seconds": seconds, "per_iteration": seconds / max(sol.n_iter, 1)}
 
 
-def distributed_run(X, y, C, p, tol, n_blocks, n_workers, max_iter):
+def distributed_run(X, y, C, solver, p, tol, n_blocks, n_workers, max_iter):
     from dask.distributed import Client, LocalCluster
 
     from fastsvm.distributed import fit_linear
@@ -48,8 +62,9 @@ def distributed_run(X, y, C, p, tol, n_blocks, n_workers, max_iter):
     with LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address=None) as cluster, Client(cluster) as client:
         started = time.perf_counter()
-        fit = fit_linear(client, blocks, labels, C=C, tol=tol, max_iter=max_iter, options={"p": p},
-                         log=lambda line: print("  ", line, flush=True))
+        loss, options = loss_and_options(solver, p)
+        fit = fit_linear(client, blocks, labels, C=C, solver=solver, tol=tol, max_iter=max_iter, loss=loss,
+                         options=options, log=lambda line: print("  ", line, flush=True))
         seconds = time.perf_counter() - started
     return {"objective": fit.objective, "gap": fit.gap, "iterations": fit.n_iter, "seconds": seconds,
             "per_iteration": fit.seconds_per_iteration, "bytes": fit.bytes_per_iteration,
@@ -58,6 +73,7 @@ def distributed_run(X, y, C, p, tol, n_blocks, n_workers, max_iter):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--solver", choices=sorted(TITLE), default="alm")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
@@ -73,11 +89,11 @@ def main():
     name, X, y, *_ = load_synthetic("text", args.rows)
     y = as_pm(y)
     n_weights = X.shape[1] + 1
-    local = local_run(X, y, args.C, args.p, args.tol, args.threads, args.max_iter)
-    remote = distributed_run(X, y, args.C, args.p, args.tol, args.blocks, args.workers, args.max_iter)
+    local = local_run(X, y, args.C, args.solver, args.p, args.tol, args.threads, args.max_iter)
+    remote = distributed_run(X, y, args.C, args.solver, args.p, args.tol, args.blocks, args.workers, args.max_iter)
     difference = abs(remote["objective"] - local["objective"]) / abs(local["objective"])
     lines = [
-        f"# Data-parallel SVM-ALM on Dask: {name}, {X.shape[0]} rows, {X.shape[1]} columns, nnz {X.nnz}",
+        f"# Data-parallel {TITLE[args.solver]} on Dask: {name}, {X.shape[0]} rows, {X.shape[1]} columns, nnz {X.nnz}",
         "",
         f"C = {args.C:g}, p = {args.p:g}, both runs to a relative duality gap of {args.tol:g}; distributed: "
         f"{args.blocks} blocks over {args.workers} worker processes (1 thread each, loopback); local: "
@@ -96,7 +112,7 @@ def main():
         f"{remote['bytes_worker'] / (8 * n_weights):.2f} p-vectors of 8 (p + 1) = {8 * n_weights} bytes; "
         f"the blocks' values and indices are {12 * X.nnz} bytes (nnz x 12), "
         f"{remote['setup_bytes']} bytes sent once to place them.",
-        "Distributed seconds include starting the actors, placing the blocks and mu's power iteration; "
+        "Distributed seconds include starting the actors, placing the blocks and the power iteration; "
         "seconds per iteration are counted from the first iteration.",
     ]
     report = "\n".join(lines)

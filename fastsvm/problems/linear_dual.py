@@ -17,6 +17,17 @@ def balance_labels(rows, alpha, v, excess, upper=None):
     v -= balance_rows(rows, alpha, sign, upper, use_inside, ratio)[:v.size]
 
 
+def balance_team(team, v, excess):
+    """balance_labels over a team's blocks (fastsvm.problems.blocks): alpha, spread over them, moved
+    there to y^T alpha = 0 by their methods balance_sums and balance (the two halves below on their
+    rows); v minus A^T of the move returned (v itself is not changed)."""
+    sign = np.sign(excess)
+    inside, side = team.sum("balance_sums", sign)
+    use_inside = bool(inside >= abs(excess))
+    ratio = abs(excess) / (inside if use_inside else side)
+    return v - team.sum("balance", sign, use_inside, ratio)[:v.size]
+
+
 def balance_sums(rows, alpha, sign, upper=None):
     """(sum of alpha over the rows of class ``sign`` strictly inside the box, over all its rows
     with alpha > 0), as numpy floats."""

@@ -30,7 +30,8 @@ from .._core._cg import conjugate_gradient
 from .._core._losses import multiplier_step, power_hinge_conjugate_sum, power_hinge_loss
 from .._core._margins import LabeledRows
 from ..errors import FastSVMError
-from ..problems.linear_dual import balance_rows, balance_sums
+from ..problems.blocks import OneBlock, largest_eigenvalue
+from ..problems.linear_dual import balance_rows, balance_sums, balance_team
 from ..problems.vector import dot
 from .base import (LinearConfig, Solution, SolveStatus, checked_binary_arrays, is_milestone, linear_run_settings,
                    linear_spec, option)
@@ -63,8 +64,8 @@ class Block:
     """One block of rows and its per-sample state (margins z = A w, multipliers nu, the split s,
     the residual res, the step's margin move q, the dual point alpha): ALM's per-sample arithmetic,
     one method per map over the rows. What a method returns is summed over the blocks (p-vectors,
-    a few scalars): the single-machine solve is one block, fastsvm.distributed's holds many on the
-    workers, and both run the iteration below (iterate)."""
+    a few scalars): the single-machine solve is one block (fastsvm.problems.blocks.OneBlock),
+    fastsvm.distributed's holds many on the workers, and both run the iteration below (iterate)."""
 
     def __init__(self, X, y, upper, bias, p, n_threads=1):
         self.rows = LabeledRows(X, y, upper, bias=bias, n_threads=n_threads)
@@ -129,46 +130,12 @@ class Block:
         return self.rows.labels * self.alpha
 
 
-class OneBlock:
-    """The single-machine team: one block, its methods called in place."""
-
-    def __init__(self, block):
-        self.block, rows = block, block.rows
-        self.n_rows, self.n_weights, self.bias = rows.n_rows, rows.n_weights, rows.bias
-        self.mean_weight = float(np.mean(rows.weights))
-
-    def sum(self, name, *args):
-        return getattr(self.block, name)(*args)
-
-    def each(self, name, *args):
-        getattr(self.block, name)(*args)
-
-
-def largest_eigenvalue(team, iterations, stop):
-    """lambda_max(A^T A) by power iteration from a fixed start, over the team's blocks (the steps
-    of fastsvm._core._margins.largest_eigenvalue with d = 1, which reads one LabeledRows)."""
-    v = 1.0 + (np.arange(team.n_weights) % 7) / 10.0
-    v /= np.sqrt(float(np.einsum("i,i->", v, v)))
-    estimate = 0.0
-    for _ in range(iterations):
-        if stop is not None and stop[0]:
-            raise KeyboardInterrupt
-        out = team.sum("normal_product", v)
-        estimate = np.sqrt(float(np.einsum("i,i->", out, out)))
-        if not np.isfinite(estimate):
-            return estimate
-        if not estimate > 0:
-            return 0.0
-        v = out / estimate
-    return estimate
-
-
 def data_penalty(team, p, config, stop):
     """mu from the data: mean(C) n / lambda_max(A^T A), a third of it for p > 1. Measured against
     fixed mu from 0.01 to 30 (iterations to a 1e-6 gap on heart_scale, a1a and phishing, C = 1
     and 32): within 2x of the best fixed mu's count for p = 1, within 3x for p = 2; the best mu
     grows about as C."""
-    lam = largest_eigenvalue(team, config.power_steps, stop)
+    lam = largest_eigenvalue(team, "normal_product", config.power_steps, stop)
     if not np.isfinite(lam):
         raise FastSVMError("alm: the data overflowed; scale the data (fastsvm-scale)")
     scale = team.mean_weight * team.n_rows / lam if lam > 0 else 1.0
@@ -177,16 +144,12 @@ def data_penalty(team, p, config, stop):
 
 def dual_value(team):
     """D(alpha) at the blocks' alpha = -nu made feasible (the box for p = 1, y^T alpha = 0 by
-    fastsvm.problems.linear_dual's balancing, its two halves summed over the blocks)."""
+    fastsvm.problems.linear_dual's balancing over the blocks)."""
     product = team.sum("dual_product")
     v = product[:-1]
     excess = float(product[-1]) / team.bias if team.bias != 0.0 else 0.0
     if excess != 0.0:
-        sign = np.sign(excess)
-        inside, side = team.sum("balance_sums", sign)
-        use_inside = bool(inside >= abs(excess))
-        ratio = abs(excess) / (inside if use_inside else side)
-        v = v - team.sum("balance", sign, use_inside, ratio)[:v.size]
+        v = balance_team(team, v, excess)
     total, conjugate = team.sum("dual_sums")
     return float(total) - 0.5 * dot(v, v) - float(conjugate)
 

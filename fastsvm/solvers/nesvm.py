@@ -22,7 +22,10 @@ Two schemes run a stage (option scheme):
     paper         the paper's eqs. 33-35 with the global L = 1 + lambda_max(A^T diag(C/rho) A) / mu
                   (1/mu more for the Huber-smoothed l1), prox-centre = the warm start.
 Every iteration costs one A w and one A^T c pass (fastsvm._core._margins); the dual point comes
-from the gradient's own product, so the certificate is nearly free.
+from the gradient's own product, so the certificate is nearly free. The per-row arithmetic is a
+Block's (rows, margins of the iterates in named slots, the certificate) and the stages run over a
+team of blocks (fastsvm.problems.blocks): one on a single machine, many on Dask workers for
+fastsvm.distributed.fit_linear, the driver holding only w's, p-vectors and scalars.
 
 The LP-SVM is a linear program, and first-order steps reach its vertex slowly (the gap stalls near
 1e-4 at small mu). So once the homotopy's gap is below 0.3 (option finish), the homotopy's point
@@ -37,10 +40,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core._losses import alpha_sums, huber_norm, smoothed_hinge_loss, squared_error_loss
-from .._core._margins import LabeledRows, largest_eigenvalue
+from .._core._margins import LabeledRows
 from ..errors import FastSVMError
+from ..problems.blocks import OneBlock, largest_eigenvalue
 from ..problems.hinge_lp import interior_point
-from ..problems.linear_dual import balance_labels
+from ..problems.linear_dual import balance_rows, balance_sums, balance_team
 from ..problems.vector import dot
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_arrays, linear_run_settings,
                    linear_spec, option)
@@ -85,40 +89,143 @@ class Config(LinearConfig):
     idle_margin: float = 1e-4        # features with |A^T lambda| below 1 - this leave the working set
 
 
-class Objective:
-    """One model's smoothed objective, gradient, proximal step and duality gap over LabeledRows.
-    Vectors w have n_cols + 1 entries, the bias weight last."""
+SLOTS = ("z0", "z1", "z2")    # the blocks' margin buffers a Point can name (three points at most in use)
 
-    def __init__(self, rows, penalty, loss):
-        self.rows, self.penalty, self.loss = rows, penalty, loss
-        self.C = rows.weights
-        self.y = rows.labels
-        self.n, self.p = rows.n_rows, rows.n_cols
-        self.rho = rows.row_scales()
-        self.coef = np.empty(self.n)          # the loss gradient's row coefficients
-        self.product = np.empty(self.p + 1)   # A^T coef
-        self.free_bias = rows.bias != 0.0
+
+def free_slot(*taken):
+    """The first margin slot none of the points in use names."""
+    return next(slot for slot in SLOTS if slot not in taken)
+
+
+class Block:
+    """One block of rows and its per-sample state: the smoothing scales rho, the loss gradient's row
+    coefficients coef, the margins of the iterates in named slots (a Point names its slot: roles
+    change by renaming, not by copying n-vectors), and the certificate's dual point. NESVM's
+    per-row arithmetic, one method per map over the rows; what a method returns is summed over the
+    blocks (p-vectors, a few scalars). The single-machine solve is one block
+    (fastsvm.problems.blocks.OneBlock), fastsvm.distributed's holds many on the workers, and both
+    run the homotopy below."""
+
+    def __init__(self, X, y, upper, bias, loss, n_threads=1):
+        self.rows = LabeledRows(X, y, upper, bias=bias, n_threads=n_threads)
+        self.loss_name, self.C, self.y, n = loss, self.rows.weights, self.rows.labels, self.rows.n_rows
+        self.rho = self.rows.row_scales()
+        self.coef, self.certificate = np.empty(n), np.empty(n)
+        self.product, self.slots = np.empty(self.rows.n_weights), {}
+        if loss == "squared_error":
+            # shifting every alpha_i (C_i > 0) by the same multiple of y_i keeps its dual feasible
+            self.kept_labels = np.where(self.C > 0, self.y, 0.0)
+
+    def slot(self, name):
+        if name not in self.slots:
+            self.slots[name] = np.empty(self.rows.n_rows)
+        return self.slots[name]
+
+    def curvature_product(self, v):
+        """A^T D A v, D = diag(C_i / rho_i) for the hinge (the smoothed loss's curvature times mu;
+        0 where rho_i = 0), diag(2 C_i) for the squared losses: the power iteration's few steps."""
+        z = self.rows.margins(v, np.empty(self.rows.n_rows))
+        if self.loss_name == "hinge":
+            z *= np.where(self.rho > 0, self.C / np.where(self.rho > 0, self.rho, 1.0), 0.0)
+        else:
+            z *= 2.0 * self.C
+        return self.rows.rmatvec(z, np.empty(self.rows.n_weights))
+
+    def shift_product(self):
+        """(A^T of the kept labels, their count): the squared error's balancing move."""
+        product = self.rows.rmatvec(self.kept_labels, np.empty(self.rows.n_weights))
+        return np.append(product, float(np.count_nonzero(self.C > 0)))
+
+    def start(self, slot):
+        """The start point w = 0: its margins."""
+        self.slot(slot)[:] = 0.0
+
+    def margins(self, w, slot):
+        self.rows.margins(w, self.slot(slot))
+
+    def extrapolate(self, new, old, beta, out):
+        """Margins new + beta (new - old) into slot out (which may be old)."""
+        z = self.slot(out)
+        np.subtract(self.slots[new], self.slots[old], out=z)
+        z *= beta
+        z += self.slots[new]
+
+    def loss(self, slot, mu):
+        """(smoothed loss, true loss) at the slot's margins; the loss gradient's row coefficients
+        (the gradient is -A^T coef) left in coef."""
+        z = self.slots[slot]
+        if self.loss_name == "hinge":
+            return np.array(smoothed_hinge_loss(z, self.rho, self.C, mu, self.coef, self.rows.n_threads))
+        value = squared_error_loss(z, self.C, self.coef, self.rows.n_threads, self.loss_name == "squared_hinge")
+        return np.array([value, value])
+
+    def gradient(self):
+        """A^T coef."""
+        return self.rows.rmatvec(self.coef, self.product)
+
+    def loss_and_gradient(self, slot, mu):
+        """loss then gradient, their results in one vector: one round trip for a team on workers."""
+        return np.concatenate((self.loss(slot, mu), self.gradient()))
+
+    def take_certificate(self):
+        np.copyto(self.certificate, self.coef)
+
+    def shift_certificate(self, shift):
+        self.certificate -= shift * self.kept_labels
+
+    def balance_sums(self, sign):
+        return np.array(balance_sums(self.rows, self.certificate, sign, self.upper_bound()))
+
+    def balance(self, sign, use_inside, ratio):
+        return balance_rows(self.rows, self.certificate, sign, self.upper_bound(), use_inside, ratio)
+
+    def upper_bound(self):
+        return self.C if self.loss_name == "hinge" else None
+
+    def scale_certificate(self, scale):
+        self.certificate /= scale
+
+    def certificate_sums(self):
+        """(sum alpha, y^T alpha, sum rho alpha^2 / C, sum alpha^2 / C) at the certificate."""
+        return np.array(alpha_sums(self.certificate, self.y, self.C, self.rho, self.rows.n_threads))
+
+    def dual_coef(self):
+        return self.y * self.certificate
+
+
+class Objective:
+    """One model's smoothed objective, gradient, proximal step and duality gap over a team of
+    Blocks: the driver's side, holding w's (n_cols + 1 entries, the bias weight last), scalars
+    and the p-vectors the blocks sum."""
+
+    def __init__(self, team, penalty, loss):
+        self.team, self.penalty, self.loss = team, penalty, loss
+        self.p, self.bias = team.n_weights - 1, team.bias
+        self.free_bias = team.bias != 0.0
+        self.product = None     # A^T coef of the last gradient
+        self.ahead = None       # A^T coef fetched with the last loss, for the gradient that follows
         self.passes = 0
         self.trace = []     # (passes, true objective) per iterate: tools measure passes to a gap by it
         if loss == "squared_error":
-            # shifting every alpha_i (C_i > 0) by the same multiple of y_i moves X^T (y alpha) by this
-            self.kept_labels = np.where(self.C > 0, self.y, 0.0)
-            self.n_kept = int(np.count_nonzero(self.C > 0))
-            self.shift_product = rows.rmatvec(self.kept_labels, np.empty(self.p + 1))
+            sums = team.sum("shift_product")
+            self.shift_product, self.n_kept = sums[:-1], int(sums[-1])
 
     # -- the primal --------------------------------------------------------------------------
 
-    def margins(self, w, out):
+    def margins(self, w, slot):
         self.passes += 1
-        return self.rows.margins(w, out)
+        self.team.each("margins", w, slot)
 
-    def loss_at(self, z, mu):
-        """(smoothed loss, true loss) at margins z; the row coefficients of the loss gradient
-        (-A^T coef) are left in self.coef."""
-        if self.loss == "hinge":
-            return smoothed_hinge_loss(z, self.rho, self.C, mu, self.coef, self.rows.n_threads)
-        value = squared_error_loss(z, self.C, self.coef, self.rows.n_threads, self.loss == "squared_hinge")
-        return value, value
+    def loss_at(self, slot, mu, with_gradient=False):
+        """(smoothed loss, true loss) at the margins in slot; the loss gradient's row coefficients
+        (-A^T coef) are left on the blocks. with_gradient: A^T coef comes in the same call, for
+        the gradient to be asked next (counted then)."""
+        if not with_gradient:
+            smooth, true = self.team.sum("loss", slot, mu)
+            return float(smooth), float(true)
+        sums = self.team.sum("loss_and_gradient", slot, mu)
+        self.ahead = sums[2:]
+        return float(sums[0]), float(sums[1])
 
     def penalty_value(self, w, mu, smoothed):
         """The penalty at w: |w|^2 / 2, |w|_1, or its Huber smoothing (the paper scheme's l1)."""
@@ -131,7 +238,8 @@ class Objective:
     def gradient(self, w, mu, smoothed, out):
         """The gradient of the smooth part at the point whose loss_at was last called."""
         self.passes += 1
-        self.rows.rmatvec(self.coef, self.product)
+        self.product = self.team.sum("gradient") if self.ahead is None else self.ahead
+        self.ahead = None
         np.negative(self.product, out=out)
         if self.penalty == "l2":
             out[:-1] += w[:-1]
@@ -154,31 +262,32 @@ class Objective:
     # -- the dual ----------------------------------------------------------------------------
 
     def dual_point(self):
-        """The dual point of the last gradient (alpha its row coefficients, v = X^T y alpha) made
-        feasible: y^T alpha = 0 when the bias is free, |v|_inf <= 1 for the l1 penalty. Copies
-        only what it changes."""
-        alpha, v = self.coef, self.product[:-1]
-        s = float(self.product[-1]) / self.rows.bias if self.free_bias else 0.0   # y^T alpha
+        """The dual point of the last gradient (alpha its row coefficients, the blocks'
+        certificate; v = X^T y alpha) made feasible: y^T alpha = 0 when the bias is free,
+        |v|_inf <= 1 for the l1 penalty. v returned."""
+        v = self.product[:-1]
+        s = float(self.product[-1]) / self.bias if self.free_bias else 0.0   # y^T alpha
+        self.team.each("take_certificate")
         if s != 0.0:
-            alpha, v = alpha.copy(), v.copy()
             if self.loss == "squared_error":
                 shift = s / max(self.n_kept, 1)
-                alpha -= shift * self.kept_labels
-                v -= shift * self.shift_product[:-1]
+                self.team.each("shift_certificate", shift)
+                v = v - shift * self.shift_product[:-1]
             else:
-                balance_labels(self.rows, alpha, v, s, self.C if self.loss == "hinge" else None)
+                v = balance_team(self.team, v, s)
         if self.penalty == "l1":
             scale = float(np.abs(v).max(initial=0.0))
             if scale > 1.0:
-                alpha, v = alpha / scale, v / scale
-        return alpha, v
+                self.team.each("scale_certificate", scale)
+                v = v / scale
+        return v
 
-    def dual_values(self, alpha, v, mu, smoothed_penalty):
-        """(D, D_mu) at the feasible dual point (alpha, v): the dual objective of the problem and
-        of the smoothed one, sum alpha minus the conjugates of the loss (the smoothed hinge's
-        mu rho alpha^2 / 2C, the squared losses' alpha^2 / 4C) and of the penalty (|v|^2 / 2; 0 for
-        l1, mu |v|^2 / 2 for its Huber smoothing)."""
-        total, _, scaled_squares, squares = alpha_sums(alpha, self.y, self.C, self.rho, self.rows.n_threads)
+    def dual_values(self, v, mu, smoothed_penalty):
+        """(D, D_mu) at the feasible dual point (the blocks' certificate alpha, v): the dual
+        objective of the problem and of the smoothed one, sum alpha minus the conjugates of the
+        loss (the smoothed hinge's mu rho alpha^2 / 2C, the squared losses' alpha^2 / 4C) and of
+        the penalty (|v|^2 / 2; 0 for l1, mu |v|^2 / 2 for its Huber smoothing)."""
+        total, _, scaled_squares, squares = (float(s) for s in self.team.sum("certificate_sums"))
         loss = 0.0 if self.loss == "hinge" else 0.25 * squares
         loss_smooth = 0.5 * mu * scaled_squares if self.loss == "hinge" else loss
         penalty = 0.5 * dot(v, v) if self.penalty == "l2" else 0.0
@@ -188,22 +297,23 @@ class Objective:
 
 @dataclass
 class Point:
-    """An iterate with its margins A w and its objective values."""
+    """An iterate: w, the blocks' slot of its margins A w, and its objective values."""
 
     w: np.ndarray
-    z: np.ndarray
+    slot: str
     smooth: float = np.inf     # the differentiable part of the smoothed objective
     value: float = np.inf      # the smoothed objective F_mu(w): smooth + |w|_1 when l1 goes by its prox
     true: float = np.inf       # the objective F(w) itself
 
     def copy(self):
-        return Point(self.w.copy(), self.z.copy(), self.smooth, self.value, self.true)
+        """w copied; the margins' slot shared (neither is changed in place)."""
+        return Point(self.w.copy(), self.slot, self.smooth, self.value, self.true)
 
 
-def evaluate(objective, point, mu, smoothed_penalty):
+def evaluate(objective, point, mu, smoothed_penalty, with_gradient=False):
     """Point's objective values at smoothing mu; the loss gradient's row coefficients of point are
-    left in objective.coef."""
-    loss_smooth, loss_true = objective.loss_at(point.z, mu)
+    left on the blocks (with_gradient: and the gradient's product fetched with them)."""
+    loss_smooth, loss_true = objective.loss_at(point.slot, mu, with_gradient)
     exact_penalty = objective.penalty_value(point.w, mu, False)
     if objective.penalty == "l1" and not smoothed_penalty:      # by its prox: not in the smooth part
         point.smooth = loss_smooth
@@ -230,15 +340,15 @@ class Stage:
         self.calls = 0
 
     def certify(self, point, tol):
-        """The relative gaps of point against the last gradient's dual point, every
-        config.certify_every calls (the first included); True when the run stops here."""
+        """The relative gaps of point against the last gradient's dual point (left on the blocks:
+        the solution's coefficients), every config.certify_every calls (the first included); True
+        when the run stops here."""
         self.calls += 1
         if (self.calls - 1) % self.config.certify_every:
             return False
         obj = self.objective
-        alpha, v = obj.dual_point()
-        self.alpha = alpha.copy()     # the certificate's dual point: the solution's coefficients
-        dual, dual_smooth = obj.dual_values(alpha, v, self.mu, self.smoothed_penalty)
+        v = obj.dual_point()
+        dual, dual_smooth = obj.dual_values(v, self.mu, self.smoothed_penalty)
         scale = max(abs(point.true), 1e-300)
         self.gap = (point.true - dual) / scale
         self.smooth_gap = (point.value - dual_smooth) / scale
@@ -246,21 +356,22 @@ class Stage:
         return self.met or (not self.fixed and self.smooth_gap <= self.config.stage_share * self.gap)
 
     def run_backtracking(self, x, tol, budget):
-        """FISTA with a local Lipschitz estimate and function-value restarts, from x."""
-        obj, mu = self.objective, self.mu
+        """FISTA with a local Lipschitz estimate and function-value restarts, from x. Three margin
+        slots: x's, the extrapolated point's (at first x's own), and the trial step's."""
+        obj, mu, team = self.objective, self.mu, self.objective.team
         g = np.empty_like(x.w)
         extra, t, steps = x.copy(), 1.0, 0
         while steps < budget:
             if self.stop[0]:
                 raise KeyboardInterrupt
-            evaluate(obj, extra, mu, False)
+            evaluate(obj, extra, mu, False, with_gradient=True)
             obj.gradient(extra.w, mu, False, g)
             steps += 1
             if self.certify(x, tol):
                 break
             for _ in range(MAX_DOUBLINGS):
-                new = Point(obj.step(extra.w, g, self.L), np.empty_like(x.z))
-                obj.margins(new.w, new.z)
+                new = Point(obj.step(extra.w, g, self.L), free_slot(x.slot, extra.slot))
+                obj.margins(new.w, new.slot)
                 evaluate(obj, new, mu, False)
                 d = new.w - extra.w
                 bound = extra.smooth + dot(g, d) + 0.5 * self.L * dot(d, d)
@@ -277,7 +388,8 @@ class Stage:
                 continue
             t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
             beta = (t - 1.0) / t_new
-            extra = Point(new.w + beta * (new.w - x.w), new.z + beta * (new.z - x.z))
+            extra = Point(new.w + beta * (new.w - x.w), x.slot)    # x's margins are not needed again
+            team.each("extrapolate", new.slot, x.slot, beta, extra.slot)
             x, t = new, t_new
             self.L = max(self.L * self.config.lipschitz_decay, 1e-12)
         return x, steps
@@ -286,13 +398,13 @@ class Stage:
         """Eqs. 33-35: constant L, the gradients accumulated about the prox-centre x."""
         obj, mu = self.objective, self.mu
         centre, total = x.w.copy(), np.zeros_like(x.w)
-        w = Point(x.w.copy(), x.z.copy())
+        w = Point(x.w.copy(), x.slot)
         g = np.empty_like(x.w)
         best, steps = x, 0
         while steps < budget:
             if self.stop[0]:
                 raise KeyboardInterrupt
-            evaluate(obj, w, mu, self.smoothed_penalty)
+            evaluate(obj, w, mu, self.smoothed_penalty, with_gradient=True)
             if not np.isfinite(w.smooth):
                 raise FastSVMError(OVERFLOW)
             obj.gradient(w.w, mu, self.smoothed_penalty, g)
@@ -303,25 +415,26 @@ class Stage:
             y_k = w.w - g / self.L
             total += 0.5 * (steps + 1) * g
             z_k = centre - total / self.L
-            w = Point((2.0 / (steps + 3)) * z_k + ((steps + 1) / (steps + 3)) * y_k, np.empty_like(x.z))
-            obj.margins(w.w, w.z)
+            w = Point((2.0 / (steps + 3)) * z_k + ((steps + 1) / (steps + 3)) * y_k, free_slot(best.slot))
+            obj.margins(w.w, w.slot)
             steps += 1
         return best, steps
 
 
-def interior_finish(objective, X, x, alpha, mu, tol, config, stop, log):
-    """The LP-SVM solved exactly from the homotopy's point x (certificate alpha): an interior-point
-    solve on the rows near or inside the margin and the features near the dual bound, repeated
-    with the rows and features that break the whole problem's optimality conditions until none
-    does, once more without the features the dual holds inside its bound; then the sparsest w
-    (the smallest weights zeroed) that the certificate accepts. (Point, alpha, gap, rounds), or
-    None when the last round cannot certify tol (the homotopy goes on)."""
-    rows, y, C = objective.rows, objective.y, objective.C
+def interior_finish(objective, block, X, x, mu, tol, config, stop, log):
+    """The LP-SVM solved exactly from the homotopy's point x (its certificate on the one block): an
+    interior-point solve on the rows near or inside the margin and the features near the dual
+    bound, repeated with the rows and features that break the whole problem's optimality
+    conditions until none does, once more without the features the dual holds inside its bound;
+    then the sparsest w (the smallest weights zeroed) that the certificate accepts, the block's
+    certificate its dual point. (Point, gap, rounds), or None when the last round cannot certify
+    tol (the homotopy goes on from x, its certificate kept). Single machine: it reads the rows."""
+    rows, y, C = block.rows, block.y, block.C
     p = objective.p
-    v = rows.rmatvec(alpha, np.empty(p + 1))[:p]
-    in_rows = (x.z < 1.0 + config.working_band) & (C > 0)
+    v = rows.rmatvec(block.certificate, np.empty(p + 1))[:p]
+    in_rows = (block.slots[x.slot] < 1.0 + config.working_band) & (C > 0)
     in_cols = (x.w[:p] != 0) | (np.abs(v) >= 1.0 - config.feature_band)
-    lam, w, z = np.zeros(objective.n), np.zeros(p + 1), np.empty(objective.n)
+    lam, w, z_slot = np.zeros(rows.n_rows), np.zeros(p + 1), free_slot(x.slot)
     pruned = False
     for round_ in range(1, 11):
         if np.count_nonzero(in_cols) + 1 > config.max_working_features:
@@ -336,9 +449,11 @@ def interior_finish(objective, X, x, alpha, mu, tol, config, stop, log):
         w[f], w[p] = w_f, b
         lam[:] = 0.0
         lam[r] = np.clip(lam_r, 0.0, C[r])
-        objective.margins(w, z)
+        objective.margins(w, z_slot)
+        z = block.slots[z_slot]
         objective.passes += 1
-        v = rows.rmatvec(lam, objective.product)[:p]
+        objective.product = rows.rmatvec(lam, block.product)
+        v = objective.product[:p]
         new_rows = (z < 1.0 - 1e-6) & ~in_rows & (C > 0)
         new_cols = (np.abs(v) > 1.0 + 1e-6) & ~in_cols
         # once: features the dual holds strictly inside its bound leave, and the LP is solved
@@ -355,33 +470,31 @@ def interior_finish(objective, X, x, alpha, mu, tol, config, stop, log):
         pruned |= bool(idle.any())
         in_rows |= new_rows
         in_cols = (in_cols | new_cols) & ~idle
-    np.copyto(objective.coef, lam)
-    certificate, v = objective.dual_point()
-    certificate = certificate.copy()
-    dual = objective.dual_values(certificate, v, mu, False)[0]
+    kept = block.certificate.copy()
+    np.copyto(block.coef, lam)
+    v = objective.dual_point()
+    dual = objective.dual_values(v, mu, False)[0]
     largest = float(np.abs(w[:p]).max(initial=0.0))
     for share in (1e-3, 1e-4, 1e-6, 0.0):     # the sparsest w the certificate accepts
         small = np.abs(w[:p]) <= share * largest
         small &= w[:p] != 0.0
-        point = Point(w.copy(), z.copy())
-        if small.any():                        # else w itself, whose margins z are known
+        point = Point(w.copy(), z_slot)
+        if small.any():                        # else w itself, whose margins are known
             point.w[:p][small] = 0.0
-            objective.margins(point.w, point.z)
+            point.slot = free_slot(x.slot, z_slot)
+            objective.margins(point.w, point.slot)
         evaluate(objective, point, mu, False)
         gap = (point.true - dual) / max(abs(point.true), 1e-300)
         if gap <= tol:
-            return point, certificate, gap, round_
+            return point, gap, round_
+    np.copyto(block.certificate, kept)
     return None
 
 
 def lipschitz_bound(objective, config, stop):
     """lambda_max(A^T D A) inflated, D = diag(C_i / rho_i) for the hinge (the smoothed loss's
-    curvature times mu), diag(2 C_i) for the squared losses."""
-    if objective.loss != "hinge":
-        d = 2.0 * objective.C
-    else:
-        d = np.where(objective.rho > 0, objective.C / np.where(objective.rho > 0, objective.rho, 1.0), 0.0)
-    lam = largest_eigenvalue(objective.rows, np.ascontiguousarray(d), config.power_steps, stop)
+    curvature times mu), diag(2 C_i) for the squared losses (Block.curvature_product)."""
+    lam = largest_eigenvalue(objective.team, "curvature_product", config.power_steps, stop)
     objective.passes += 2 * config.power_steps
     if not np.isfinite(lam):
         raise FastSVMError(OVERFLOW)
@@ -411,73 +524,90 @@ def solve(sub: Subproblem) -> Solution:
         return solve_binary(sub)
 
 
-def solve_binary(sub):
-    X, y, upper = checked_binary_arrays(sub, "nesvm")
-    params = sub.params
-    config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
-    penalty, loss = model_of(config, params)
-    rows = LabeledRows(X, y, upper, bias=bias, n_threads=sub.n_threads)
-    objective = Objective(rows, penalty, loss)
+def homotopy(team, penalty, loss, config, tol, max_iter, stop, log=None, name="nesvm", finish=None):
+    """NESVM's stages over a team of Blocks (OneBlock, or fastsvm.distributed's): only w's, the
+    summed p-vectors and scalars pass between the driver and the blocks; the certificate's dual
+    point stays on the blocks. finish(objective, x, mu): the LP-SVM's interior-point finish
+    (single machine), or None. A dict of w (bias weight last), the objective, smoothed objective,
+    gap, iterations, status, history, passes, trace, the last mu and the finish's rounds."""
+    objective = Objective(team, penalty, loss)
     started = time.perf_counter()
 
-    curvature = lipschitz_bound(objective, config, sub.stop)
+    curvature = lipschitz_bound(objective, config, stop)
     smoothing = loss == "hinge"
     fixed = not smoothing or config.mu > 0
     mu = (config.mu or config.mu_start or first_smoothing(tol)) if smoothing else 1.0
-    x = Point(np.zeros(rows.n_weights), np.zeros(rows.n_rows))
+    x = Point(np.zeros(team.n_weights), SLOTS[0])
+    team.each("start", x.slot)
     evaluate(objective, x, mu, False)
+    team.each("take_certificate")      # the start's coefficients, should no stage certify
     L = None
     history, steps, status = [], 0, SolveStatus.MAX_ITER
-    gap, alpha = np.inf, objective.coef.copy()
-    finishing = penalty == "l1" and loss == "hinge" and config.finish == "interior" and not fixed
-    finish = None
+    gap = np.inf
+    finishing = finish is not None and not fixed
+    rounds = 0
     while steps < max_iter:
         global_L = (1.0 / mu if penalty == "l1" and config.scheme == "paper" else 0.0) + \
             (1.0 if penalty == "l2" else 0.0) + curvature / (mu if smoothing else 1.0)
-        stage = Stage(objective, config, mu, global_L if (L is None or config.scheme == "paper") else L, sub.stop,
+        stage = Stage(objective, config, mu, global_L if (L is None or config.scheme == "paper") else L, stop,
                       fixed)
         evaluate(objective, x, mu, stage.smoothed_penalty)
         run = stage.run_paper if config.scheme == "paper" else stage.run_backtracking
         x, taken = run(x, tol, max_iter - steps)
-        alpha = stage.alpha
         steps += taken
         gap = stage.smooth_gap if fixed else stage.gap
         history.append({"stage": len(history) + 1, "mu": mu, "iterations": taken, "passes": objective.passes,
                         "objective": x.true, "gap": gap, "lipschitz": stage.L,
                         "seconds": time.perf_counter() - started})
-        if sub.log is not None:
-            sub.log(f"nesvm: stage {len(history)}  mu {mu:.3g}  iterations {taken}  passes {objective.passes}  "
-                    f"objective {x.true:.10g}  relative gap {gap:.3e}")
+        if log is not None:
+            log(f"{name}: stage {len(history)}  mu {mu:.3g}  iterations {taken}  passes {objective.passes}  "
+                f"objective {x.true:.10g}  relative gap {gap:.3e}")
         if stage.met:
             status = SolveStatus.CONVERGED
             break
         if finishing and gap <= config.finish_gap:
             finishing = False     # one attempt: if it cannot certify tol, the homotopy goes on
-            finish = interior_finish(objective, X, x, alpha, mu, tol, config, sub.stop, sub.log)
-            if finish is not None:
-                x, alpha, gap, _ = finish
+            finished = finish(objective, x, mu)
+            if finished is not None:
+                x, gap, rounds = finished
                 status = SolveStatus.CONVERGED
                 break
         if fixed:
             continue
         mu *= config.mu_shrink
         L = stage.L / config.mu_shrink     # the smoothed loss's curvature grows as 1/mu
-    w = x.w
-    if sub.log is not None:
-        sub.log(f"nesvm: {status.value} after {steps} iterations ({objective.passes} passes), "
-                f"objective {x.true:.10g}, relative duality gap {gap:.3e}")
+    if log is not None:
+        log(f"{name}: {status.value} after {steps} iterations ({objective.passes} passes), "
+            f"objective {x.true:.10g}, relative duality gap {gap:.3e}")
+    return {"w": x.w, "objective": x.true, "smoothed_objective": x.value, "gap": gap, "n_iter": steps,
+            "status": status, "history": history, "passes": objective.passes, "trace": objective.trace, "mu": mu,
+            "finish_rounds": rounds}
+
+
+def solve_binary(sub):
+    X, y, upper = checked_binary_arrays(sub, "nesvm")
+    params = sub.params
+    config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
+    penalty, loss = model_of(config, params)
+    block = Block(X, y, upper, bias, loss, n_threads=sub.n_threads)
+    finish = None
+    if penalty == "l1" and loss == "hinge" and config.finish == "interior":
+        def finish(objective, x, mu):
+            return interior_finish(objective, block, X, x, mu, tol, config, sub.stop, sub.log)
+    run = homotopy(OneBlock(block), penalty, loss, config, tol, max_iter, sub.stop, sub.log, finish=finish)
+    w = run["w"]
     return Solution(
-        coef=y * alpha,
+        coef=block.dual_coef(),
         rho=-(float(w[-1]) * bias),
         w=np.ascontiguousarray(w[:-1]),
-        objective=x.true,
-        n_iter=steps,
-        stop_measure=gap,
-        status=status,
-        history=history,
-        details={"passes": objective.passes, "model": MODELS[(penalty, loss)], "bias_weight": float(w[-1]),
-                 "smoothed_objective": x.value, "finish_rounds": 0 if finish is None else finish[3],
-                 "mu": mu, "tol": tol, "max_iter": max_iter, "trace": np.array(objective.trace)},
+        objective=run["objective"],
+        n_iter=run["n_iter"],
+        stop_measure=run["gap"],
+        status=run["status"],
+        history=run["history"],
+        details={"passes": run["passes"], "model": MODELS[(penalty, loss)], "bias_weight": float(w[-1]),
+                 "smoothed_objective": run["smoothed_objective"], "finish_rounds": run["finish_rounds"],
+                 "mu": run["mu"], "tol": tol, "max_iter": max_iter, "trace": np.array(run["trace"])},
     )
 
 
