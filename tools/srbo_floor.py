@@ -1,0 +1,75 @@
+"""The floor under SRBO's speed-up along a linear nu path (issue 42): the path with a perfect screen.
+
+The oracle screen fixes every sample that the path's own optimum (solved to 1e-9 beforehand) holds
+at a bound, and costs nothing (no Q delta product, no bounds). A safe screen can only fix a subset
+of these samples, and pays for its test, so oracle / warm bounds what any screening rule can give.
+Sides, taken in turn (medians of --repeat): warm (no screening), srbo (every nu), auto (the default
+policy), oracle. nu = 0.50:0.001:0.60 as tools/bench_srbo.py.
+
+    python tools/srbo_floor.py --datasets gaussian,breast-cancer_scale --tol 1e-3 --repeat 7
+"""
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+
+import fastsvm.solvers.dcdm as dcdm  # noqa: E402
+from bench_srbo import fastsvm_path, load  # noqa: E402
+
+NUS = [round(0.5 + 0.001 * k, 3) for k in range(101)]
+SIDES = {"warm": False, "srbo": True, "auto": "auto", "oracle": True}
+
+
+def floor_row(X, y, tol, repeat):
+    """{side: (median seconds, mean screened share, total sweeps)} of the four sides."""
+    reference = fastsvm_path(X, y, "linear", NUS, min(tol, 1e-9), False)
+    bounds = {nu: (np.asarray(s.dual) <= 0.0, np.asarray(s.dual) >= 1.0) for nu, s in zip(NUS, reference)}
+    real = dcdm.screen, dcdm._linear_products
+
+    def oracle_screen(G, Q_delta, delta, alpha, sqnorm, nu):
+        return (*bounds[round(nu, 3)], None)
+
+    def run(side):
+        if side == "oracle":
+            dcdm.screen, dcdm._linear_products = oracle_screen, lambda rows, delta: np.zeros(rows.n_rows)
+        try:
+            start = time.perf_counter()
+            path = fastsvm_path(X, y, "linear", NUS, tol, SIDES[side])
+            return time.perf_counter() - start, path
+        finally:
+            dcdm.screen, dcdm._linear_products = real
+    seconds, paths = {side: [] for side in SIDES}, {}
+    for _ in range(repeat):
+        for side in SIDES:
+            elapsed, paths[side] = run(side)
+            seconds[side].append(elapsed)
+    return {side: (statistics.median(seconds[side]), float(np.mean([s.details["screened"] for s in paths[side]])),
+                   sum(s.n_iter for s in paths[side])) for side in SIDES}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--datasets", default="gaussian,breast-cancer_scale,australian_scale,diabetes_scale")
+    parser.add_argument("--tol", type=float, default=1e-3)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args(argv)
+    print("| set | rows | " + " | ".join(f"{side} s (x warm, screened, sweeps)" for side in SIDES) + " |")
+    print("|---|---|" + "---|" * len(SIDES))
+    for name in filter(None, args.datasets.split(",")):
+        X, y = load(args.data_dir, name)
+        row = floor_row(X, y, args.tol, args.repeat)
+        warm = row["warm"][0]
+        cells = [f"{s:.3f} ({s / warm:.2f}, {100 * share:.1f}%, {sweeps})" for s, share, sweeps in row.values()]
+        print(f"| {name} | {X.shape[0]} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
