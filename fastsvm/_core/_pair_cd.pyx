@@ -57,9 +57,11 @@ cdef inline double row_pair_dot(CSR X, int i, int j) noexcept nogil:
 
 cdef int steps_on_pairs(CSR A, const double* sign, double bias, double* alpha, double* w, const double* upper,
                         const double* sqnorm, const Keyed* up, const Keyed* low, Py_ssize_t m,
-                        const int[::1] stop, Py_ssize_t* steps, double* decrease) noexcept nogil:
-    """One exact step on each pair (up[k].row, low[k].row) from the current w; a Status."""
-    cdef int p = A.n_cols, i, j
+                        const int[::1] stop, Py_ssize_t* steps, double* decrease, Py_ssize_t* reads) noexcept nogil:
+    """One exact step on each pair (up[k].row, low[k].row) from the current w; a Status. reads +=
+    the stored values read: nnz_i + nnz_j for a pair's two gradients, three times that for a step
+    (the gradients, z_i.z_j and the two updates of w)."""
+    cdef int p = A.n_cols, i, j, nnz_ij
     cdef Py_ssize_t k
     cdef double gi, gj, quad, t, room
     for k in range(m):
@@ -71,8 +73,11 @@ cdef int steps_on_pairs(CSR A, const double* sign, double bias, double* alpha, d
             continue
         gi = sign[i] * (row_dot(A, i, w) + bias * w[p])
         gj = sign[j] * (row_dot(A, j, w) + bias * w[p])
+        nnz_ij = A.indptr[i + 1] - A.indptr[i] + A.indptr[j + 1] - A.indptr[j]
+        reads[0] += nnz_ij
         if not gj > gi:
             continue
+        reads[0] += 2 * nnz_ij
         quad = sqnorm[i] + sqnorm[j] - 2.0 * sign[i] * sign[j] * (row_pair_dot(A, i, j) + bias * bias)
         if quad < TAU:
             quad = TAU
@@ -100,7 +105,7 @@ def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double
     """For k = 0, 1, ...: one exact step on the pair (up[k], low[k]) from the current w: mass
     moves from low[k] to up[k] when G_low > G_up, as far as the curvature |z_i - z_j|^2 and the
     box allow. alpha and w (n_cols + 1 entries, the last one B's weight) in place; sqnorm[i] =
-    |z_i|^2. Returns (status, steps taken, objective decrease)."""
+    |z_i|^2. Returns (status, steps taken, objective decrease, stored values of X read)."""
     cdef Py_ssize_t n = alpha.shape[0]
     if not (sign.shape[0] == upper.shape[0] == sqnorm.shape[0] == n == X.shape[0]):
         raise FastSVMError("pair_steps: sign, alpha, upper and sqnorm need one entry per row")
@@ -112,7 +117,7 @@ def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double
     cdef const int[::1] indices = X.indices
     cdef const int[::1] indptr = X.indptr
     cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
-    cdef Py_ssize_t k, m = up.shape[0], steps = 0
+    cdef Py_ssize_t k, m = up.shape[0], steps = 0, reads = 0
     cdef double decrease = 0.0
     cdef int status
     for k in range(m):
@@ -125,9 +130,9 @@ def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double
         pairs[k].row, pairs[m + k].row = up[k], low[k]
     with nogil:
         status = steps_on_pairs(A, &sign[0], bias, &alpha[0], &w[0], &upper[0], &sqnorm[0], pairs, pairs + m, m,
-                                stop, &steps, &decrease)
+                                stop, &steps, &decrease, &reads)
     free(pairs)
-    return _status.Status(status), steps, decrease
+    return _status.Status(status), steps, decrease, reads
 
 
 def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w, const double[::1] upper,
@@ -160,7 +165,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
     cdef const int[::1] indptr = X.indptr
     cdef CSR A = csr_view(data, indices, indptr, X.shape[0], X.shape[1])
     cdef int p = A.n_cols, threads, i
-    cdef Py_ssize_t m_up, m_low, steps = 0, before, m_act = m, left_out = 0
+    cdef Py_ssize_t m_up, m_low, steps = 0, before, m_act = m, left_out = 0, reads = 0
     cdef long sweeps = 0
     cdef int status = CHUNK_DONE, code, _pass
     cdef double top, bottom, gap = INFINITY, decrease = 0.0, top_old = INFINITY, bottom_old = -INFINITY
@@ -191,6 +196,8 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
             threads = n_threads if m_act >= PARALLEL_ROWS and n_threads > 1 else 1
             for k in prange(m_act, num_threads=threads, schedule="static"):
                 G[act[k]] = sign[act[k]] * (row_dot(A, act[k], &w[0]) + bias * w[p])
+            for k in range(m_act):
+                reads += A.indptr[act[k] + 1] - A.indptr[act[k]]
             top, bottom = -INFINITY, INFINITY
             for k in range(m_act):
                 i = act[k]
@@ -239,7 +246,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
             for _pass in range(passes):
                 before = steps
                 code = steps_on_pairs(A, &sign[0], bias, &alpha[0], &w[0], &upper[0], &sqnorm[0], up, low,
-                                      min(m_up, m_low), stop, &steps, &decrease)
+                                      min(m_up, m_low), stop, &steps, &decrease, &reads)
                 if code != CONVERGED or steps == before:
                     break
             sweeps += 1
@@ -248,7 +255,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
                 break
     free(ranked)
     free(act)
-    return _status.Status(status), sweeps, gap, steps, left_out
+    return _status.Status(status), sweeps, gap, steps, left_out, reads
 
 
 def held_kkt(X, const double[::1] sign, double bias, const double[::1] alpha, const double[::1] w,
