@@ -15,8 +15,9 @@ along e_i - e_j:
     linear kernel  sweeps over ranked pairs with w = Z^T a kept (fastsvm._core._pair_cd): one pass
                    ranks the gradients G = Z w, then the smallest G below its bound is paired with
                    the largest above 0, the second with the second, ..., each step from fresh G;
-                   with shrinking (-h 1) rows at a bound beyond the last sweep's extremes leave the
-                   sweeps until the rest meets -e, and the stop is decided over every row
+                   with shrinking (-h 1) the work between two full sweeps goes on over a working
+                   set (the rows at a bound beyond the sweep's extremes left out): its own sweeps,
+                   or SMO on its Q once small; the stop is decided over every row
     other kernels  LIBSVM's maximal-violating / second-order pair on the kernel cache, whose
                    columns carry the signs y and the + 1 (fastsvm._core._smo)
 Both stop when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= -e. The margin rho is the multiplier of
@@ -61,10 +62,11 @@ FLOOR_ULPS = 2
 # nu to measure the share again. Kernels: while the last screen fixed KERNEL_SCREEN_SHARE or more
 # (SMO's shrinking already drops most of what SRBO would fix, and Q delta in double precision costs
 # a kernel row per moved alpha: RBF at the paper's step screened 5-22 % and every screened nu ran
-# slower). Linear: while the last share times the mean sweeps of the path's warm nu so far (one nu's
-# count swings from 1 to 100), the passes screening saves, is LINEAR_SCREEN_PASSES or more (screening
-# costs about that: Q delta, the screen, the held rows' check; a warm nu at a loose -e takes 0-1
-# sweeps and gains nothing)
+# slower). Linear: while the last share times the mean passes over X's nonzeros of the path's warm
+# nu so far (details "passes"), the passes screening saves, is LINEAR_SCREEN_PASSES or more (screening
+# costs about that: Q delta, the screen, the held rows' check). With pair_sweeps' working sets a warm
+# nu reads 2-6 passes on a9a, australian, gaussian at -e 1 to 1e-3 (it was 6-19 sweeps of one pass
+# each): screening seldom pays there (-h 0, a pass per sweep, still gains from it)
 KERNEL_SCREEN_SHARE = 0.3
 LINEAR_SCREEN_PASSES = 2.0
 SCREEN_PROBE = 10
@@ -124,8 +126,9 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others stay
     at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem), or w0
     when given (a path's w kept up to date across its nu: a full pass saved per nu; its rounding
-    is that of the steps). (alpha, G, w, sweeps, gap, status, history, reads): reads, the stored
-    values of X read (pair_sweeps' count, plus X's nnz for each w computed afresh)."""
+    is that of the steps). A chunk starts from the last one's G (its last look). (alpha, G, w,
+    sweeps, gap, status, history, reads): reads, the stored values of X read (pair_sweeps' count,
+    plus X's nnz for each w computed afresh)."""
     upper, signs = rows.weights, rows.labels
     alpha = alpha0.copy()
     w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
@@ -133,7 +136,7 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     status, history, sweeps, steps, reads = SolveStatus.MAX_ITER, [], 0, 0, 0
     started = time.perf_counter()
     active = np.arange(rows.n_rows, dtype=np.int32) if active is None else active
-    exact = True
+    exact, g_current = True, False
 
     def exact_w():
         nonlocal reads
@@ -148,9 +151,10 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
         seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
-        code, done, gap, moved, _, read = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol,
-                                                      chunk, PAIR_PASSES, rows.n_threads, stop, seed,
-                                                      bool(sub.params.shrinking))
+        code, done, gap, moved, _, read, _ = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol,
+                                                         chunk, PAIR_PASSES, rows.n_threads, stop, seed,
+                                                         bool(sub.params.shrinking), g_current)
+        g_current = code == Status.CHUNK_DONE     # the last look's G: the next chunk starts from it
         sweeps, steps, reads = sweeps + done, steps + moved, reads + read
         if code == Status.INTERRUPTED:
             raise KeyboardInterrupt
@@ -315,13 +319,13 @@ def solve_nu_path(sub, nus, screening="auto"):
         k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
         sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
                              shift).get_diagonal()
-    solutions, alpha, G, base, w, last_share, warm_sweeps = [], None, None, None, None, 1.0, []
+    solutions, alpha, G, base, w, last_share, warm_work = [], None, None, None, None, 1.0, []
 
     def predicted_gain():
         """Why a nu is not screened under "auto", or None when screening it pays."""
-        sweeps = float(np.mean(warm_sweeps)) if warm_sweeps else np.inf
-        if linear and last_share * sweeps < LINEAR_SCREEN_PASSES:
-            return f"last share {100 * last_share:.1f}% x {sweeps:.1f} sweeps < {LINEAR_SCREEN_PASSES:g} passes"
+        work = float(np.mean(warm_work)) if warm_work else np.inf
+        if linear and last_share * work < LINEAR_SCREEN_PASSES:
+            return f"last share {100 * last_share:.1f}% x {work:.1f} passes < {LINEAR_SCREEN_PASSES:g} passes"
         if not linear and last_share < KERNEL_SCREEN_SHARE:
             return f"last share {100 * last_share:.1f}% < {100 * KERNEL_SCREEN_SHARE:.0f}%"
         return None
@@ -343,6 +347,9 @@ def solve_nu_path(sub, nus, screening="auto"):
         if screen_now:
             delta = start - alpha
             Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
+            if linear:                     # Z^T delta over the moved rows, then Z (Z^T delta) over all
+                moved = np.flatnonzero(delta)
+                reads += int(np.sum(X.indptr[moved + 1] - X.indptr[moved])) + int(X.indptr[-1])
             zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
             start[zero], start[one] = 0.0, 1.0
             start = moved_to_sum(start, G, total, upper, free=~(zero | one))
@@ -363,8 +370,8 @@ def solve_nu_path(sub, nus, screening="auto"):
                 keep=~(zero | one) if screen_now else None)
             violations = int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
         screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
-        if step > 0:
-            warm_sweeps.append(n_iter)
+        if step > 0:                       # linear: passes over X's nonzeros, kernels: sweeps
+            warm_work.append(reads / max(int(X.indptr[-1]), 1) if linear else n_iter)
         if screen_now:
             last_share = screened / l
         solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
