@@ -1,6 +1,8 @@
 """DCDM (solver "dcdm", ALGORITHMS.md section 6): the bias-in-kernel nu-SVM and one-class SVM against
 the issue's optima (three solvers agreeing), LIBSVM's one-class on the precomputed Q here, a
 NumPy twin of the pair steps, and the paper's single-coordinate update, which stalls."""
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -114,20 +116,25 @@ def test_linear_one_class_matches_kernel_path():
 
 
 def numpy_pair_steps(X, sign, bias, alpha, w, upper, up, low):
-    """pair_steps' twin: the same exact steps, written over dense rows."""
+    """pair_steps' twin: the same exact steps, written over dense rows. Returns the stored values
+    of X pair_steps reads: both rows for a pair's gradients, three times that for a step."""
     Z = sign[:, None] * np.hstack([X.toarray(), np.full((X.shape[0], 1), bias)])
+    nnz, reads = np.diff(X.indptr), 0
     for i, j in zip(up, low):
         room = min(upper[i] - alpha[i], alpha[j])
         if i == j or room <= 0:
             continue
         gi, gj = Z[i] @ w, Z[j] @ w
+        reads += nnz[i] + nnz[j]
         if not gj > gi:
             continue
+        reads += 2 * (nnz[i] + nnz[j])
         quad = max(np.sum((Z[i] - Z[j]) ** 2), 1e-12)
         t = min((gj - gi) / quad, room)
         alpha[i] += t
         alpha[j] -= t
         w += t * (Z[i] - Z[j])
+    return reads
 
 
 def test_pair_steps_match_numpy_twin():
@@ -142,9 +149,9 @@ def test_pair_steps_match_numpy_twin():
     sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0
     up, low = rng.integers(0, 40, 60).astype(np.int32), rng.integers(0, 40, 60).astype(np.int32)
     a_twin, w_twin = alpha.copy(), w.copy()
-    status, steps, decrease = pair_steps(X, y, 1.0, alpha, w, upper, sqnorm, up, low, np.zeros(1, np.int32))
-    numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper, up, low)
-    assert steps > 10
+    status, steps, decrease, reads = pair_steps(X, y, 1.0, alpha, w, upper, sqnorm, up, low, np.zeros(1, np.int32))
+    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper, up, low)
+    assert steps > 10 and reads == twin_reads > 0
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13) and np.allclose(w, w_twin, rtol=0, atol=1e-12)
     assert alpha.sum() == pytest.approx(0.4 * upper.sum(), rel=1e-14)
     assert np.all(alpha >= 0) and np.all(alpha <= upper)
@@ -177,9 +184,9 @@ def test_held_kkt_matches_numpy_twin():
 
 @pytest.mark.parametrize("name", ["australian_scale", "gaussian"])
 def test_shrinking_reaches_the_same_optimum(name):
-    """Linear sweeps with shrinking: rows leave the sweeps, yet the stop is over every row (the
-    returned G is Z w on all of them and their gap is <= tol), and the optimum is the one reached
-    without shrinking."""
+    """Linear sweeps with shrinking: rows leave the sweeps (the working set's sweeps and SMO), yet
+    the stop is over every row (the returned G is Z w on all of them and their gap is <= tol), and
+    the optimum is the one reached without shrinking."""
     X, y = path_set(name)
     l = X.shape[0]
     rows = LabeledRows(X, y, np.ones(l), bias=1.0)
@@ -188,16 +195,46 @@ def test_shrinking_reaches_the_same_optimum(name):
     for shrinking in (False, True):
         alpha, w, G = np.full(l, 0.6), np.empty(X.shape[1] + 1), np.empty(l)
         rows.rmatvec(alpha, w)
-        status, sweeps, gap, steps, left_out = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm,
-                                                           np.arange(l, dtype=np.int32), G, 1e-9, 100_000, 4, 1,
-                                                           np.zeros(1, np.int32), None, shrinking)
+        status, sweeps, gap, steps, left_out, reads, rounds = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm,
+                                                                       np.arange(l, dtype=np.int32), G, 1e-9, 100_000,
+                                                                       4, 1, np.zeros(1, np.int32), None, shrinking)
         assert status == Status.CONVERGED
         assert np.allclose(G, rows.margins(w, np.empty(l)), rtol=0, atol=1e-12)
         assert G[alpha > 0].max() - G[alpha < 1].min() == pytest.approx(gap) and gap <= 1e-9
         assert alpha.sum() == pytest.approx(0.6 * l, rel=1e-13)
-        found[shrinking] = 0.5 * w @ w, sweeps, left_out
+        found[shrinking] = 0.5 * w @ w, sweeps, left_out, rounds
     assert found[True][0] == pytest.approx(found[False][0], rel=1e-10)
-    assert found[True][2] > 0 == found[False][2]          # rows were left out of the last shrunk sweep
+    assert found[True][2] > 0 == found[False][2]          # rows were left out of the last working set
+    assert found[True][3] > 0 == found[False][3]          # which had sweeps / SMO of its own
+    assert found[True][1] < found[False][1]               # and full sweeps were fewer
+
+
+def test_sweep_reads_count_the_stored_values():
+    """pair_sweeps' work counter: a sweep that only looks (max_sweeps 0) reads each active row once;
+    one sweep more adds its pair steps' reads, which pair_steps' twin counts the same way."""
+    rng = np.random.default_rng(8)
+    X = sp.random(50, 6, density=0.5, random_state=9, format="csr")
+    y = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+    l, nnz = 50, np.diff(X.indptr)
+    rows = LabeledRows(X, y, np.ones(l), bias=1.0)
+    sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0
+    active = np.flatnonzero(rng.random(l) < 0.7).astype(np.int32)
+    alpha, w, G = np.full(l, 0.5), np.empty(7), np.empty(l)
+    rows.rmatvec(alpha, w)
+    look = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm, active, G, 1e-9, 0, 4, 1, np.zeros(1, np.int32))
+    assert look[0] == Status.CHUNK_DONE and look[5] == nnz[active].sum()
+    a_twin, w_twin = alpha.copy(), w.copy()
+    status, sweeps, gap, steps, left_out, reads, _ = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm, active, G,
+                                                              1e-9, 1, 1, 1, np.zeros(1, np.int32))
+    # the sweep's pairs: the rows below the largest G over a > 0 by G ascending, with those above
+    # the smallest over a < 1 by G descending (all rows are free here)
+    g = (y[:, None] * np.hstack([X.toarray(), np.ones((l, 1))])) @ w_twin
+    up = sorted(active[g[active] < g[active].max()], key=lambda i: (g[i], i))
+    low = sorted(active[g[active] > g[active].min()], key=lambda i: (-g[i], i))
+    k = min(len(up), len(low))
+    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, np.ones(l), up[:k], low[:k])
+    assert sweeps == 1 and steps > 0 and reads == 2 * nnz[active].sum() + twin_reads
+    assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13)
 
 
 def test_linear_sweeps_stop_at_the_rounding_floor():
@@ -553,16 +590,18 @@ def test_kernel_path_screens_only_where_it_pays():
     for a, b in zip(auto, plain):
         assert a.details["violations"] == 0
         assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6)
-    # linear: screened while share x mean sweeps per nu pays (gaussian at -e 1e-3: 78 % x ~8), not at a
-    # loose -e (0-2 sweeps per nu) but for the probes
+    # linear: screened while share x mean passes per warm nu pays: without shrinking (-h 0: a pass a
+    # sweep, gaussian at -e 1e-3: 78 % x ~5), not with the working sets (~2 passes a warm nu) but for
+    # the probes
     X, y = path_set("gaussian")
-    for tol, most in ((1e-3, True), (0.3, False)):
+    for tol, shrinking, most in ((1e-3, False, True), (1e-3, True, False), (0.3, True, False)):
         lines = []
-        auto = solve_nu_path(subproblem(X, y, nus[0], "linear", tol=tol, log=lines.append), nus)
-        plain = solve_nu_path(subproblem(X, y, nus[0], "linear", tol=tol), nus, screening=False)
+        params = dataclasses.replace(subproblem(X, y, nus[0], "linear", tol=tol).params, shrinking=shrinking)
+        auto = solve_nu_path(dataclasses.replace(subproblem(X, y, nus[0], log=lines.append), params=params), nus)
+        plain = solve_nu_path(dataclasses.replace(subproblem(X, y, nus[0]), params=params), nus, screening=False)
         screened = sum(s.details["screening"] for s in auto)
         assert screened == len(nus) - 1 if most else screened <= len(nus) // 3
-        assert most or any("sweeps < 2 passes" in line for line in lines)
+        assert most or any("passes < 2 passes" in line for line in lines)
         for a, b in zip(auto, plain):
             assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-3 * tol)
     with pytest.raises(ParameterError):

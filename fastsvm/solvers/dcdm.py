@@ -15,8 +15,9 @@ along e_i - e_j:
     linear kernel  sweeps over ranked pairs with w = Z^T a kept (fastsvm._core._pair_cd): one pass
                    ranks the gradients G = Z w, then the smallest G below its bound is paired with
                    the largest above 0, the second with the second, ..., each step from fresh G;
-                   with shrinking (-h 1) rows at a bound beyond the last sweep's extremes leave the
-                   sweeps until the rest meets -e, and the stop is decided over every row
+                   with shrinking (-h 1) the work between two full sweeps goes on over a working
+                   set (the rows at a bound beyond the sweep's extremes left out): its own sweeps,
+                   or SMO on its Q once small; the stop is decided over every row
     other kernels  LIBSVM's maximal-violating / second-order pair on the kernel cache, whose
                    columns carry the signs y and the + 1 (fastsvm._core._smo)
 Both stop when max_{a_i > 0} G_i - min_{a_i < u_i} G_i <= -e. The margin rho is the multiplier of
@@ -61,10 +62,11 @@ FLOOR_ULPS = 2
 # nu to measure the share again. Kernels: while the last screen fixed KERNEL_SCREEN_SHARE or more
 # (SMO's shrinking already drops most of what SRBO would fix, and Q delta in double precision costs
 # a kernel row per moved alpha: RBF at the paper's step screened 5-22 % and every screened nu ran
-# slower). Linear: while the last share times the mean sweeps of the path's warm nu so far (one nu's
-# count swings from 1 to 100), the passes screening saves, is LINEAR_SCREEN_PASSES or more (screening
-# costs about that: Q delta, the screen, the held rows' check; a warm nu at a loose -e takes 0-1
-# sweeps and gains nothing)
+# slower). Linear: while the last share times the mean passes over X's nonzeros of the path's warm
+# nu so far (details "passes"), the passes screening saves, is LINEAR_SCREEN_PASSES or more (screening
+# costs about that: Q delta, the screen, the held rows' check). With pair_sweeps' working sets a warm
+# nu reads 2-6 passes on a9a, australian, gaussian at -e 1 to 1e-3 (it was 6-19 sweeps of one pass
+# each): screening seldom pays there (-h 0, a pass per sweep, still gains from it)
 KERNEL_SCREEN_SHARE = 0.3
 LINEAR_SCREEN_PASSES = 2.0
 SCREEN_PROBE = 10
@@ -124,17 +126,21 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others stay
     at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem), or w0
     when given (a path's w kept up to date across its nu: a full pass saved per nu; its rounding
-    is that of the steps). (alpha, G, w, sweeps, gap, status, history)."""
+    is that of the steps). A chunk starts from the last one's G (its last look). (alpha, G, w,
+    sweeps, gap, status, history, reads): reads, the stored values of X read (pair_sweeps' count,
+    plus X's nnz for each w computed afresh)."""
     upper, signs = rows.weights, rows.labels
     alpha = alpha0.copy()
     w, G = np.empty(rows.n_weights), np.empty(rows.n_rows)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
-    status, history, sweeps, steps = SolveStatus.MAX_ITER, [], 0, 0
+    status, history, sweeps, steps, reads = SolveStatus.MAX_ITER, [], 0, 0, 0
     started = time.perf_counter()
     active = np.arange(rows.n_rows, dtype=np.int32) if active is None else active
-    exact = True
+    exact, g_current = True, False
 
     def exact_w():
+        nonlocal reads
+        reads += int(X.indptr[-1])
         rows.rmatvec(alpha, w)
         if offset is not None:
             w[:] += offset
@@ -145,9 +151,11 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
         seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
-        code, done, gap, moved, _ = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol, chunk,
-                                                PAIR_PASSES, rows.n_threads, stop, seed, bool(sub.params.shrinking))
-        sweeps, steps = sweeps + done, steps + moved
+        code, done, gap, moved, _, read, _ = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol,
+                                                         chunk, PAIR_PASSES, rows.n_threads, stop, seed,
+                                                         bool(sub.params.shrinking), g_current)
+        g_current = code == Status.CHUNK_DONE     # the last look's G: the next chunk starts from it
+        sweeps, steps, reads = sweeps + done, steps + moved, reads + read
         if code == Status.INTERRUPTED:
             raise KeyboardInterrupt
         if code == Status.NONFINITE:
@@ -169,10 +177,11 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
                 sub.log(f"dcdm: max violation {gap:.3e} is at the rounding floor of the gradients ({floor:.1e}); "
                         f"-e {tol:g} cannot be met, stopped after {sweeps} sweeps")
             break
-        history.append({"iter": sweeps, "max_violation": gap, "steps": steps, "seconds": time.perf_counter() - started})
+        history.append({"iter": sweeps, "max_violation": gap, "steps": steps, "reads": reads,
+                        "seconds": time.perf_counter() - started})
         if sub.log is not None:
             sub.log(f"dcdm: sweep {sweeps}  max violation {gap:.3e}  pair steps {steps}")
-    return alpha, G, w, sweeps, gap, status, history
+    return alpha, G, w, sweeps, gap, status, history, reads
 
 
 def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None, keep=None,
@@ -236,8 +245,9 @@ def solve(sub):
     if sub.kernel.kind == "linear":
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
         # the paper's start nu u (one pass for w, where the greedy start's mass sits on the first rows)
-        alpha, G, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config),
-                                                                  nu * upper, random_pairs=config.pairs == "random")
+        alpha, G, w, n_iter, gap, status, history, _ = _solve_linear(sub, X, rows, sqnorm, tol,
+                                                                     _max_iter(sub, config), nu * upper,
+                                                                     random_pairs=config.pairs == "random")
         objective = 0.5 * dot(w, w)
     else:
         alpha, G, objective, n_iter, gap, status, history, _ = _solve_kernel(
@@ -288,7 +298,8 @@ def solve_nu_path(sub, nus, screening="auto"):
     a gain (see KERNEL_SCREEN_SHARE, LINEAR_SCREEN_PASSES), and every SCREEN_PROBE-th nu (details
     "screening" says whether a nu was, the progress line why not).
     [Solution per nu], each with details "seconds", "screened" (the share of samples SRBO fixed)
-    and "violations" (screened samples the full check sent back: 0 when the screening is safe)."""
+    and "violations" (screened samples the full check sent back: 0 when the screening is safe);
+    linear: "passes", the stored values of X the nu's sweeps, w updates and checks read, over X's nnz."""
     nus = [float(nu) for nu in nus]
     if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
         raise ParameterError("a nu path needs increasing values in (0, 1]")
@@ -308,13 +319,13 @@ def solve_nu_path(sub, nus, screening="auto"):
         k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
         sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
                              shift).get_diagonal()
-    solutions, alpha, G, base, w, last_share, warm_sweeps = [], None, None, None, None, 1.0, []
+    solutions, alpha, G, base, w, last_share, warm_work = [], None, None, None, None, 1.0, []
 
     def predicted_gain():
         """Why a nu is not screened under "auto", or None when screening it pays."""
-        sweeps = float(np.mean(warm_sweeps)) if warm_sweeps else np.inf
-        if linear and last_share * sweeps < LINEAR_SCREEN_PASSES:
-            return f"last share {100 * last_share:.1f}% x {sweeps:.1f} sweeps < {LINEAR_SCREEN_PASSES:g} passes"
+        work = float(np.mean(warm_work)) if warm_work else np.inf
+        if linear and last_share * work < LINEAR_SCREEN_PASSES:
+            return f"last share {100 * last_share:.1f}% x {work:.1f} passes < {LINEAR_SCREEN_PASSES:g} passes"
         if not linear and last_share < KERNEL_SCREEN_SHARE:
             return f"last share {100 * last_share:.1f}% < {100 * KERNEL_SCREEN_SHARE:.0f}%"
         return None
@@ -323,6 +334,7 @@ def solve_nu_path(sub, nus, screening="auto"):
         started = time.perf_counter()
         total = nu * float(upper.sum())
         zero = one = np.zeros(l, dtype=bool)
+        reads = 0
         if alpha is None:
             start = nu * upper if linear else _greedy_start(upper, total)
         else:                              # the last optimum, the new mass on the smallest gradients
@@ -335,17 +347,22 @@ def solve_nu_path(sub, nus, screening="auto"):
         if screen_now:
             delta = start - alpha
             Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
+            if linear:                     # Z^T delta over the moved rows, then Z (Z^T delta) over all
+                moved = np.flatnonzero(delta)
+                reads += int(np.sum(X.indptr[moved + 1] - X.indptr[moved])) + int(X.indptr[-1])
             zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
             start[zero], start[one] = 0.0, 1.0
             start = moved_to_sum(start, G, total, upper, free=~(zero | one))
         if linear:
             if w is not None:              # w moved with alpha: a pass over the rows that changed
                 changed = np.flatnonzero(start != alpha)
+                reads += int(np.sum(X.indptr[changed + 1] - X.indptr[changed]))
                 w = w + rows.rows_rmatvec(changed.astype(np.int64), start[changed] - alpha[changed],
                                           np.empty(rows.n_weights))
-            alpha, G, w, n_iter, gap, status, history, violations = _solve_linear_screened(
+            alpha, G, w, n_iter, gap, status, history, violations, read = _solve_linear_screened(
                 problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random",
                 w)
+            reads += read
             objective = 0.5 * dot(w, w)
         else:
             alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
@@ -353,14 +370,16 @@ def solve_nu_path(sub, nus, screening="auto"):
                 keep=~(zero | one) if screen_now else None)
             violations = int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
         screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
-        if step > 0:
-            warm_sweeps.append(n_iter)
+        if step > 0:                       # linear: passes over X's nonzeros, kernels: sweeps
+            warm_work.append(reads / max(int(X.indptr[-1]), 1) if linear else n_iter)
         if screen_now:
             last_share = screened / l
         solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
                              in_path=True)
         solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations,
                                 screening=screen_now)
+        if linear:
+            solution.details["passes"] = reads / max(int(X.indptr[-1]), 1)
         solutions.append(solution)
         if sub.log is not None:
             sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  " +
@@ -403,22 +422,24 @@ def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one
     """The sweeps over the samples not screened (zero, one: fixed at 0 and 1 in start), then the
     full KKT check (their gradients from the final w, the gap over all samples); a screened sample
     it finds wrong (none, when the screening is safe) is freed and the sweeps go on from there.
-    w0: w at start, if known. (alpha, G, w, sweeps, gap, status, history, violations)."""
+    w0: w at start, if known. (alpha, G, w, sweeps, gap, status, history, violations, stored values
+    of X read)."""
     screened = zero | one
-    alpha, w, violations, sweeps = start, w0, 0, 0
+    alpha, w, violations, sweeps, reads = start, w0, 0, 0, 0
     wrong = np.zeros(rows.n_rows, dtype=bool)
     while True:
         held = np.flatnonzero(screened).astype(np.int32)
         active = None if not held.size else np.flatnonzero(~screened).astype(np.int32)
-        alpha, G, w, n_iter, gap, status, history = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha, active,
-                                                                   random_pairs, w0=w)
-        sweeps += n_iter
+        alpha, G, w, n_iter, gap, status, history, read = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha,
+                                                                         active, random_pairs, w0=w)
+        sweeps, reads = sweeps + n_iter, reads + read
         if active is None:
-            return alpha, G, w, sweeps, gap, status, history, violations
+            return alpha, G, w, sweeps, gap, status, history, violations, reads
         top, bottom, n_wrong = held_kkt(X, rows.labels, rows.bias, alpha, w, rows.weights, held, G, tol,
                                         wrong.view(np.uint8))
+        reads += int(np.sum(X.indptr[held + 1] - X.indptr[held]))
         if not n_wrong and top - bottom <= tol:
-            return alpha, G, w, sweeps, top - bottom, status, history, violations
+            return alpha, G, w, sweeps, top - bottom, status, history, violations, reads
         violations += n_wrong
         # free the wrong ones, or all of them when the reduced optimum is not the full one
         screened &= ~wrong if n_wrong else np.zeros_like(screened)
