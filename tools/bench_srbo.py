@@ -64,10 +64,10 @@ def fastsvm_path(X, y, kind, nus, tol, screening):
 
 def path_ladder(run, F_star, gap, steps=14):
     """ladder_side over a path: (tol, seconds, objectives) of the coarsest -e on the ladder whose
-    objectives are all within ``gap`` of F* (relative; F* = 0 left out), or None. ``run(tol)``
+    objectives are all within ``gap`` of F* (relative; F* = 0, the trivial region, left out), or None. ``run(tol)``
     returns (seconds, objectives)."""
     F_star = np.asarray(F_star)
-    kept = F_star > 0
+    kept = F_star > 1e-12 * F_star.max()     # the trivial region: F* is rounding there (1e-26..1e-32)
 
     def excess(tol):
         seconds, values = run(tol)
