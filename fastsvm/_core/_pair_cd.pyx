@@ -141,7 +141,7 @@ cdef int working_set_smo(CSR A, const double* sign, double bias, double* alpha, 
     from Q's columns (k flops a column: reads += 2 k a step), until the set's gap is <= tol or
     max_steps; then w += the moved rows (one row_axpy each). A Status."""
     cdef int p = A.n_cols, r
-    cdef Py_ssize_t a, c, it, i, j
+    cdef Py_ssize_t a, c, i, j
     cdef double top, quad, t, room, gi, gj, d, best, score
     cdef double* Qi
     cdef double* Qj
@@ -149,7 +149,7 @@ cdef int working_set_smo(CSR A, const double* sign, double bias, double* alpha, 
         g[a] = G[ws[a]]
         a0[a] = alpha[ws[a]]
         known[a] = 0
-    for it in range(max_steps):
+    for _ in range(max_steps):
         top, j = -INFINITY, -1
         for c in range(k):
             if alpha[ws[c]] > 0.0 and g[c] > top:
