@@ -574,8 +574,8 @@ def test_screened_rbf_path_is_safe(name):
 
 def test_kernel_path_screens_only_where_it_pays():
     """screening="auto" on RBF: the first screen measures the share; below KERNEL_SCREEN_SHARE only
-    every SCREEN_PROBE-th nu is screened (the progress line says so), and the path's optima equal
-    the unscreened ones."""
+    probes are screened, SCREEN_PROBE nu apart and then twice as far each time (the progress line
+    says why the others are not), and the path's optima equal the unscreened ones."""
     X, y = path_set("breast-cancer_scale")
     nus = PATH[:23]
     lines = []
@@ -584,9 +584,9 @@ def test_kernel_path_screens_only_where_it_pays():
     plain = solve_nu_path(subproblem(X, y, nus[0], "rbf", tol=1e-10), nus, screening=False)
     shares = [s.details["screened"] for s in auto]
     assert 0 < shares[1] < KERNEL_SCREEN_SHARE               # breast-cancer RBF screens about 11 %
-    assert [s.details["screening"] for s in auto] == [False] + [k == 1 or k % SCREEN_PROBE == 0 for k in
-                                                                range(1, len(nus))]
-    assert sum("screening skipped" in line for line in lines) == len(nus) - 1 - 3
+    probes = [1, 1 + SCREEN_PROBE, 1 + 3 * SCREEN_PROBE]    # 10, then 20 nu apart (22 warm nu)
+    assert [k for k, s in enumerate(auto) if s.details["screening"]] == [k for k in probes if k < len(nus)]
+    assert sum("screening skipped" in line for line in lines) == len(nus) - 1 - sum(k < len(nus) for k in probes)
     for a, b in zip(auto, plain):
         assert a.details["violations"] == 0
         assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6)
