@@ -75,6 +75,11 @@ def liblinear_runs(X, labels, C, p, repeat):
             for label, solver, regularized in solvers]
 
 
+def progress(line):
+    """A line on stderr while a cell is measured (a 1M-row cell takes tens of minutes)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def table(sets, args):
     lines = ["| dataset | p | C | gap | alm certified s / passes | alm ladder s / passes | alm exact s / passes | "
              "liblinear s | alm ladder / liblinear | test acc. | peak MB |",
@@ -84,11 +89,14 @@ def table(sets, args):
         yt = np.where(yt_labels == labels[0], 1.0, -1.0) if Xt is not None else None
         for p in args.ps:
             for C in args.Cs:
+                started = time.perf_counter()
                 runs = liblinear_runs(X, labels, C, p, args.repeat)
                 F_star = reference(X, y, C, p, args.threads, runs)
+                progress(f"{name} p {p:g} C {C:g}: F* {F_star:.12g} after {time.perf_counter() - started:.0f} s")
                 for gap in args.gaps:
                     alm = alm_side(X, y, C, p, gap, args.repeat, args.threads)
                     reached = (hinge_primal(X, y, C, alm["w"], alm["b"], p) - F_star) / F_star
+                    progress(f"  gap {gap:g}: alm certified {alm['seconds']:.1f} s, {alm['passes']} passes")
                     ladder = ladder_side(alm_run(X, y, C, p, args.repeat, args.threads), gap, F_star, 1.0, 12)
                     exact = alm_side(X, y, C, p, gap, 1, args.threads, max_iter=args.exact_max_iter, step="exact")
                     found = [(label, ladder_side(run, gap, own_star, 1.0, 12)) for label, run, own_star in runs]
