@@ -10,12 +10,14 @@ import numpy as np
 from ..._core._linalg import bordered_solve, dense_newton
 from ..._core._ssnal import NewtonCG, sorted_changes
 from ..._core._status import Status
-from ...errors import FastSVMError, ParameterError
+from ...errors import ParameterError
 from ...problems.vector import dot
 
 
 def lost_definiteness():
-    return FastSVMError("ssnal: the Newton matrix lost positive definiteness (non-finite data?)")
+    # I + sigma Z_J^T Z_J is positive definite in exact arithmetic: its Cholesky fails only once the
+    # values overflowed, the numeric breakdown the trainer reports with its hint (fastsvm-scale)
+    return FloatingPointError("ssnal: the Newton matrix lost positive definiteness (non-finite values)")
 
 
 @dataclass
