@@ -50,6 +50,14 @@ cdef void shuffle_ranked(Keyed* items, Py_ssize_t n, uint64_t* state) noexcept n
         items[j] = t
 
 
+cdef inline Py_ssize_t every_row(int* act, const int[::1] active, Py_ssize_t m) noexcept nogil:
+    """act[0:m] = active (the working set back to every active row); m."""
+    cdef Py_ssize_t k
+    for k in range(m):
+        act[k] = active[k]
+    return m
+
+
 cdef inline double row_pair_dot(CSR X, int i, int j) noexcept nogil:
     """x_i . x_j by merging the rows' sorted column indices."""
     cdef int a = X.indptr[i], a_end = X.indptr[i + 1], b = X.indptr[j], b_end = X.indptr[j + 1]
@@ -325,9 +333,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
                     bottom = G[i]
             gap = top - bottom if top > -INFINITY and bottom < INFINITY else 0.0
             if gap <= tol and not full:    # every row back: the stop is decided over all
-                m_act = m
-                for k in range(m):
-                    act[k] = active[k]
+                m_act = every_row(act, active, m)
                 continue
             if gap <= tol:
                 status = CONVERGED
@@ -356,9 +362,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
                     if code != CONVERGED:
                         status = code
                         break
-                    m_act = m
-                    for k in range(m):
-                        act[k] = active[k]
+                    m_act = every_row(act, active, m)
                     continue
             m_up = m_low = 0
             for k in range(m_act):
@@ -389,9 +393,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
                 status = code
                 break
             if not full and reads - ws_reads >= WS_READ_PASSES * full_reads:
-                m_act = m                  # the set's sweeps have read their share: every row again
-                for k in range(m):
-                    act[k] = active[k]
+                m_act = every_row(act, active, m)   # the set's sweeps have read their share
     free(ranked)
     free(act)
     free(ws_q)

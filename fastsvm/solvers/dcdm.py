@@ -321,12 +321,12 @@ def solve_nu_path(sub, nus, screening="auto"):
         k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
         sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
                              shift).get_diagonal()
-    solutions, alpha, G, base, w, last_share, warm_work = [], None, None, None, None, 1.0, []
+    solutions, alpha, G, base, w, last_share, warm_work, warm_nus = [], None, None, None, None, 1.0, 0.0, 0
     next_probe, probe_gap = 1, SCREEN_PROBE
 
     def predicted_gain():
         """Why a nu is not screened under "auto", or None when screening it pays."""
-        work = float(np.mean(warm_work)) if warm_work else np.inf
+        work = warm_work / warm_nus if warm_nus else np.inf
         if linear and last_share * work < LINEAR_SCREEN_PASSES:
             return f"last share {100 * last_share:.1f}% x {work:.1f} passes < {LINEAR_SCREEN_PASSES:g} passes"
         if not linear and last_share < KERNEL_SCREEN_SHARE:
@@ -352,14 +352,14 @@ def solve_nu_path(sub, nus, screening="auto"):
             Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
             if linear:                     # Z^T delta over the moved rows, then Z (Z^T delta) over all
                 moved = np.flatnonzero(delta)
-                reads += int(np.sum(X.indptr[moved + 1] - X.indptr[moved])) + int(X.indptr[-1])
+                reads += _stored(X, moved) + int(X.indptr[-1])
             zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
             start[zero], start[one] = 0.0, 1.0
             start = moved_to_sum(start, G, total, upper, free=~(zero | one))
         if linear:
             if w is not None:              # w moved with alpha: a pass over the rows that changed
                 changed = np.flatnonzero(start != alpha)
-                reads += int(np.sum(X.indptr[changed + 1] - X.indptr[changed]))
+                reads += _stored(X, changed)
                 w = w + rows.rows_rmatvec(changed.astype(np.int64), start[changed] - alpha[changed],
                                           np.empty(rows.n_weights))
             alpha, G, w, n_iter, gap, status, history, violations, read = _solve_linear_screened(
@@ -373,8 +373,9 @@ def solve_nu_path(sub, nus, screening="auto"):
                 keep=~(zero | one) if screen_now else None)
             violations = int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
         screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
+        passes = reads / max(int(X.indptr[-1]), 1)
         if step > 0:                       # linear: passes over X's nonzeros, kernels: sweeps
-            warm_work.append(reads / max(int(X.indptr[-1]), 1) if linear else n_iter)
+            warm_work, warm_nus = warm_work + (passes if linear else n_iter), warm_nus + 1
         if screen_now:
             last_share = screened / l
             if predicted_gain() is None:   # the next nu is screened too
@@ -386,7 +387,7 @@ def solve_nu_path(sub, nus, screening="auto"):
         solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations,
                                 screening=screen_now)
         if linear:
-            solution.details["passes"] = reads / max(int(X.indptr[-1]), 1)
+            solution.details["passes"] = passes
         solutions.append(solution)
         if sub.log is not None:
             sub.log(f"dcdm: nu = {nu:g}  {n_iter} iterations  " +
@@ -407,6 +408,11 @@ def _exact_start(sub, X, signs, upper, shift, tol, config, rows, sqnorm, alpha0,
         return _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config), start, offset=offset)[0]
     return _solve_kernel(sub, X, signs, upper, shift, tol, _max_iter(sub, config, upper.shape[0]), start, config,
                          linear_term=G0)[0]
+
+
+def _stored(X, rows):
+    """The stored values of X's rows ``rows``."""
+    return int(np.sum(X.indptr[rows + 1] - X.indptr[rows]))
 
 
 def _linear_products(rows, delta):
@@ -444,7 +450,7 @@ def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one
             return alpha, G, w, sweeps, gap, status, history, violations, reads
         top, bottom, n_wrong = held_kkt(X, rows.labels, rows.bias, alpha, w, rows.weights, held, G, tol,
                                         wrong.view(np.uint8))
-        reads += int(np.sum(X.indptr[held + 1] - X.indptr[held]))
+        reads += _stored(X, held)
         if not n_wrong and top - bottom <= tol:
             return alpha, G, w, sweeps, top - bottom, status, history, violations, reads
         violations += n_wrong
