@@ -183,6 +183,8 @@ def test_lp_svm_equals_highs(name, value, tol, finish):
     primal = np.abs(sol.w).sum() + np.maximum(0.0, 1.0 - y * (X @ sol.w - sol.rho)).sum()
     assert sol.objective == pytest.approx(primal, rel=1e-12)
     assert sol.stop_measure <= tol
+    # the homotopy has to reach the finish's gap (0.3) only: its first mu is sized from that, not -e
+    assert sol.history[0]["mu"] == pytest.approx(1.0 if finish == "interior" else 2 * np.sqrt(tol))
     if finish == "interior":       # the LP's own support, exactly
         assert any("interior-point finish" in line for line in lines)
         np.testing.assert_array_equal(sol.w != 0, np.abs(w_lp) > 1e-9)
