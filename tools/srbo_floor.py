@@ -38,7 +38,7 @@ def floor_row(X, y, tol, repeat):
 
     def run(side):
         if side == "oracle":
-            dcdm.screen, dcdm._linear_products = oracle_screen, lambda rows, delta: np.zeros(rows.n_rows)
+            dcdm.screen, dcdm._linear_products = oracle_screen, lambda rows, delta, moved: np.zeros(rows.n_rows)
         try:
             start = time.perf_counter()
             path = fastsvm_path(X, y, "linear", NUS, tol, SIDES[side])

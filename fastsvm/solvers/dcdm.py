@@ -349,10 +349,12 @@ def solve_nu_path(sub, nus, screening="auto"):
         screen_now = screening and alpha is not None and skipped is None
         if screen_now:
             delta = start - alpha
-            Q_delta = _linear_products(rows, delta) if linear else _kernel_products(X, sub.kernel, signs, shift, delta)
             if linear:                     # Z^T delta over the moved rows, then Z (Z^T delta) over all
                 moved = np.flatnonzero(delta)
+                Q_delta = _linear_products(rows, delta, moved)
                 reads += _stored(X, moved) + int(X.indptr[-1])
+            else:
+                Q_delta = _kernel_products(X, sub.kernel, signs, shift, delta)
             zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
             start[zero], start[one] = 0.0, 1.0
             start = moved_to_sum(start, G, total, upper, free=~(zero | one))
@@ -415,9 +417,8 @@ def _stored(X, rows):
     return int(np.sum(X.indptr[rows + 1] - X.indptr[rows]))
 
 
-def _linear_products(rows, delta):
-    """Q delta = Z (Z^T delta), delta sparse."""
-    moved = np.flatnonzero(delta)
+def _linear_products(rows, delta, moved):
+    """Q delta = Z (Z^T delta), delta sparse: nonzero at ``moved`` only."""
     w_delta = rows.rows_rmatvec(moved.astype(np.int64), delta[moved], np.empty(rows.n_weights))
     return rows.margins(w_delta, np.empty(rows.n_rows))
 
