@@ -349,6 +349,29 @@ def test_screened_path_equals_unscreened(name):
     assert share > (0.2 if name in ("gaussian", "breast-cancer_scale") else 0.0)
 
 
+def test_given_screen_is_checked():
+    """A callable screen replaces SRBO's test at no cost, and the path stays exact: the optimum's own
+    bounds are kept (no violation); five samples of each bound swapped are freed by the full KKT
+    check; a screen that leaves the nu's mass no room (every sample at 0) is dropped whole."""
+    X, y = path_set("breast-cancer_scale")
+    nus, l = PATH[:11], len(y)
+    sub = subproblem(X, y, nus[0], "linear", tol=1e-9)
+    plain = solve_nu_path(sub, nus, screening=False)
+    bounds = {nu: (s.dual <= 0.0, s.dual >= 1.0) for nu, s in zip(nus, plain)}
+
+    def swapped(nu):
+        zero, one = (mask.copy() for mask in bounds[nu])
+        at_zero, at_one = np.flatnonzero(zero)[:5], np.flatnonzero(one)[:5]
+        zero[at_zero], one[at_zero], zero[at_one], one[at_one] = False, True, True, False
+        return zero, one
+    for given, sent_back in ((bounds.__getitem__, lambda n: n == 0), (swapped, lambda n: n > 0),
+                             (lambda nu: (np.ones(l, bool), np.zeros(l, bool)), lambda n: n == l)):
+        path = solve_nu_path(sub, nus, screening=given)
+        assert all(s.details["screening"] and sent_back(s.details["violations"]) for s in path[1:])
+        for a, b in zip(path, plain):
+            assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-8)
+
+
 def kkt_sides(Q, alpha, tol):
     """(G, top, bottom): G = Q a, the largest G over a > 0, the smallest over a < 1."""
     G = Q @ alpha

@@ -20,31 +20,24 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-import fastsvm.solvers.dcdm as dcdm  # noqa: E402
 from bench_srbo import fastsvm_path, load  # noqa: E402
 
 NUS = [round(0.5 + 0.001 * k, 3) for k in range(101)]
-SIDES = {"warm": False, "srbo": True, "auto": "auto", "oracle": True}
+SIDES = {"warm": False, "srbo": True, "auto": "auto", "oracle": None}   # oracle: a given screen
 
 
 def floor_row(X, y, tol, repeat):
     """{side: (median seconds, mean screened share, total sweeps)} of the four sides."""
     reference = fastsvm_path(X, y, "linear", NUS, min(tol, 1e-9), False)
     bounds = {nu: (np.asarray(s.dual) <= 0.0, np.asarray(s.dual) >= 1.0) for nu, s in zip(NUS, reference)}
-    real = dcdm.screen, dcdm._linear_products
 
-    def oracle_screen(G, Q_delta, delta, alpha, sqnorm, nu):
-        return (*bounds[round(nu, 3)], None)
+    def oracle_screen(nu):
+        return bounds[round(nu, 3)]
 
     def run(side):
-        if side == "oracle":
-            dcdm.screen, dcdm._linear_products = oracle_screen, lambda rows, delta, moved: np.zeros(rows.n_rows)
-        try:
-            start = time.perf_counter()
-            path = fastsvm_path(X, y, "linear", NUS, tol, SIDES[side])
-            return time.perf_counter() - start, path
-        finally:
-            dcdm.screen, dcdm._linear_products = real
+        start = time.perf_counter()
+        path = fastsvm_path(X, y, "linear", NUS, tol, oracle_screen if side == "oracle" else SIDES[side])
+        return time.perf_counter() - start, path
     seconds, paths = {side: [] for side in SIDES}, {}
     for _ in range(repeat):
         for side in SIDES:

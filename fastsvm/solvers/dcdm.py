@@ -299,6 +299,8 @@ def solve_nu_path(sub, nus, screening="auto"):
     screening: True (every nu), False, or "auto": a nu is screened where the last screen predicts
     a gain (see KERNEL_SCREEN_SHARE, LINEAR_SCREEN_PASSES), and at probes SCREEN_PROBE, 2 SCREEN_PROBE,
     4 SCREEN_PROBE, ... nu apart (details "screening" says whether a nu was, the progress line why not).
+    A callable ``screening(nu) -> (zero, one)`` replaces SRBO's test at every nu after the first by
+    the given masks at no cost (a bound on what any screen can give; the full check still corrects it).
     [Solution per nu], each with details "seconds", "screened" (the share of samples SRBO fixed)
     and "violations" (screened samples the full check sent back: 0 when the screening is safe);
     linear: "passes", the stored values of X the nu's sweeps, w updates and checks read, over X's nnz."""
@@ -311,8 +313,9 @@ def solve_nu_path(sub, nus, screening="auto"):
     tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
     l = upper.shape[0]
     linear = sub.kernel.kind == "linear"
-    if screening not in (True, False, "auto"):
-        raise ParameterError(f"screening must be True, False or 'auto', not {screening!r}")
+    given_screen = screening if callable(screening) else None
+    if given_screen is None and screening not in (True, False, "auto"):
+        raise ParameterError(f"screening must be True, False, 'auto' or a callable, not {screening!r}")
     adaptive = screening == "auto"
     screening = bool(screening) and bool(np.all(upper == 1.0)) and sub.kernel.kind != "precomputed"
     if linear:
@@ -347,7 +350,9 @@ def solve_nu_path(sub, nus, screening="auto"):
                                  alpha, G, start)
         skipped = predicted_gain() if adaptive and alpha is not None and step < next_probe else None
         screen_now = screening and alpha is not None and skipped is None
-        if screen_now:
+        if screen_now and given_screen is not None:
+            zero, one = given_screen(nu)
+        elif screen_now:
             delta = start - alpha
             if linear:                     # Z^T delta over the moved rows, then Z (Z^T delta) over all
                 moved = np.flatnonzero(delta)
@@ -356,6 +361,11 @@ def solve_nu_path(sub, nus, screening="auto"):
             else:
                 Q_delta = _kernel_products(X, sub.kernel, signs, shift, delta)
             zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
+        unfit = 0
+        if screen_now and not np.count_nonzero(one) <= total <= l - np.count_nonzero(zero):
+            # the nu's mass does not fit the samples left free: a wrong screen (never SRBO's), dropped
+            unfit, zero, one = int(np.count_nonzero(zero | one)), np.zeros(l, dtype=bool), np.zeros(l, dtype=bool)
+        if screen_now:
             start[zero], start[one] = 0.0, 1.0
             start = moved_to_sum(start, G, total, upper, free=~(zero | one))
         if linear:
@@ -368,12 +378,13 @@ def solve_nu_path(sub, nus, screening="auto"):
                 problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random",
                 w)
             reads += read
+            violations += unfit
             objective = 0.5 * dot(w, w)
         else:
             alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
                 problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config, base,
                 keep=~(zero | one) if screen_now else None)
-            violations = int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
+            violations = unfit + int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
         screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
         passes = reads / max(int(X.indptr[-1]), 1)
         if step > 0:                       # linear: passes over X's nonzeros, kernels: sweeps
