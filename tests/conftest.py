@@ -3,11 +3,17 @@ $FASTSVM_SHARED_DATA); tests that need them skip cleanly when it is absent."""
 import contextlib
 import ctypes
 import os
+import signal
 import threading
 import time
 from pathlib import Path
 
 import pytest
+
+# a suite started with SIGINT ignored (a background job) would pass that on to the programs it
+# runs, which then keep ignoring Ctrl-C: with a handler here they start with the default
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("FASTSVM_SHARED_DATA", REPO.parent / "shared" / "data"))

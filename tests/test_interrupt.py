@@ -90,6 +90,20 @@ def _numpy_loaded(pid):
         return False
 
 
+def test_ignored_sigint_stays_ignored(hard_problem, tmp_path):
+    """Started with SIGINT ignored (a script's background job), fastsvm-train keeps ignoring it, as
+    svm-train does: a Ctrl-C at the terminal does not end it, and it writes its model."""
+    model = tmp_path / "m"
+    proc = subprocess.Popen([str(BIN / "fastsvm-train"), "-s", "dcd", "-c", "1000", "-e", "1e-12", "-M", "3000",
+                             hard_problem, model], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert proc.stdout.readline(), "the solver printed no progress"
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert "interrupted" not in stderr and model.is_file()
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.01, 0.05, 0.1, 0.2])
 def test_interrupt_during_start_up_prints_one_line(delay, hard_problem, tmp_path):
     """SIGINT while the imports run (numpy, scipy, the solver) and while the data loads."""

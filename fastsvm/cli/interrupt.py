@@ -39,10 +39,13 @@ def defer_until_entry():
 
 def run_interruptible(prog, work):
     """``work()`` -> its exit status, or 130 after one line on stderr when Ctrl-C ended it.
-    Once the work is over, a late Ctrl-C is ignored: the process is already on its way out."""
+    Once the work is over, a late Ctrl-C is ignored: the process is already on its way out.
+    A program started with SIGINT ignored (a script's background job) keeps ignoring it, as C
+    programs such as svm-train do."""
     try:
         # inside the try: an interrupt before the handler is in place raises here, and is caught
-        signal.signal(signal.SIGINT, _interrupt_once)
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, _interrupt_once)
         if _seen:
             raise KeyboardInterrupt
         status = work()
