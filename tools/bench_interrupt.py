@@ -46,8 +46,10 @@ def hard_problem(folder):
 
 
 def one_interrupt(args, data, model, wait):
+    # SIGINT's default in the child: started from a background job it would inherit SIG_IGN and keep it
     proc = subprocess.Popen([str(BIN / "fastsvm-train"), *args, str(data), str(model)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     if not proc.stdout.readline():
         proc.kill()
         raise SystemExit(f"{args}: no progress line")
