@@ -302,7 +302,8 @@ def solve_nu_path(sub, nus, screening="auto"):
     A callable ``screening(nu) -> (zero, one)`` replaces SRBO's test at every nu after the first by
     the given masks at no cost (a bound on what any screen can give; the full check still corrects it).
     [Solution per nu], each with details "seconds", "screened" (the share of samples SRBO fixed)
-    and "violations" (screened samples the full check sent back: 0 when the screening is safe);
+    and "violations" (screened samples the full check sent back, or all of a screen that leaves the
+    nu's mass no room: 0 when the screening is safe);
     linear: "passes", the stored values of X the nu's sweeps, w updates and checks read, over X's nnz."""
     nus = [float(nu) for nu in nus]
     if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
@@ -350,22 +351,22 @@ def solve_nu_path(sub, nus, screening="auto"):
                                  alpha, G, start)
         skipped = predicted_gain() if adaptive and alpha is not None and step < next_probe else None
         screen_now = screening and alpha is not None and skipped is None
-        if screen_now and given_screen is not None:
-            zero, one = given_screen(nu)
-        elif screen_now:
-            delta = start - alpha
-            if linear:                     # Z^T delta over the moved rows, then Z (Z^T delta) over all
-                moved = np.flatnonzero(delta)
-                Q_delta = _linear_products(rows, delta, moved)
-                reads += _stored(X, moved) + int(X.indptr[-1])
-            else:
-                Q_delta = _kernel_products(X, sub.kernel, signs, shift, delta)
-            zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
         unfit = 0
-        if screen_now and not np.count_nonzero(one) <= total <= l - np.count_nonzero(zero):
-            # the nu's mass does not fit the samples left free: a wrong screen (never SRBO's), dropped
-            unfit, zero, one = int(np.count_nonzero(zero | one)), np.zeros(l, dtype=bool), np.zeros(l, dtype=bool)
         if screen_now:
+            if given_screen is not None:
+                zero, one = given_screen(nu)
+            else:
+                delta = start - alpha
+                if linear:                 # Z^T delta over the moved rows, then Z (Z^T delta) over all
+                    moved = np.flatnonzero(delta)
+                    Q_delta = _linear_products(rows, delta, moved)
+                    reads += _stored(X, moved) + int(X.indptr[-1])
+                else:
+                    Q_delta = _kernel_products(X, sub.kernel, signs, shift, delta)
+                zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
+            if not np.count_nonzero(one) <= total <= l - np.count_nonzero(zero):
+                # the nu's mass does not fit the samples left free: a wrong screen (never SRBO's), dropped
+                unfit, zero, one = int(np.count_nonzero(zero | one)), np.zeros(l, dtype=bool), np.zeros(l, dtype=bool)
             start[zero], start[one] = 0.0, 1.0
             start = moved_to_sum(start, G, total, upper, free=~(zero | one))
         if linear:
