@@ -79,7 +79,7 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2, help="the local solve's threads")
     parser.add_argument("--C", type=float, default=0.01,
-                        help="0.01: a few hundred iterations to a 1e-6 gap on the text set (C = 1: thousands)")
+                        help="0.01: about 1,100 iterations to a 1e-6 gap on the text set at 100k rows, 10,175 at 1M")
     parser.add_argument("--p", type=float, default=2.0)
     parser.add_argument("--tol", type=float, default=1e-6, help="the relative duality gap of both runs")
     parser.add_argument("--max-iter", type=int, default=100000)
