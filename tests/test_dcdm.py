@@ -370,6 +370,8 @@ def test_given_screen_is_checked():
         assert all(s.details["screening"] and sent_back(s.details["violations"]) for s in path[1:])
         for a, b in zip(path, plain):
             assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-8)
+    with pytest.raises(ParameterError, match="two boolean masks"):
+        solve_nu_path(sub, nus, screening=lambda nu: (np.zeros(l - 1, bool), np.zeros(l, bool)))
 
 
 def kkt_sides(Q, alpha, tol):

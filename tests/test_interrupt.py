@@ -98,6 +98,7 @@ def test_ignored_sigint_stays_ignored(hard_problem, tmp_path):
                              hard_problem, model], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert proc.stdout.readline(), "the solver printed no progress"
+    assert proc.poll() is None, "finished before the SIGINT"
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr

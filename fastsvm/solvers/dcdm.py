@@ -354,7 +354,9 @@ def solve_nu_path(sub, nus, screening="auto"):
         unfit = 0
         if screen_now:
             if given_screen is not None:
-                zero, one = given_screen(nu)
+                zero, one = (np.asarray(mask) for mask in given_screen(nu))
+                if zero.dtype != bool or one.dtype != bool or zero.shape != (l,) or one.shape != (l,):
+                    raise ParameterError(f"a given screen returns two boolean masks of {l} samples (at nu = {nu:g})")
             else:
                 delta = start - alpha
                 if linear:                 # Z^T delta over the moved rows, then Z (Z^T delta) over all
