@@ -160,6 +160,39 @@ def test_interrupt_while_modules_import_prints_one_line(program, target, tmp_pat
     assert proc.returncode == 130
 
 
+# the same, with Ctrl-C delivered the moment a function named NAME whose caller is CALLER starts:
+# inside an import, where an exception is dropped
+DROPPED_INTERRUPT = """
+import os, signal, sys
+NAME, CALLER = sys.argv.pop(1), sys.argv.pop(1)
+sys.argv[0] = sys.argv.pop(1)
+def profile(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == NAME and frame.f_back.f_code.co_name == CALLER:
+        sys.setprofile(None)
+        os.kill(os.getpid(), signal.SIGINT)
+module = __import__("fastsvm.cli." + sys.argv[0].split("-")[1], fromlist=["entry"])
+sys.setprofile(profile)
+sys.exit(module.entry())
+"""
+
+
+@pytest.mark.parametrize("name, caller", [
+    ("register", "_call_with_frames_removed"),   # a Cython module's init: its bare except drops it
+    ("cb", "_find_and_load"),                    # importlib's module-lock callback: printed, dropped
+])
+def test_interrupt_an_import_drops_still_ends_the_program(name, caller, hard_problem, tmp_path):
+    driver = tmp_path / "driver.py"
+    driver.write_text(DROPPED_INTERRUPT)
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, str(driver), name, caller, "fastsvm-train", *LONG_RUNS["smo"],
+                           str(hard_problem), str(tmp_path / "m")], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.stderr.strip() == "fastsvm-train: interrupted"
+    assert proc.returncode == 130
+    assert time.monotonic() - started < 30, "the solver ran to its end"
+    assert not (tmp_path / "m").exists()
+
+
 SCRIPT = """
 import sys, fastsvm
 X, y = fastsvm.load_svmlight_file(sys.argv[1])

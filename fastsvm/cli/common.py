@@ -107,7 +107,4 @@ def run(main, prog, usage, argv=None):
     except MemoryError:
         print(f"{prog}: out of memory", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
     return 0
