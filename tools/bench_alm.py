@@ -91,7 +91,7 @@ def table(sets, args):
             for C in args.Cs:
                 started = time.perf_counter()
                 runs = liblinear_runs(X, labels, C, p, args.repeat)
-                F_star = reference(X, y, C, p, args.threads, runs) if args.f_star is None else args.f_star
+                F_star = reference(X, y, C, p, args.threads, runs)
                 progress(f"{name} p {p:g} C {C:g}: F* {F_star:.12g} after {time.perf_counter() - started:.0f} s")
                 for gap in args.gaps:
                     alm = alm_side(X, y, C, p, gap, args.repeat, args.threads)
@@ -154,8 +154,6 @@ def main(argv=None):
     parser.add_argument("--scaling-iterations", type=int, default=50)
     parser.add_argument("--exact-max-iter", type=int, default=2000, help="the exact step's iteration cap")
     parser.add_argument("--sections", default="table,scaling")
-    parser.add_argument("--f-star", type=float, help="the optimum of a one-cell run (one set, p and C), "
-                        "known from an earlier run: skips its reference solve (tens of minutes on 1M rows)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     args.ps = [float(v) for v in args.ps.split(",")]
@@ -164,8 +162,6 @@ def main(argv=None):
     sections = set(args.sections.split(","))
 
     sets = benchmark_sets(args.data_dir, args.datasets, args.synthetic, args.synthetic_kinds)
-    if args.f_star is not None and len(sets) * len(args.ps) * len(args.Cs) != 1:
-        parser.error("--f-star needs one set, one p and one C")
 
     lines = ["# SVM-ALM side by side", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}; {args.threads} threads for alm; medians of {args.repeat} runs "
