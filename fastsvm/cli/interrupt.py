@@ -19,6 +19,7 @@ import time
 
 _seen = False      # a Ctrl-C arrived
 _watching = False  # a Ctrl-C landed in an import: a thread waits for its end
+_reported = False  # the interrupt is being reported: the process is on its way out
 
 
 def _note(signum, frame):
@@ -30,9 +31,12 @@ def _interrupt_once(signum, frame):
     # the first Ctrl-C stops the work; later ones must not break the way out (an interrupted
     # except-clause or save would print a traceback)
     global _seen, _watching
+    if _reported:
+        return
     _seen = True
     if _importing(frame):
         # the import may drop it: the handler stays for a second one once the import is over
+        # (a no-op once this one is reported)
         if not _watching:
             _watching = True
             _thread.start_new_thread(_interrupt_after_imports, (_thread.get_ident(),))
@@ -79,6 +83,7 @@ def run_interruptible(prog, work):
     Once the work is over, a late Ctrl-C is ignored: the process is already on its way out.
     A program started with SIGINT ignored (a script's background job) keeps ignoring it, as C
     programs such as svm-train do."""
+    global _reported
     try:
         # inside the try: an interrupt before the handler is in place raises here, and is caught
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
@@ -92,8 +97,10 @@ def run_interruptible(prog, work):
     except Exception:
         if not _seen:
             raise
+        _reported = True  # before any call: a Ctrl-C raised again must not break this clause
         status = _interrupted(prog)
     except KeyboardInterrupt:
+        _reported = True
         status = _interrupted(prog)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     return status
