@@ -65,7 +65,8 @@ def _interrupt_after_imports(main):
 
 
 def _unraisable(info):
-    """sys.unraisablehook: an interrupt dropped in a callback is raised again, not printed."""
+    """sys.unraisablehook: an interrupt dropped in a callback is not printed (it is raised again
+    once its import is over, or reported when the work ends)."""
     if not issubclass(info.exc_type, KeyboardInterrupt):
         sys.__unraisablehook__(info)
 
