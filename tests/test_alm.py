@@ -73,6 +73,24 @@ def test_optimum_and_certificate(name, C, p, step):
     assert 0.0 <= certified_gap(X, y, upper, p, sol) <= 1e-8
 
 
+@pytest.mark.parametrize("p", [1.0, 2.0])
+def test_the_trace_holds_what_any_looser_tol_would_have_stopped_at(p):
+    """tools/bench_alm.py reads the run at any -e from one run's trace: a looser -e stops at the
+    trace's first certificate within it, with that row's passes and objective."""
+    X, labels = load("heart_scale")
+    y = pm(labels)
+    tight = solve(subproblem(X, y, tol=1e-7, p=p))
+    trace = tight.details["trace"]
+    assert trace[-1, 0] == tight.details["passes"] and trace[-1, 2] == tight.objective
+    assert trace[-1, 3] == tight.stop_measure <= 1e-7 < trace[-2, 3]
+    assert np.all(np.diff(trace[:, 0]) > 0) and np.all(np.diff(trace[:, 1]) >= 0)
+    for tol in (1e-2, 1e-4):
+        loose = solve(subproblem(X, y, tol=tol, p=p))
+        row = trace[np.flatnonzero(trace[:, 3] <= tol)[0]]
+        assert (loose.details["passes"], loose.objective, loose.stop_measure) == (row[0], row[2], row[3])
+        assert np.array_equal(loose.details["trace"][:, [0, 2, 3]], trace[:len(loose.details["trace"])][:, [0, 2, 3]])
+
+
 def lbfgs(X, y, upper, p, bias=True):
     """min 1/2 |w|^2 + sum upper_i max(0, 1 - y_i (x_i w + b))^p for p > 1 (C^1) by L-BFGS-B."""
     Xd = X.toarray()

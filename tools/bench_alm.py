@@ -2,18 +2,23 @@
 
 The Lp-loss SVM, 1/2 |w|^2 + C sum max(0, 1 - y (x.w + b))^p with the bias never penalized:
 passes over the nonzeros and seconds until the primal objective is within a relative gap of the
-optimum F* (1e-2, 1e-3, 1e-4):
-  alm certified    the default (inexact step, mu from the data), run at -e = the gap: its own
-                   certificate stops it, so its primal gap is at most the target
-  alm ladder       the same with -e 1, 10^-0.5, ... until the gap is met: LIBLINEAR's protocol (its
-                   -e bounds a gradient norm, ours a duality gap: neither is the primal gap, so both
-                   are given the coarsest tolerance that meets it); the ratio to LIBLINEAR is this one
+optimum F* (1e-2, 1e-3, 1e-4). alm (the default: inexact step, mu from the data) runs once per cell,
+to -e the smallest gap or --max-passes: its iterates do not depend on -e, so its trace (objective and
+duality gap at every certificate, with the seconds since the solve began) gives what a run at any
+-e would have done, at the time it would have stopped:
+  alm certified    -e = the gap: its own certificate stops it, so its primal gap is at most the target
+  alm ladder       -e 1, 10^-0.5, ... until the primal gap is met: LIBLINEAR's protocol (its -e bounds
+                   a gradient norm, ours a duality gap: neither is the primal gap, so both are given
+                   the coarsest tolerance that meets it); the ratio to LIBLINEAR is this one
+  alm oracle       the first certificate within the gap (a stop that knows F*: no -e does better)
   alm exact        the exact (CG) step, one run, capped at --exact-max-iter iterations
   liblinear        p = 1: -s 3 -B 1; p = 2: -s 2 -B 1 -R (the same problem) and -s 1 -B 1; eps 1,
                    10^-0.5, ... until the gap is met (a penalized bias is measured against its own
                    problem's optimum); one thread
 F*: p = 1 SSsNAL at eta 1e-9 (LIBSVM's linear problem), p = 2 LIBLINEAR -s 2 -R at -e 1e-6, other p
-alm itself at a 1e-8 duality gap (certified: the dual bound is independent of the primal).
+alm's own run taken to a 1e-8 duality gap (certified: the dual bound is independent of the primal);
+when --max-passes stops it first, F* is its best dual bound, which overstates every gap.
+A cell alm did not reach within --max-passes reads "> s / passes" (the run's length).
 Time per pass: alm p = 2 for a fixed number of iterations on the synthetic text set of 125k, 250k,
 500k and 1M rows, and the log-log slope; threads: seconds per pass on 1 and 2 threads (same bits).
 
@@ -33,8 +38,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from bench_dcd import as_pm, load_synthetic  # noqa: E402
-from bench_nesvm import (benchmark_sets, hinge_primal, ladder_side, liblinear_run, optimum, timed,  # noqa: E402
-                         write_report)
+from bench_nesvm import (LADDER, benchmark_sets, hinge_primal, ladder_side, liblinear_run, optimum,  # noqa: E402
+                         timed, write_report)
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers import get_solver  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
@@ -46,26 +51,56 @@ def alm_side(X, y, C, p, gap, repeat, threads, max_iter=10**6, **options):
     sub = Subproblem("c_svc", X, y, np.full(X.shape[0], float(C)), Kernel("linear"), params, n_threads=threads)
     seconds, sol, peak = timed(lambda: get_solver("alm").solve(sub), repeat)
     return {"seconds": seconds, "passes": sol.details["passes"], "iterations": sol.n_iter, "w": sol.w,
-            "b": -sol.rho, "peak": peak, "status": sol.status.value}
+            "b": -sol.rho, "peak": peak, "status": sol.status.value, "trace": sol.details["trace"]}
 
 
-def alm_run(X, y, C, p, repeat, threads):
-    """ladder_side's run: alm at -e tol (its relative duality gap)."""
-    def run(tol):
-        alm = alm_side(X, y, C, p, tol, repeat, threads)
-        return alm["seconds"], hinge_primal(X, y, C, alm["w"], alm["b"], p), alm
-    return run
+def traced(X, y, C, p, tol, repeat, threads, max_passes):
+    """alm run to -e tol or max_passes, repeat times: its trace (passes, seconds, objective, gap) with
+    each row's seconds the median over the runs of the time a run stopping there takes (the trace's
+    clock starts inside the solve: the set-up before it and the return after the last row are added)."""
+    runs = [alm_side(X, y, C, p, tol, 1, threads, max_iter=max(1, int(max_passes / 2.2)))
+            for _ in range(repeat)]
+    rows = min(len(run["trace"]) for run in runs)
+    seconds = np.median([run["trace"][:rows, 1] + run["seconds"] - run["trace"][-1, 1] for run in runs], axis=0)
+    trace = runs[-1]["trace"][:rows].copy()
+    trace[:, 1] = seconds
+    return trace, runs[-1]
 
 
-def reference(X, y, C, p, threads, runs):
-    """F*: SSsNAL's for p = 1, LIBLINEAR -s 2 -R's own optimum (the same problem) for p = 2, alm's
-    at a 1e-8 gap else."""
+def first_row(trace, mask):
+    """The first trace row where mask holds, or None."""
+    hits = np.flatnonzero(mask)
+    return trace[hits[0]] if hits.size else None
+
+
+def alm_cells(trace, gap, F_star):
+    """(certified, ladder, oracle) rows of the trace for a relative primal gap: the first certificate
+    at -e gap, the coarsest ladder -e whose stop meets the gap (with that -e), the first row that does."""
+    primal_gap = (trace[:, 2] - F_star) / F_star
+    certified = first_row(trace, trace[:, 3] <= gap)
+    ladder, tol = None, 1.0
+    for _ in range(12):
+        row = first_row(trace, trace[:, 3] <= tol)
+        if row is None:
+            break
+        if (row[2] - F_star) / F_star <= gap:
+            ladder = (tol, row)
+            break
+        tol *= LADDER
+    return certified, ladder, first_row(trace, primal_gap <= gap)
+
+
+def reference(X, y, C, p, threads, runs, trace):
+    """F* and how it was found: SSsNAL's for p = 1, LIBLINEAR -s 2 -R's own optimum (the same
+    problem) for p = 2, else alm's own run (traced to 1e-8): its best primal when it certified
+    1e-8, else its best dual bound."""
     if p == 1.0:
-        return optimum(X, y, C, threads)
+        return optimum(X, y, C, threads), "SSsNAL"
     if p == 2.0:
-        return runs[0][2]
-    alm = alm_side(X, y, C, p, 1e-8, 1, threads)
-    return hinge_primal(X, y, C, alm["w"], alm["b"], p)
+        return runs[0][2], "LIBLINEAR -s 2 -R"
+    if trace[-1, 3] <= 1e-8:
+        return float(trace[:, 2].min()), "alm at 1e-8"
+    return float(np.max(trace[:, 2] * (1.0 - trace[:, 3]))), f"alm's dual bound (gap {trace[-1, 3]:.1e})"
 
 
 def liblinear_runs(X, labels, C, p, repeat):
@@ -80,10 +115,15 @@ def progress(line):
     print(line, file=sys.stderr, flush=True)
 
 
+def cell(row, length, extra=""):
+    """seconds / passes of a trace row, or > the run's length when it was not reached."""
+    return f"> {length[1]:.1f} / {int(length[0])}" if row is None else f"{row[1]:.3f} / {int(row[0])}{extra}"
+
+
 def table(sets, args):
-    lines = ["| dataset | p | C | gap | alm certified s / passes | alm ladder s / passes | alm exact s / passes | "
-             "liblinear s | alm ladder / liblinear | test acc. | peak MB |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| dataset | p | C | gap | alm certified s / passes | alm ladder s / passes | alm oracle s / passes | "
+             "alm exact s / passes | liblinear s | alm ladder / liblinear | test acc. | peak MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, X, labels, Xt, yt_labels in sets:
         y = as_pm(labels)
         yt = np.where(yt_labels == labels[0], 1.0, -1.0) if Xt is not None else None
@@ -91,28 +131,34 @@ def table(sets, args):
             for C in args.Cs:
                 started = time.perf_counter()
                 runs = liblinear_runs(X, labels, C, p, args.repeat)
-                F_star = reference(X, y, C, p, args.threads, runs)
-                progress(f"{name} p {p:g} C {C:g}: F* {F_star:.12g} after {time.perf_counter() - started:.0f} s")
+                own_reference = p not in (1.0, 2.0)
+                trace, alm = traced(X, y, C, p, 1e-8 if own_reference else min(args.gaps), args.repeat,
+                                    args.threads, args.max_passes)
+                F_star, source = reference(X, y, C, p, args.threads, runs, trace)
+                check = abs(hinge_primal(X, y, C, alm["w"], alm["b"], p) - trace[-1, 2]) / F_star
+                progress(f"{name} p {p:g} C {C:g}: F* {F_star:.12g} ({source}), alm {trace[-1, 1]:.1f} s "
+                         f"{int(trace[-1, 0])} passes to gap {trace[-1, 3]:.1e} (its objective recomputed: "
+                         f"{check:.1e} off), after {time.perf_counter() - started:.0f} s")
+                acc = (float(np.mean(np.where(Xt @ alm["w"] + alm["b"] > 0, 1.0, -1.0) == yt))
+                       if Xt is not None else float("nan"))
+                length = trace[-1]
                 for gap in args.gaps:
-                    alm = alm_side(X, y, C, p, gap, args.repeat, args.threads)
-                    reached = (hinge_primal(X, y, C, alm["w"], alm["b"], p) - F_star) / F_star
-                    progress(f"  gap {gap:g}: alm certified {alm['seconds']:.1f} s, {alm['passes']} passes")
-                    ladder = ladder_side(alm_run(X, y, C, p, args.repeat, args.threads), gap, F_star, 1.0, 12)
+                    certified, ladder, oracle = alm_cells(trace, gap, F_star)
                     exact = alm_side(X, y, C, p, gap, 1, args.threads, max_iter=args.exact_max_iter, step="exact")
                     found = [(label, ladder_side(run, gap, own_star, 1.0, 12)) for label, run, own_star in runs]
                     peers = [(label, None if cell is None else cell[1]) for label, cell in found]
                     best = min((s for _, s in peers if s is not None), default=None)
-                    acc = (float(np.mean(np.where(Xt @ alm["w"] + alm["b"] > 0, 1.0, -1.0) == yt))
-                           if Xt is not None else float("nan"))
                     peer_text = "; ".join(f"{label} {'-' if s is None else f'{s:.3f}'}" for label, s in peers) or "-"
-                    ratio = f"{ladder[1] / best:.2f}x" if best and ladder else "-"
-                    ladder_text = ("-" if ladder is None else
-                                   f"{ladder[1]:.3f} / {ladder[2]['passes']} (-e {ladder[0]:.1e})")
-                    lines.append(f"| {name} | {p:g} | {C:g} | {gap:g} | {alm['seconds']:.3f} / {alm['passes']} "
-                                 f"({alm['status']}, gap {reached:.1e}) | {ladder_text} | "
-                                 f"{exact['seconds']:.3f} / {exact['passes']}"
-                                 f"{'' if exact['status'] == 'converged' else ' (capped)'} | "
-                                 f"{peer_text} | {ratio} | {100 * acc:.2f}% | {alm['peak']:.0f} |")
+                    ratio = (f"{ladder[1][1] / best:.2f}x" if ladder else f"> {length[1] / best:.0f}x") if best else "-"
+                    reached = "" if certified is None else f" (gap {(certified[2] - F_star) / F_star:.1e})"
+                    rung = None if ladder is None else ladder[1]
+                    rung_text = "" if ladder is None else f" (-e {ladder[0]:.1e})"
+                    lines.append(
+                        f"| {name} | {p:g} | {C:g} | {gap:g} | {cell(certified, length, reached)} | "
+                        f"{cell(rung, length, rung_text)} | "
+                        f"{cell(oracle, length)} | {exact['seconds']:.3f} / {exact['passes']}"
+                        f"{'' if exact['status'] == 'converged' else ' (capped)'} | "
+                        f"{peer_text} | {ratio} | {100 * acc:.2f}% | {alm['peak']:.0f} |")
                     print(lines[-1], flush=True)
     return lines
 
@@ -152,6 +198,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--scaling-rows", default="125000,250000,500000,1000000")
     parser.add_argument("--scaling-iterations", type=int, default=50)
+    parser.add_argument("--max-passes", type=float, default=1e6, help="alm's run per cell stops here")
     parser.add_argument("--exact-max-iter", type=int, default=2000, help="the exact step's iteration cap")
     parser.add_argument("--sections", default="table,scaling")
     parser.add_argument("--out")
@@ -165,7 +212,8 @@ def main(argv=None):
 
     lines = ["# SVM-ALM side by side", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}; {args.threads} threads for alm; medians of {args.repeat} runs "
-             "(alm exact: one). Cells: seconds / passes over the nonzeros to the relative primal gap.", ""]
+             "(alm exact: one). Cells: seconds / passes over the nonzeros to the relative primal gap; test "
+             "accuracy at alm's last iterate.", ""]
     if "table" in sections:
         lines += table(sets, args)
     if "scaling" in sections:

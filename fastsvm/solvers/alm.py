@@ -190,12 +190,14 @@ def exact_step(team, w, mu, stop, config):
 def iterate(team, p, config, tol, max_iter, stop, log=None, name="alm"):
     """The ALM iteration over a team of blocks (OneBlock, or fastsvm.distributed's): only w, the
     summed p-vectors and scalars pass between the driver and the blocks. A dict of w (bias weight
-    last), the objective, gap, iterations, status, history, passes and mu."""
+    last), the objective, gap, iterations, status, history, passes, mu and the trace: (passes,
+    seconds, objective, relative gap) at every certificate, from which tools read the time any -e
+    would have taken (the iterates do not depend on -e)."""
     started = time.perf_counter()
     mu = config.mu or data_penalty(team, p, config, stop)
     passes = 2 * config.power_steps
     w = np.zeros(team.n_weights)
-    history, status, gap, objective = [], SolveStatus.MAX_ITER, np.inf, np.inf
+    history, trace, status, gap, objective = [], [], SolveStatus.MAX_ITER, np.inf, np.inf
     team.each("start", mu)
     iteration = 0
     for iteration in range(1, max_iter + 1):
@@ -214,6 +216,7 @@ def iterate(team, p, config, tol, max_iter, stop, log=None, name="alm"):
             dual = dual_value(team)
             passes += 1
             gap = (objective - dual) / max(abs(objective), 1e-300)
+            trace.append((passes, time.perf_counter() - started, objective, gap))
             if not np.isfinite(objective):
                 raise FastSVMError(f"{name}: the objective overflowed; scale the data (fastsvm-scale) or lower C")
             if is_milestone(iteration // config.certify_every or 1) or gap <= tol:
@@ -230,7 +233,7 @@ def iterate(team, p, config, tol, max_iter, stop, log=None, name="alm"):
         log(f"{name}: {status.value} after {iteration} iterations ({passes} passes), objective "
             f"{objective:.10g}, relative duality gap {gap:.3e}")
     return {"w": w, "objective": objective, "gap": gap, "n_iter": iteration, "status": status,
-            "history": history, "passes": passes, "mu": mu}
+            "history": history, "passes": passes, "mu": mu, "trace": trace}
 
 
 def loss_power(params, config):
@@ -255,7 +258,7 @@ def solve_binary(sub):
                     objective=run["objective"], n_iter=run["n_iter"], stop_measure=run["gap"],
                     status=run["status"], history=run["history"],
                     details={"passes": run["passes"], "p": p, "mu": run["mu"], "step": config.step, "tol": tol,
-                             "bias_weight": float(w[-1])})
+                             "bias_weight": float(w[-1]), "trace": np.array(run["trace"])})
 
 
 def solve(sub):
