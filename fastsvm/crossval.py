@@ -10,7 +10,7 @@ from .csr import to_csr
 from .errors import ParameterError
 from .metrics import squared_correlation
 from .parallel import effective_n_jobs, run_tasks
-from .prediction import predict, predict_probability
+from .prediction import predict, predict_many, predict_probability
 from .probability import probability_draws
 from .multiclass import group_classes
 from .train import fit_model, fit_nu_path, fit_path
@@ -89,8 +89,7 @@ def fold_tasks(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None, sto
         if path is not None:
             fit = fit_nu_path if nus is not None else fit_path
             models = fit(X[train], y[train], path, inner, sample_weight=weights[train], stop=stop)
-            X_test = X[test]
-            return test, np.array([predict(model, X_test, n_jobs=inner.n_jobs) for model in models])
+            return test, np.array(predict_many(models, X[test], n_jobs=inner.n_jobs))
         model = fit_model(X[train], y[train], inner, sample_weight=weights[train], stop=stop,
                           stream=fold_streams[f])
         if inner.probability and inner.svm_type in ("c_svc", "nu_svc"):

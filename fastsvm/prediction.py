@@ -18,6 +18,7 @@ last digits (~1e-15 relative), so ``exact`` decides where that path applies:
 """
 import numpy as np
 
+from ._core._kernel import kernel_matrix
 from ._core._linear_predict import LinearDecisionFunction
 from ._core._predict import DecisionFunction
 from .columns import NARROW_WIDTH, columns_to_keep, compressed, first_columns
@@ -31,6 +32,8 @@ from .probability import classification_probabilities, has_probability_model, on
 # Stored support-vector values above which a linear regression model predicts through w by
 # default: 100,000 multiply-adds a row (e.g. 2,000 SVs x 50 features), ~20 s for 200,000 rows.
 EXACT_REGRESSION_LIMIT = 100_000
+# kernel values of one block of rows in predict_many (32 MB)
+SHARED_BLOCK_VALUES = 1 << 22
 # W may hold this many more values than the support vectors before the weight path is refused
 # (many classes: each w_p sums two classes' support vectors).
 EXTRA_WEIGHT_VALUES = 1 << 20
@@ -78,6 +81,60 @@ def _over_occurring_columns(model, X):
 def predict(model, X, n_jobs=None, exact=None):
     """Predicted labels (classification, one-class +1/-1) or values (regression), float64."""
     return _predict_from(model, decision_values(model, X, n_jobs, exact))
+
+
+def predict_many(models, X, n_jobs=None):
+    """[predict(model, X) for model in models], for models trained on the same rows (a C path's:
+    their support vectors RowSelections of one matrix, one kernel): the kernel values of X's rows
+    against the union of their support vectors are formed once, a block of rows at a time, and
+    each model sums its own from them. Those values are formed as predict forms them and summed
+    in its order, so the labels are predict's, bit for bit; models that do not share their rows
+    and kernel, or predict otherwise (linear weights, regression's term-by-term RBF), are
+    predicted one by one."""
+    X = to_csr(X)
+    union = _shared_support_rows(models)
+    if union is None or X.shape[0] == 0:
+        return [predict(model, X, n_jobs) for model in models]
+    base, rows = union
+    first = models[0]
+    n_threads = effective_n_jobs(n_jobs)
+    functions = [(_decision_function(model, model.support_vectors),
+                  np.searchsorted(rows, model.support_vectors.rows).astype(np.int32)) for model in models]
+    values = [np.empty((X.shape[0], function.n_dec)) for function, _ in functions]
+    Z = base[rows]
+    step = max(1, SHARED_BLOCK_VALUES // max(rows.size, 1))
+    for lo in range(0, X.shape[0], step):
+        K = kernel_matrix(X[lo:lo + step], Z, first.kernel_type, first.gamma, first.degree, first.coef0, n_threads)
+        for (function, columns), out in zip(functions, values):
+            function.compute_from_kernel(K, columns, out[lo:lo + step], n_threads)
+    return [_predict_from(model, dec) for model, dec in zip(models, values)]
+
+
+def _shared_support_rows(models):
+    """(base, sorted union of the selected rows) when every model is a one-vs-one classifier
+    predicting through its support vectors, all RowSelections of one base with one kernel; None
+    else."""
+    if not models:
+        return None
+    first = models[0]
+    kernel = (first.kernel_type, first.gamma, first.degree, first.coef0)
+    for model in models:
+        sv = model.support_vectors
+        if not (isinstance(sv, RowSelection) and _same_matrix(sv.base, first.support_vectors.base)
+                and model.is_classification
+                and model.n_sv is not None and model.labels is not None and model.kernel_type != "precomputed"
+                and (model.kernel_type, model.gamma, model.degree, model.coef0) == kernel
+                and not predicts_through_weights(model)):
+            return None
+    rows = np.unique(np.concatenate([model.support_vectors.rows for model in models]))
+    return first.support_vectors.base, rows
+
+
+def _same_matrix(a, b):
+    """Whether two CSR matrices read the same memory (the wrappers and views to_csr makes of one)."""
+    def where(m):
+        return [(array.__array_interface__["data"][0], array.shape) for array in (m.data, m.indices, m.indptr)]
+    return a.shape == b.shape and where(a) == where(b)
 
 
 def predict_probability(model, X, n_jobs=None, exact=None):

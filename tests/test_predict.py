@@ -344,3 +344,74 @@ def test_coupling_matches_row_by_row_reference():
         ours = couple(r)
         ref = np.array([libsvm_coupling_reference(row) for row in r])
         np.testing.assert_array_equal(ours, ref)
+
+
+# ----------------------------------------------------------------------------------------------
+# predict_many: models of one path share their kernel values
+
+def path_of_models(kernel, svm_type="c_svc", classes=3, seed=0):
+    """Models along a C path on random rows (their support vectors rows of one matrix), and test rows."""
+    from fastsvm.params import Params
+    from fastsvm.train import fit_path
+    rng = np.random.default_rng(seed)
+    X = to_csr(sp.random(260, 6, density=0.7, random_state=rng, format="csr"))
+    y = rng.integers(0, classes, size=260).astype(float) if svm_type == "c_svc" else rng.normal(size=260)
+    models = fit_path(X[:200], y[:200], [0.1, 1.0, 30.0], Params(svm_type=svm_type, kernel_type=kernel, gamma=0.7,
+                                                                  coef0=0.5, degree=2, n_jobs=1))
+    return models, X[200:]
+
+
+def counted_predict(monkeypatch):
+    """fastsvm.prediction.predict wrapped to count the models it is called for."""
+    import fastsvm.prediction as prediction
+    calls, one_by_one = [], prediction.predict
+    monkeypatch.setattr(prediction, "predict", lambda model, X, n_jobs=None, exact=None:
+                        calls.append(model) or one_by_one(model, X, n_jobs, exact))
+    return calls
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "polynomial", "sigmoid"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_predict_many_shares_one_kernel_block_and_gives_predicts_bits(kernel, n_jobs, monkeypatch):
+    import fastsvm.prediction as prediction
+    models, X = path_of_models(kernel)
+    assert len({m.support_vectors.shape[0] for m in models}) > 1   # different support vectors along the path
+    expected = [decision_values(m, X, n_jobs=1) for m in models]
+    labels = [predict(m, X, n_jobs=1) for m in models]
+    calls = counted_predict(monkeypatch)
+    monkeypatch.setattr(prediction, "SHARED_BLOCK_VALUES", 500)   # several blocks of rows
+    many = prediction.predict_many(models, X, n_jobs=n_jobs)
+    assert calls == []                                            # not one by one
+    assert all(np.array_equal(a, b) for a, b in zip(many, labels))
+    # the sums from a kernel block: decision_values' bits, and its NumPy twin's values
+    from fastsvm._core._kernel import kernel_matrix
+    from fastsvm._core._predict import DecisionFunction
+    for model, values in zip(models, expected):
+        base = model.support_vectors.base
+        rows = model.support_vectors.rows
+        K = kernel_matrix(X, base, kernel, model.gamma, model.degree, model.coef0)
+        function = DecisionFunction(model.support_vectors, model.sv_coef, model.rho,
+                                    np.concatenate([[0], np.cumsum(model.n_sv)]), np.zeros(0), kernel,
+                                    model.gamma, model.degree, model.coef0, True)
+        out = np.empty_like(values)
+        function.compute_from_kernel(K, rows, out, n_jobs)
+        assert np.array_equal(out, values)
+        assert_close(out, twin_decision_values(model, X))
+        with pytest.raises(ValueError, match="outside K"):
+            function.compute_from_kernel(np.ascontiguousarray(K[:, :rows.max()]), rows, out)
+
+
+@pytest.mark.parametrize("case", ["linear", "regression", "other rows"])
+def test_predict_many_predicts_one_by_one_where_models_do_not_share(case, monkeypatch):
+    import fastsvm.prediction as prediction
+    if case == "other rows":
+        models = path_of_models("rbf")[0][:1] + path_of_models("rbf", seed=1)[0][:1]
+        X = path_of_models("rbf")[1]
+    else:
+        models, X = path_of_models("linear" if case == "linear" else "rbf",
+                                   svm_type="epsilon_svr" if case == "regression" else "c_svc")
+    labels = [predict(m, X, n_jobs=1) for m in models]
+    calls = counted_predict(monkeypatch)
+    many = prediction.predict_many(models, X, n_jobs=1)
+    assert calls == models
+    assert all(np.array_equal(a, b) for a, b in zip(many, labels))

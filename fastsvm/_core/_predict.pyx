@@ -248,3 +248,29 @@ cdef class DecisionFunction:
                 if lo < A.n_rows:
                     with gil:
                         PyErr_CheckSignals()
+
+    def compute_from_kernel(self, const double[:, ::1] K, const int[::1] columns, double[:, ::1] out,
+                            int n_threads=1):
+        """Fill out (n_rows x n_dec) from kernel values computed already: K[i, columns[s]] =
+        k(x_i, sv_s), a block several models trained on the same rows share (fastsvm.prediction's
+        predict_many). The same sums as compute(), so the same bits when K holds its values."""
+        if columns.shape[0] != self.m.n_sv:
+            raise ValueError("one column of K per support vector")
+        if out.shape[0] != K.shape[0] or out.shape[1] != self.n_dec:
+            raise ValueError("output has the wrong shape")
+        cdef int s
+        for s in range(columns.shape[0]):
+            if not 0 <= columns[s] < K.shape[1]:
+                raise ValueError("a support vector's column lies outside K")
+        if K.shape[0] == 0 or self.n_dec == 0:
+            return
+        n_threads = max(1, min(n_threads, K.shape[0]))
+        cdef Py_ssize_t l = max(self.m.n_sv, 1)
+        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * l)
+        cdef int i, t
+        with nogil:
+            for i in prange(K.shape[0], num_threads=n_threads, schedule="static"):
+                t = threadid()
+                for s in range(self.m.n_sv):
+                    kvalue[t * l + s] = K[i, columns[s]]
+                combine(&self.m, &kvalue[t * l], &out[i, 0])
