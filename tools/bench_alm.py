@@ -58,7 +58,8 @@ def traced(X, y, C, p, tol, repeat, threads, max_passes):
     """alm run to -e tol or max_passes, repeat times: its trace (passes, seconds, objective, gap) with
     each row's seconds the median over the runs of the time a run stopping there takes (the trace's
     clock starts inside the solve: the set-up before it and the return after the last row are added)."""
-    runs = [alm_side(X, y, C, p, tol, 1, threads, max_iter=max(1, int(max_passes / 2.2)))
+    # a whole number of certificate periods (5 iterations, 11 passes): the last row ends the run
+    runs = [alm_side(X, y, C, p, tol, 1, threads, max_iter=5 * max(1, int(max_passes / 11)))
             for _ in range(repeat)]
     rows = min(len(run["trace"]) for run in runs)
     seconds = np.median([run["trace"][:rows, 1] + run["seconds"] - run["trace"][-1, 1] for run in runs], axis=0)
