@@ -162,8 +162,8 @@ def table(sets, args):
                     rung_text = "" if ladder is None else f" (-e {ladder[0]:.1e})"
                     lines.append(
                         f"| {name} | {p:g} | {C:g} | {gap:g} | {cell(certified, length, reached)} | "
-                        f"{cell(rung, length, rung_text)} | "
-                        f"{cell(oracle, length)} | {exact['seconds']:.3f} / {exact['passes']}"
+                        f"{cell(rung, length, rung_text) if F_star else '-'} | "
+                        f"{cell(oracle, length) if F_star else '-'} | {exact['seconds']:.3f} / {exact['passes']}"
                         f"{'' if exact['status'] == 'converged' else ' (capped)'} | "
                         f"{peer_text} | {ratio} | {100 * acc:.2f}% | {alm['peak']:.0f} |")
                     print(lines[-1], flush=True)
