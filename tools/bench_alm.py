@@ -39,8 +39,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from bench_dcd import as_pm, load_synthetic  # noqa: E402
-from bench_nesvm import (LADDER, benchmark_sets, hinge_primal, ladder_side, liblinear_run, optimum,  # noqa: E402
-                         timed, write_report)
+from bench_nesvm import (benchmark_sets, hinge_primal, ladder_side, liblinear_run, optimum, timed,  # noqa: E402
+                         write_report)
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers import get_solver  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
@@ -77,19 +77,17 @@ def first_row(trace, mask):
 
 def alm_cells(trace, gap, F_star):
     """(certified, ladder, oracle) rows of the trace for a relative primal gap: the first certificate
-    at -e gap, the coarsest ladder -e whose stop meets the gap (with that -e), the first row that does."""
-    primal_gap = (trace[:, 2] - F_star) / F_star
+    at -e gap; ladder_side's pick of the -e whose stop meets the gap, (-e, seconds, row), each -e's
+    run read from the trace; the first row that meets it. Without F* only the first."""
     certified = first_row(trace, trace[:, 3] <= gap)
-    ladder, tol = None, 1.0
-    for _ in range(12):
+    if not F_star:
+        return certified, None, None
+
+    def stopped_at(tol):
         row = first_row(trace, trace[:, 3] <= tol)
-        if row is None:
-            break
-        if (row[2] - F_star) / F_star <= gap:
-            ladder = (tol, row)
-            break
-        tol *= LADDER
-    return certified, ladder, first_row(trace, primal_gap <= gap)
+        return (np.inf, np.inf, None) if row is None else (row[1], row[2], row)
+    ladder = ladder_side(stopped_at, gap, F_star, 1.0, 12)
+    return certified, ladder, first_row(trace, (trace[:, 2] - F_star) / F_star <= gap)
 
 
 def reference(X, y, C, p, threads, runs, trace):
@@ -148,17 +146,16 @@ def table(sets, args):
                        if Xt is not None else float("nan"))
                 length = trace[-1]
                 for gap in args.gaps:
-                    certified, ladder, oracle = alm_cells(trace, gap, F_star) if F_star else (
-                        first_row(trace, trace[:, 3] <= gap), None, None)
+                    certified, ladder, oracle = alm_cells(trace, gap, F_star)
                     exact = alm_side(X, y, C, p, gap, 1, args.threads, max_iter=args.exact_max_iter, step="exact")
                     found = [(label, ladder_side(run, gap, own_star, 1.0, 12)) for label, run, own_star in runs]
                     peers = [(label, None if cell is None else cell[1]) for label, cell in found]
                     best = min((s for _, s in peers if s is not None), default=None)
                     peer_text = "; ".join(f"{label} {'-' if s is None else f'{s:.3f}'}" for label, s in peers) or "-"
-                    ratio = (f"{ladder[1][1] / best:.2f}x" if ladder else f"> {length[1] / best:.0f}x") if best else "-"
+                    ratio = (f"{ladder[1] / best:.2f}x" if ladder else f"> {length[1] / best:.0f}x") if best else "-"
                     reached = ("" if certified is None or not F_star else
                                f" (gap {(certified[2] - F_star) / F_star:.1e})")
-                    rung = None if ladder is None else ladder[1]
+                    rung = None if ladder is None else ladder[2]
                     rung_text = "" if ladder is None else f" (-e {ladder[0]:.1e})"
                     lines.append(
                         f"| {name} | {p:g} | {C:g} | {gap:g} | {cell(certified, length, reached)} | "
