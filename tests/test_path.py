@@ -107,6 +107,37 @@ def test_smo_path_optima_equal_cold_optima(formulation, heart):
     assert sum(s.n_iter for s in path[1:]) < sum(s.n_iter for s in cold[1:])
 
 
+@pytest.mark.parametrize("formulation", ["c_svc", "nu_svc", "epsilon_svr", "nu_svr"])
+def test_smo_path_conjugate_steps_reach_the_optimum_in_fewer_iterations(formulation, heart):
+    """A warm start steps along Q-conjugate directions (Config.conjugate): up to C = 2^15 it stops
+    where the pair steps do (KKT gap from scratch, the same objective) after at most 60 % of
+    their iterations (heart: 20-45 %)."""
+    sub = dataclasses.replace(smo_subproblem(formulation, heart), kernel=Kernel("rbf", gamma=2.0 ** -7))
+    grid = [2.0 ** k for k in range(-5, 16, 2)]
+    paths = {}
+    for conjugate in (False, True):
+        params = dataclasses.replace(sub.params, tol=1e-3, config=smo.Config(conjugate=conjugate))
+        paths[conjugate] = smo.solve_path(dataclasses.replace(sub, params=params), grid)
+    for C, pair, conjugate in zip(grid, paths[False], paths[True]):
+        at_C = dataclasses.replace(sub, upper=sub.upper * C)
+        assert smo_kkt_gap(at_C, conjugate.dual) <= 1e-3 * (1 + 1e-6)
+        # a gap of 1e-3 puts each objective within about 1e-3 sum(C_i) of the optimum
+        f_pair, f_conjugate = smo_objective(at_C, pair.dual), smo_objective(at_C, conjugate.dual)
+        assert abs(f_conjugate - f_pair) <= 1e-3 * at_C.upper.sum()
+    assert paths[True][0].n_iter == paths[False][0].n_iter   # the first problem is cold: LIBSVM's steps
+    assert sum(s.n_iter for s in paths[True][1:]) <= 0.6 * sum(s.n_iter for s in paths[False][1:])
+
+
+@pytest.mark.parametrize("formulation", ["c_svc", "epsilon_svr"])
+def test_smo_path_conjugate_steps_same_bits_for_any_thread_count(formulation, heart):
+    sub = dataclasses.replace(smo_subproblem(formulation, heart), kernel=Kernel("rbf", gamma=2.0 ** -7))
+    sub.params = dataclasses.replace(sub.params, tol=1e-3, config=smo.Config(parallel_scan_min=1))
+    paths = [smo.solve_path(dataclasses.replace(sub, n_threads=threads), [1.0, 64.0]) for threads in (1, 2)]
+    for one, two in zip(*paths):
+        np.testing.assert_array_equal(one.coef, two.coef)
+        assert one.rho == two.rho and one.n_iter == two.n_iter
+
+
 def test_smo_path_first_solve_and_shared_cache_give_the_cold_result(heart):
     """A path's first problem (no warm point) is the cold solve, bit for bit; so is a cold solve
     on the cache a path left behind (its positions put back in order)."""

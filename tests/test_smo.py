@@ -496,6 +496,71 @@ def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housi
         assert np.all(state.alpha_now() >= 0) and np.all(state.alpha_now() <= C)
 
 
+def twin_conjugate_step(G, alpha, C, y, Q, i, j, direction, support_max=32):
+    """Conjugate SMO's step (SMO's conjugate mode), written with NumPy: along v = beta d + u, u
+    the pair's direction and beta making v Q-conjugate to d, the last unclipped direction (None:
+    none); to the minimum along v or the first bound it meets. The pair's own step when v does
+    not descend or meets a bound at once, or when v would span over support_max variables.
+    Returns (alpha, the next direction or None, whether the step was conjugate)."""
+    u = np.zeros_like(alpha)
+    u[i], u[j] = y[i], -y[j]
+    if direction is not None and np.count_nonzero((direction != 0) | (u != 0)) <= support_max:
+        beta = -(u @ Q @ direction) / (direction @ Q @ direction)
+        v = beta * direction + u
+        gv, vQv = v @ G, v @ Q @ v
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(v > 0, (C - alpha) / v, np.where(v < 0, alpha / -v, np.inf))
+        first = int(np.argmin(room))
+        if gv < 0 and vQv > 0 and room[first] > 0:
+            step = min(-gv / vQv, room[first])
+            moved = np.clip(alpha + step * v, 0, C)
+            if step == room[first]:
+                moved[first] = C[first] if v[first] > 0 else 0.0
+                return moved, None, True
+            return moved, v, True
+    moved = twin_step(G, alpha, C, y, Q, i, j)
+    free = 0 < moved[i] < C[i] and 0 < moved[j] < C[j]
+    return moved, (u if free else None), False
+
+
+@pytest.mark.parametrize("formulation", ["c_svc", "nu_svc", "epsilon_svr"])
+def test_conjugate_steps_match_numpy_twin(formulation, heart, housing):
+    X, y = heart if formulation in CLASSIFICATION else housing
+    X, y = X[:80], y[:80]
+    upper = np.random.default_rng(1).uniform(50.0, 200.0, 80)   # large C: long runs of free steps
+    n = X.shape[0]
+    kernel = _kernel_of("rbf", X.shape[1])
+    p, signs, alpha, C, nu, regression = smo.dual_problem(formulation, y, upper, 0.4, 0.1)
+    K = kernel_matrix(X, X, "rbf", kernel.gamma)
+    if regression:
+        K = np.block([[K, K], [K, K]])
+    s = signs.astype(np.float64)
+    Q = (s[:, None] * s[None, :] * K).astype(np.float32).astype(np.float64)
+    np.fill_diagonal(Q, np.diag(K))
+    cache = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, None if regression else signs)
+    state = SMO(cache, p, signs, alpha, C, 1e-6, False, nu, n if regression else 0, 10**6,
+                np.zeros(1, np.int32), False, conjugate=True)
+    assert state.init() == Status.CONVERGED
+    direction, conjugate_steps = None, 0
+    objective = 0.5 * alpha @ Q @ alpha + p @ alpha
+    for _ in range(300):
+        a, G = state.alpha_now(), state.gradient()
+        pair = state.select_pair()
+        if pair is None:
+            break
+        expected, direction, conjugate = twin_conjugate_step(G, a, C, s, Q, *pair, direction)
+        conjugate_steps += conjugate
+        state.step(*pair)
+        np.testing.assert_allclose(state.alpha_now(), expected, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(state.gradient(), Q @ state.alpha_now() + p, rtol=0, atol=1e-7)
+        assert abs(signs @ state.alpha_now() - signs @ alpha) < 1e-9
+        assert np.all(state.alpha_now() >= 0) and np.all(state.alpha_now() <= C)
+        now = 0.5 * state.alpha_now() @ Q @ state.alpha_now() + p @ state.alpha_now()
+        assert now < objective + 1e-9 * abs(objective)
+        objective = now
+    assert conjugate_steps >= 50, conjugate_steps
+
+
 # ---------------------------------------------------------------- NumPy twin: the kernel cache
 
 @pytest.mark.parametrize("kind", KERNELS)

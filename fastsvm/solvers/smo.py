@@ -41,6 +41,9 @@ class Config:
     first_chunk: int = 200       # iterations of the first chunk; later chunks are sized from its speed
     # scans of the active set this long are split among the threads (None: the kernel's default)
     parallel_scan_min: int | None = None
+    # a warm start (a C path's later problems, warm_start) steps along Q-conjugate directions:
+    # fewer iterations at large C; a cold solve is LIBSVM's, step for step
+    conjugate: bool = True
 
 
 def libsvm_max_iter(n_variables):
@@ -306,7 +309,8 @@ def _solve(sub, columns):
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
     in_main = threading.current_thread() is threading.main_thread()
     smo = SMO(cache, p, signs, alpha0, C, tol, bool(params.shrinking), nu_variant,
-              n if regression else 0, max_iter, stop, in_main, order)
+              n if regression else 0, max_iter, stop, in_main, order,
+              conjugate=config.conjugate and start is not None)
     if config.parallel_scan_min is not None:
         smo.parallel_scan_min = config.parallel_scan_min
     del p, alpha0   # SMO holds its own copies: their memory serves the cache's columns
