@@ -256,7 +256,8 @@ def solve(sub: Subproblem) -> Solution:
     margin scale r (nu formulations); details["h0_warnings"] counts the times LIBSVM would print
     "using -h 0 may be faster". Solution.dual is alpha ([a, a*] for regression) over all rows.
     status "max_iter" means the iteration cap (LIBSVM's max(10^7, 100 l) unless params.max_iter)
-    was reached; the caller warns. With ``sub.warm`` SMO starts from warm_alpha's point.
+    was reached; the caller warns. With ``sub.warm`` SMO starts from warm_alpha's point and, by
+    default (Config.conjugate), steps along Q-conjugate directions: not LIBSVM's steps then.
     """
     return _solve(sub, None)
 
