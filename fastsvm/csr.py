@@ -9,8 +9,17 @@ _INT32_MAX = np.iinfo(np.int32).max
 
 def to_csr(X, copy=False):
     """Return X as a canonical CSR matrix (float64 data, int32 indices/indptr, sorted, no
-    duplicates, finite). Dense arrays are converted; CSR input that is already canonical is
-    returned without copying unless ``copy``."""
+    duplicates, finite). Dense arrays are converted; other canonical sparse input is wrapped
+    without copying unless ``copy``, and a canonical csr_matrix is returned itself (a C path
+    passes its rows here once per C)."""
+    if copy or not _canonical(X):
+        X = _canonicalized(X, copy)
+    if not np.all(np.isfinite(X.data)):
+        raise FastSVMError("input contains NaN or infinity")
+    return X
+
+
+def _canonicalized(X, copy):
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
     else:
@@ -26,13 +35,18 @@ def to_csr(X, copy=False):
         )
     if not X.has_canonical_format:
         X.sum_duplicates()
-    if not np.all(np.isfinite(X.data)):
-        raise FastSVMError("input contains NaN or infinity")
     for name in ("data", "indices", "indptr"):
         arr = getattr(X, name)
         if not arr.flags.c_contiguous:
             setattr(X, name, np.ascontiguousarray(arr))
     return X
+
+
+def _canonical(X):
+    return (type(X) is sp.csr_matrix and X.dtype == np.float64 and X.indices.dtype == np.int32
+            and X.indptr.dtype == np.int32 and X.nnz <= _INT32_MAX and max(X.shape) <= _INT32_MAX
+            and all(getattr(X, name).flags.c_contiguous for name in ("data", "indices", "indptr"))
+            and X.has_canonical_format)
 
 
 class RowSelection:

@@ -16,6 +16,7 @@ from sklearn.datasets import load_svmlight_files as sk_load_files
 
 import fastsvm
 from fastsvm import datafile
+from fastsvm.csr import to_csr
 from fastsvm.datafile import dump_svmlight_file, load_svmlight_file, load_svmlight_files
 from fastsvm.errors import FastSVMError, FileFormatError
 
@@ -488,3 +489,24 @@ def test_numbers_parse_exactly_like_float():
     rows = np.repeat(np.arange(len(numbers)), np.diff(X.indptr))
     assert np.array_equal(rows, np.arange(len(numbers)))        # one stored value per line
     assert X.data.tobytes() == expected.tobytes()
+
+
+def test_to_csr_canonical_layout_and_checks():
+    """to_csr gives float64 data, int32 sorted indices, no duplicates, finite values; a matrix
+    already so is returned itself (the rows of a C path pass once per C), its values still
+    checked; copy=True copies."""
+    dense = np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]])
+    messy = sp.csr_matrix((np.array([3.0, 1.0, 2.0, -1.0]), np.array([2, 0, 1, 1], dtype=np.int64),
+                           np.array([0, 2, 4], dtype=np.int64)), shape=(2, 3))  # unsorted, a duplicate
+    for given, expected in ((dense, dense), (messy, [[1.0, 0.0, 3.0], [0.0, 1.0, 0.0]]),
+                            (sp.csc_matrix(dense), dense)):
+        X = to_csr(given)
+        assert type(X) is sp.csr_matrix and X.dtype == np.float64 and X.has_canonical_format
+        assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+        np.testing.assert_array_equal(X.toarray(), expected)
+        assert to_csr(X) is X
+        copied = to_csr(X, copy=True)
+        assert copied is not X and not np.shares_memory(copied.data, X.data)
+        X.data[0] = np.nan
+        with pytest.raises(FastSVMError, match="NaN or infinity"):
+            to_csr(X)
