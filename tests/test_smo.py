@@ -460,14 +460,10 @@ def twin_step(G, alpha, C, y, Q, i, j):
     return alpha + t * d
 
 
-@pytest.mark.parametrize("formulation, repeated", [("c_svc", False), ("nu_svc", False), ("nu_svr", False),
-                                                   ("epsilon_svr", False), ("c_svc", True), ("epsilon_svr", True)])
-def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housing):
-    X, y = heart if formulation in CLASSIFICATION else housing
-    X, y = X[:80], y[:80]
-    upper = np.random.default_rng(1).uniform(0.5, 2.0, 80)
-    if repeated:  # 13 rows repeated: exact ties in every scan, across the vectorized scans' lanes
-        X, y, upper = (sp.vstack([X[:13]] * 6).tocsr(), np.tile(y[:13], 6), np.tile(upper[:13], 6))
+def twin_problem(formulation, X, y, upper, conjugate=False):
+    """An initialized SMO (rbf, eps 1e-6, no shrinking) and its dual in NumPy for the twins:
+    (state, Q with the kernel values rounded to float32 as the cache holds them, p, signs as
+    floats, signs, the start alpha, C, whether nu)."""
     n = X.shape[0]
     kernel = _kernel_of("rbf", X.shape[1])
     p, signs, alpha, C, nu, regression = smo.dual_problem(formulation, y, upper, 0.4, 0.1)
@@ -479,8 +475,20 @@ def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housi
     np.fill_diagonal(Q, np.diag(K))  # the diagonal is kept in double precision
     cache = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, None if regression else signs)
     state = SMO(cache, p, signs, alpha, C, 1e-6, False, nu, n if regression else 0, 10**6,
-                np.zeros(1, np.int32), False)
+                np.zeros(1, np.int32), False, conjugate=conjugate)
     assert state.init() == Status.CONVERGED
+    return state, Q, p, s, signs, alpha, C, nu
+
+
+@pytest.mark.parametrize("formulation, repeated", [("c_svc", False), ("nu_svc", False), ("nu_svr", False),
+                                                   ("epsilon_svr", False), ("c_svc", True), ("epsilon_svr", True)])
+def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housing):
+    X, y = heart if formulation in CLASSIFICATION else housing
+    X, y = X[:80], y[:80]
+    upper = np.random.default_rng(1).uniform(0.5, 2.0, 80)
+    if repeated:  # 13 rows repeated: exact ties in every scan, across the vectorized scans' lanes
+        X, y, upper = (sp.vstack([X[:13]] * 6).tocsr(), np.tile(y[:13], 6), np.tile(upper[:13], 6))
+    state, Q, p, s, signs, alpha, C, nu = twin_problem(formulation, X, y, upper)
     np.testing.assert_allclose(state.gradient(), Q @ alpha + p, rtol=1e-12, atol=1e-12)
     for _ in range(60):
         a, G = state.alpha_now(), state.gradient()
@@ -528,19 +536,7 @@ def test_conjugate_steps_match_numpy_twin(formulation, heart, housing):
     X, y = heart if formulation in CLASSIFICATION else housing
     X, y = X[:80], y[:80]
     upper = np.random.default_rng(1).uniform(50.0, 200.0, 80)   # large C: long runs of free steps
-    n = X.shape[0]
-    kernel = _kernel_of("rbf", X.shape[1])
-    p, signs, alpha, C, nu, regression = smo.dual_problem(formulation, y, upper, 0.4, 0.1)
-    K = kernel_matrix(X, X, "rbf", kernel.gamma)
-    if regression:
-        K = np.block([[K, K], [K, K]])
-    s = signs.astype(np.float64)
-    Q = (s[:, None] * s[None, :] * K).astype(np.float32).astype(np.float64)
-    np.fill_diagonal(Q, np.diag(K))
-    cache = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, None if regression else signs)
-    state = SMO(cache, p, signs, alpha, C, 1e-6, False, nu, n if regression else 0, 10**6,
-                np.zeros(1, np.int32), False, conjugate=True)
-    assert state.init() == Status.CONVERGED
+    state, Q, p, s, signs, alpha, C, nu = twin_problem(formulation, X, y, upper, conjugate=True)
     direction, conjugate_steps = None, 0
     objective = 0.5 * alpha @ Q @ alpha + p @ alpha
     for _ in range(300):

@@ -152,7 +152,9 @@ def table(sets, args):
                     peers = [(label, None if cell is None else cell[1]) for label, cell in found]
                     best = min((s for _, s in peers if s is not None), default=None)
                     peer_text = "; ".join(f"{label} {'-' if s is None else f'{s:.3f}'}" for label, s in peers) or "-"
-                    ratio = (f"{ladder[1] / best:.2f}x" if ladder else f"> {length[1] / best:.0f}x") if best else "-"
+                    # without F* no -e is known to reach the gap: no ratio, not a lower bound
+                    ratio = (f"{ladder[1] / best:.2f}x" if ladder else f"> {length[1] / best:.0f}x") \
+                        if best and F_star else "-"
                     reached = ("" if certified is None or not F_star else
                                f" (gap {(certified[2] - F_star) / F_star:.1e})")
                     rung = None if ladder is None else ladder[2]
