@@ -18,6 +18,11 @@ side before repeat r + 1); the table shows median seconds, the time ratio fastsv
 (target <= 0.2), and each side's best cell (log2 C, log2 gamma) and rate. svm-train and
 GridSearchCV's workers run with OMP_NUM_THREADS=1: JOBS workers use JOBS cores, as fastsvm does.
 
+A side still running after --timeout seconds is stopped with all its processes: its time is then
+a lower bound ("> T") and the ratio an upper bound ("< r"). grid.py's cells finished by then (its
+.out file) are still compared with fastsvm-grid's: the count of cells with the same rate, and the
+largest difference of the others in held-out rows.
+
 Datasets are LIBSVM files in --data-dir (default ../shared/data); NAME:ROWS takes the first ROWS
 rows (written to a temporary file, which every side reads).
 
@@ -28,6 +33,7 @@ import argparse
 import lzma
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -104,12 +110,29 @@ def grid_best(stdout):
     return math.log2(c), math.log2(g), rate
 
 
+def out_file(workdir, side):
+    """Where a grid side writes its .out file (grid.py writes a line per finished cell)."""
+    return Path(workdir) / f"{side}.out"
+
+
+def read_out_file(path):
+    """grid.py's .out file -> {(log2c, log2g): rate} ({} when absent)."""
+    if not path.is_file():
+        return {}
+    cells = {}
+    for line in path.read_text().splitlines():
+        fields = dict(part.split("=") for part in line.split())
+        cells[(float(fields["log2c"]), float(fields["log2g"]))] = float(fields["rate"])
+    return cells
+
+
 def sides(data, args, workdir):
     """{side: (command, parse)} for one dataset."""
-    grid_options = ["-log2c", args.log2c, "-log2g", args.log2g, "-v", str(args.folds), "-out", "null"]
-    fastsvm = [sys.executable, "-c", FASTSVM, *grid_options, "-png", "null", "-j", str(args.jobs), str(data)]
+    grid_options = ["-log2c", args.log2c, "-log2g", args.log2g, "-v", str(args.folds)]
+    fastsvm = [sys.executable, "-c", FASTSVM, *grid_options, "-out", str(out_file(workdir, "fastsvm")),
+               "-png", "null", "-j", str(args.jobs), str(data)]
     libsvm = [sys.executable, "-c", GRID_PY, args.svm_grid, str(args.jobs), str(data), *grid_options,
-              "-svmtrain", args.svm_train, "-gnuplot", "null"]
+              "-out", str(out_file(workdir, "grid.py")), "-svmtrain", args.svm_train, "-gnuplot", "null"]
     sklearn = [sys.executable, "-c", SKLEARN, str(data), str(args.folds), str(args.jobs), args.log2c, args.log2g]
 
     def sklearn_best(stdout):
@@ -123,19 +146,35 @@ def run_side(command, parse, workdir, timeout):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
                OMP_NUM_THREADS="1")
     start = time.perf_counter()
+    # a session of its own: on timeout, its workers (svm-train, joblib's) are stopped with it
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=workdir,
+                               env=env, start_new_session=True)
     try:
-        result = subprocess.run(command, capture_output=True, text=True, cwd=workdir, env=env, timeout=timeout)
+        stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
         return None, "timed out"
     seconds = time.perf_counter() - start
-    if result.returncode != 0:
-        return None, (result.stderr.strip().splitlines() or ["failed"])[-1]
-    return seconds, parse(result.stdout)
+    if process.returncode != 0:
+        return None, (stderr.strip().splitlines() or ["failed"])[-1]
+    return seconds, parse(stdout)
+
+
+def compare_cells(ours, theirs, n_rows):
+    """'same rate in S of N cells done' and the largest other difference in held-out rows."""
+    done = [cell for cell in theirs if cell in ours]
+    differing = [abs(ours[cell] - theirs[cell]) for cell in done if ours[cell] != theirs[cell]]
+    text = f"same rate in {len(done) - len(differing)} of {len(done)} cells done"
+    if differing:
+        text += f", the others differ by <= {max(differing) * n_rows / 100:.1f} rows"
+    return text
 
 
 def bench(spec, args):
     with tempfile.TemporaryDirectory(prefix="bench_grid_") as workdir:
         data = dataset_file(args.data_dir, spec, workdir)
+        n_rows = sum(1 for line in open(data) if line.strip())
         commands = sides(data, args, workdir)
         seconds = {side: [] for side in commands}
         best = {}
@@ -147,16 +186,20 @@ def bench(spec, args):
                 best[side] = found
                 if elapsed is not None:
                     seconds[side].append(elapsed)
+        cells = {side: read_out_file(out_file(workdir, side)) for side in ("fastsvm", "grid.py")}
     rows = []
     ours = statistics.median(seconds["fastsvm"]) if seconds["fastsvm"] else None
     for side in commands:
+        cells_note = compare_cells(cells["fastsvm"], cells[side], n_rows) if side == "grid.py" else ""
         if not seconds[side]:
-            rows.append(f"| {spec} | {side} | {best[side]} | | | | |")
+            bound = best[side] == "timed out" and ours is not None
+            took, ratio = (f"> {args.timeout:.0f}", f"< {ours / args.timeout:.3f}") if bound else (best[side], "")
+            rows.append(f"| {spec} | {side} | {took} | {ratio} | | | | {cells_note} |")
             continue
         median = statistics.median(seconds[side])
         ratio = f"{ours / median:.3f}" if ours is not None else ""
         c, g, rate = best[side]
-        rows.append(f"| {spec} | {side} | {median:.2f} | {ratio} | {c:g} | {g:g} | {rate:.4f} |")
+        rows.append(f"| {spec} | {side} | {median:.2f} | {ratio} | {c:g} | {g:g} | {rate:.4f} | {cells_note} |")
     return rows
 
 
@@ -181,8 +224,8 @@ def main():
              f"Grid: log2 C = {args.log2c}, log2 gamma = {args.log2g}, {args.folds}-fold; median of {args.repeat} "
              f"run(s), whole process wall time; ratio = fastsvm / side (target <= {TARGET}).",
              "",
-             "| dataset | side | seconds | ratio | best log2 C | best log2 gamma | best rate % |",
-             "|---|---|---|---|---|---|---|"]
+             "| dataset | side | seconds | ratio | best log2 C | best log2 gamma | best rate % | cells vs fastsvm |",
+             "|---|---|---|---|---|---|---|---|"]
     for spec in args.datasets.split(","):
         lines += bench(spec, args)
     write_report(lines, args.out)
