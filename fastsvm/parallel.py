@@ -5,6 +5,7 @@ the flag, and every worker returns within its polling interval.
 """
 import functools
 import os
+import sys
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from threadpoolctl import ThreadpoolController
@@ -55,10 +56,11 @@ def run_tasks(tasks, n_jobs, stop, on_done=None):
     return [f.result() for f in futures]
 
 
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
+@functools.lru_cache(maxsize=2)
+def _blas_controller(scipy_linalg_loaded):
     # the inventory of loaded BLAS/OpenMP libraries (a scan of the process's shared objects,
-    # ~0.5 ms), taken once: numpy's and scipy's OpenBLAS are loaded with fastsvm
+    # ~0.5 ms): numpy's OpenBLAS is loaded with fastsvm, scipy's with scipy.linalg, which may
+    # come later (the inventory is taken again then)
     return ThreadpoolController()
 
 
@@ -68,4 +70,4 @@ def one_blas_thread():
     The solvers thread their own loops (-j / n_jobs); a threaded OpenBLAS call leaves its worker
     threads spinning for a while afterwards, and on a machine with as many cores as our threads
     they take cores from those loops (RBF SSsNAL on w8a with 2 threads: 3.5 s -> 2.6 s)."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    return _blas_controller("scipy.linalg" in sys.modules).limit(limits=1, user_api="blas")

@@ -1,5 +1,7 @@
 """fastsvm.train and fastsvm.multiclass: class grouping, one-vs-one / one-vs-rest splitting and LIBSVM's model layout,
 checked with stand-in solvers whose answers are known, so the layout is tested on its own."""
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -194,6 +196,25 @@ def test_solvers_run_with_one_blas_thread_and_the_setting_is_restored(fake_solve
         after = blas_threads()
     assert seen and all(n == [1] * len(n) for n in seen)
     assert after == [2] * len(after)
+
+
+def test_one_blas_thread_limits_a_blas_loaded_after_the_first_fit(tmp_path):
+    # scipy's own OpenBLAS comes with scipy.linalg, which a program may import after a first fit
+    code = """
+import numpy as np, scipy.sparse as sp
+from threadpoolctl import threadpool_info, threadpool_limits
+from fastsvm.params import Params
+from fastsvm.parallel import one_blas_thread
+from fastsvm.train import fit_model
+X, y = sp.csr_matrix(np.eye(4)), np.array([1.0, -1.0, 1.0, -1.0])
+fit_model(X, y, Params(kernel_type="linear"))
+import scipy.linalg
+with threadpool_limits(2, user_api="blas"), one_blas_thread():
+    print(*(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() and set(result.stdout.split()) == {"1"}, result.stdout
 
 
 # ---------------------------------------------------------------- support vectors read in place
