@@ -173,6 +173,8 @@ def one_vs_one_winners(dec, nr_class):
     n = dec.shape[0]
     if nr_class < 2:
         return np.zeros(n, dtype=np.int64)
+    if nr_class == 2:   # one pair: its vote decides
+        return np.where(dec[:, 0] > 0, 0, 1)
     first, second = np.triu_indices(nr_class, 1)
     winners = np.empty(n, dtype=np.int64)
     # rows at a time, so the vote indices take about 32 MB besides dec

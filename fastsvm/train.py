@@ -232,6 +232,7 @@ class _PathRun:
     over: str = "C"
     at: int = 0                  # the position in values of the model being assembled
     solved: tuple | None = None  # _solve_all's (solutions, calibrations), a list per C each
+    split: object = None         # classification's split of the classes: one for every value
 
 
 class _Trainer:
@@ -442,9 +443,13 @@ class _Trainer:
     def classification(self, X, y, weights):
         """The classes split as the solver splits them (fastsvm.multiclass), its subproblems
         solved, their solutions assembled."""
-        classes = group_classes(y)
-        box = class_box(classes.labels, self.params)
-        split = SPLITS[self.spec.multiclass](X, classes, box, weights, self.params)
+        split = self.path.split if self.path is not None else None
+        if split is None:   # along a path, params.C is 1 at every value: one split serves them all
+            classes = group_classes(y)
+            box = class_box(classes.labels, self.params)
+            split = SPLITS[self.spec.multiclass](X, classes, box, weights, self.params)
+            if self.path is not None:
+                self.path.split = split
         problems = [lambda p=p: self._subproblem(split.formulation, *split.data(p))
                     for p in range(len(split.names))]
         calibrations = None

@@ -205,7 +205,10 @@ class KernelColumns:
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
             s = C[0] / self.bounds[0]
-            if not (np.isfinite(s) and s > 0 and np.allclose(C, s * self.bounds, rtol=SUM_RTOL, atol=0.0)):
+            if not (np.isfinite(s) and s > 0):
+                return None
+            scaled = s * self.bounds
+            if not np.all((C == scaled) | (np.abs(C - scaled) <= SUM_RTOL * np.abs(scaled))):
                 return None
         bounded = self.alpha >= self.bounds
         return np.where(bounded, C, s * self.alpha), s * self.q_alpha, s * self.g_bar, bounded
@@ -267,12 +270,14 @@ def solve_path(sub, Cs, state=None):
     from the previous solution (the first from sub.warm) on one kernel cache (``state``, from
     prepare)."""
     columns = prepare(sub) if state is None else state
-    return solve_path_warm(lambda problem, C: _solve(problem, columns), sub, Cs)
+    X, rows, y, upper, tol = _check(sub)   # once: the path's problems differ in their bounds only
+    return solve_path_warm(lambda problem, C: _solve(problem, columns, (X, rows, y, upper * C, tol)), sub, Cs)
 
 
-def _solve(sub, columns):
-    """solve(sub), on the kernel cache ``columns`` (KernelColumns) holds when it serves sub."""
-    X, rows, y, upper_all, tol = _check(sub)
+def _solve(sub, columns, checked=None):
+    """solve(sub), on the kernel cache ``columns`` (KernelColumns) holds when it serves sub;
+    ``checked``: _check(sub), when the caller has it."""
+    X, rows, y, upper_all, tol = _check(sub) if checked is None else checked
     params = sub.params
     config = solver_config(SPEC, params, sub.kernel.kind)
     n_all = y.shape[0]
