@@ -233,6 +233,7 @@ def prepare(sub):
 
 
 def _check(sub):
+    """(X, rows, y, upper, tol, config): the subproblem's arrays and settings, checked."""
     if sub.formulation not in FORMULATIONS:
         raise ParameterError(f"smo does not solve {sub.formulation!r} (it solves: {', '.join(FORMULATIONS)})")
     if sub.kernel.kind not in KERNELS:
@@ -247,7 +248,7 @@ def _check(sub):
         raise ParameterError("nu <= 0 or nu > 1")
     if params.cache_size <= 0:
         raise ParameterError("cache_size <= 0")
-    return X, rows, y, upper, tol
+    return X, rows, y, upper, tol, solver_config(SPEC, params, sub.kernel.kind)
 
 
 def solve(sub: Subproblem) -> Solution:
@@ -270,16 +271,16 @@ def solve_path(sub, Cs, state=None):
     from the previous solution (the first from sub.warm) on one kernel cache (``state``, from
     prepare)."""
     columns = prepare(sub) if state is None else state
-    X, rows, y, upper, tol = _check(sub)   # once: the path's problems differ in their bounds only
-    return solve_path_warm(lambda problem, C: _solve(problem, columns, (X, rows, y, upper * C, tol)), sub, Cs)
+    X, rows, y, upper, tol, config = _check(sub)   # once: the path's problems differ in their bounds only
+    return solve_path_warm(lambda problem, C: _solve(problem, columns, (X, rows, y, upper * C, tol, config)),
+                           sub, Cs)
 
 
 def _solve(sub, columns, checked=None):
     """solve(sub), on the kernel cache ``columns`` (KernelColumns) holds when it serves sub;
     ``checked``: _check(sub), when the caller has it."""
-    X, rows, y, upper_all, tol = _check(sub) if checked is None else checked
+    X, rows, y, upper_all, tol, config = _check(sub) if checked is None else checked
     params = sub.params
-    config = solver_config(SPEC, params, sub.kernel.kind)
     n_all = y.shape[0]
     upper = upper_all
     # a sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out is exact and
