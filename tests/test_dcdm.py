@@ -115,25 +115,52 @@ def test_linear_one_class_matches_kernel_path():
     assert linear.rho == pytest.approx(rho, rel=1e-6)
 
 
-def numpy_pair_steps(X, sign, bias, alpha, w, upper, up, low):
-    """pair_steps' twin: the same exact steps, written over dense rows. Returns the stored values
-    of X pair_steps reads: both rows for a pair's gradients, three times that for a step."""
-    Z = sign[:, None] * np.hstack([X.toarray(), np.full((X.shape[0], 1), bias)])
-    nnz, reads = np.diff(X.indptr), 0
+def stored_dot(X, i, v):
+    """x_i . v summed over the row's stored values in order, as the kernels sum it."""
+    total = 0.0
+    for k in range(X.indptr[i], X.indptr[i + 1]):
+        total += X.data[k] * v[X.indices[k]]
+    return total
+
+
+def stored_pair_dot(X, i, j):
+    """x_i . x_j over the columns both rows store, in column order, as the kernel merges them."""
+    row_j = dict(zip(X.indices[X.indptr[j]:X.indptr[j + 1]], X.data[X.indptr[j]:X.indptr[j + 1]]))
+    total = 0.0
+    for k in range(X.indptr[i], X.indptr[i + 1]):
+        if X.indices[k] in row_j:
+            total += X.data[k] * row_j[X.indices[k]]
+    return total
+
+
+def numpy_pair_steps(X, sign, bias, alpha, w, upper, sqnorm, up, low):
+    """pair_steps' twin: the same exact steps, each sum taken in the kernel's order (a near-tie of
+    two gradients is decided by rounding). Returns the stored values of X pair_steps reads: both
+    rows for a pair's gradients, three times that for a step."""
+    nnz, reads, p = np.diff(X.indptr), 0, X.shape[1]
     for i, j in zip(up, low):
         room = min(upper[i] - alpha[i], alpha[j])
-        if i == j or room <= 0:
+        if i == j or not room > 0:
             continue
-        gi, gj = Z[i] @ w, Z[j] @ w
+        gi = sign[i] * (stored_dot(X, i, w) + bias * w[p])
+        gj = sign[j] * (stored_dot(X, j, w) + bias * w[p])
         reads += nnz[i] + nnz[j]
         if not gj > gi:
             continue
         reads += 2 * (nnz[i] + nnz[j])
-        quad = max(np.sum((Z[i] - Z[j]) ** 2), 1e-12)
-        t = min((gj - gi) / quad, room)
-        alpha[i] += t
-        alpha[j] -= t
-        w += t * (Z[i] - Z[j])
+        quad = max(sqnorm[i] + sqnorm[j] - 2.0 * sign[i] * sign[j] * (stored_pair_dot(X, i, j) + bias * bias), 1e-12)
+        t = (gj - gi) / quad
+        if t >= room:   # a variable that reaches its bound is put on it exactly, not within rounding
+            t = room
+            alpha[i] = upper[i] if upper[i] - alpha[i] == room else alpha[i] + t
+            alpha[j] = 0.0 if alpha[j] == room else alpha[j] - t
+        else:
+            alpha[i] += t
+            alpha[j] -= t
+        for row, scale in ((i, t * sign[i]), (j, -t * sign[j])):
+            for k in range(X.indptr[row], X.indptr[row + 1]):
+                w[X.indices[k]] += scale * X.data[k]
+        w[p] += t * bias * (sign[i] - sign[j])
     return reads
 
 
@@ -150,7 +177,7 @@ def test_pair_steps_match_numpy_twin():
     up, low = rng.integers(0, 40, 60).astype(np.int32), rng.integers(0, 40, 60).astype(np.int32)
     a_twin, w_twin = alpha.copy(), w.copy()
     status, steps, decrease, reads = pair_steps(X, y, 1.0, alpha, w, upper, sqnorm, up, low, np.zeros(1, np.int32))
-    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper, up, low)
+    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper, sqnorm, up, low)
     assert steps > 10 and reads == twin_reads > 0
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13) and np.allclose(w, w_twin, rtol=0, atol=1e-12)
     assert alpha.sum() == pytest.approx(0.4 * upper.sum(), rel=1e-14)
@@ -228,11 +255,11 @@ def test_sweep_reads_count_the_stored_values():
                                                               1e-9, 1, 1, 1, np.zeros(1, np.int32))
     # the sweep's pairs: the rows below the largest G over a > 0 by G ascending, with those above
     # the smallest over a < 1 by G descending (all rows are free here)
-    g = (y[:, None] * np.hstack([X.toarray(), np.ones((l, 1))])) @ w_twin
+    g = np.array([y[i] * (stored_dot(X, i, w_twin) + w_twin[-1]) for i in range(l)])
     up = sorted(active[g[active] < g[active].max()], key=lambda i: (g[i], i))
     low = sorted(active[g[active] > g[active].min()], key=lambda i: (-g[i], i))
     k = min(len(up), len(low))
-    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, np.ones(l), up[:k], low[:k])
+    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, np.ones(l), sqnorm, up[:k], low[:k])
     assert sweeps == 1 and steps > 0 and reads == 2 * nnz[active].sum() + twin_reads
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13)
 
