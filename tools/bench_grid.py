@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_nesvm import write_report  # noqa: E402
+from fastsvm.cli.grid import read_resume  # noqa: E402   (grid.py's .out file)
 
 DATASETS = "heart_scale,svmguide1,a9a:10000,mushrooms"
 TARGET = 0.2
@@ -115,17 +116,6 @@ def out_file(workdir, side):
     return Path(workdir) / f"{side}.out"
 
 
-def read_out_file(path):
-    """grid.py's .out file -> {(log2c, log2g): rate} ({} when absent)."""
-    if not path.is_file():
-        return {}
-    cells = {}
-    for line in path.read_text().splitlines():
-        fields = dict(part.split("=") for part in line.split())
-        cells[(float(fields["log2c"]), float(fields["log2g"]))] = float(fields["rate"])
-    return cells
-
-
 def sides(data, args, workdir):
     """{side: (command, parse)} for one dataset."""
     grid_options = ["-log2c", args.log2c, "-log2g", args.log2g, "-v", str(args.folds)]
@@ -186,7 +176,8 @@ def bench(spec, args):
                 best[side] = found
                 if elapsed is not None:
                     seconds[side].append(elapsed)
-        cells = {side: read_out_file(out_file(workdir, side)) for side in ("fastsvm", "grid.py")}
+        cells = {side: read_resume(out_file(workdir, side)) if out_file(workdir, side).is_file() else {}
+                 for side in ("fastsvm", "grid.py")}
     rows = []
     ours = statistics.median(seconds["fastsvm"]) if seconds["fastsvm"] else None
     for side in commands:
