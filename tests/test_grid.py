@@ -523,7 +523,7 @@ def test_a9a_default_grid_same_best_cell_as_cold(tmp_path):
 def test_a9a_warm_path_rates_equal_cold_cells_at_a_tight_tolerance():
     """The warm/cold differences of a9a's default grid are the stopping tolerance: at -e 1e-5 the
     warm C path and the cold cells give the same rates on gamma 2^-11, where at -e 0.001 the cell
-    C 2^5 differs by 4 rows. About 6 minutes on 2 cores."""
+    C 2^5 differs by 4 rows. About 2 minutes on 2 cores, 3 GB."""
     X, y = load_svmlight_file(shared_file("a9a"))
     params = Params(libsvm_folds=True, n_jobs=2, cache_size=6000, tol=1e-5)
     log2c = list(range(-5, 10, 2))   # the default grid's C path up to the cells checked
