@@ -466,6 +466,25 @@ def test_estimators_inside_sklearn_grid_search_cv(heart):
 
 # ---------------------------------------------------------------------------- the full default grid
 
+def default_grid_warm_and_cold(name, tmp_path, params, *options, timeout=600):
+    """grid.py's default grid on a shared dataset, once by fastsvm-grid -j 2 (with ``options``) and
+    once cell by cell from scratch (``params``). Returns fastsvm-grid's rates and the cold ones as
+    svm-train prints them ({(log2c, log2g): rate} each), the cold rates (log2g x log2c), the index
+    of fastsvm-grid's best cell in them, its final (C, gamma, rate) and the number of rows."""
+    data = shared_file(name)
+    X, y = load_svmlight_file(data)
+    result = run_grid("-png", "null", "-j", "2", *options, data, cwd=tmp_path, timeout=timeout)
+    assert result.returncode == 0, result.stderr
+    cells, final = parse_grid_output(result.stdout)
+    assert len(cells) == 11 * 10
+    log2c, log2g = list(range(-5, 16, 2)), list(range(3, -16, -2))
+    cold = cold_rates(X, y, params, [2.0 ** c for c in log2c], [2.0 ** g for g in log2g])
+    ours = {(c, g): rate for _, c, g, rate, *_ in cells}
+    theirs = {(c, g): svm_train_rate(cold[log2g.index(g), log2c.index(c)]) for c in log2c for g in log2g}
+    best = (log2g.index(np.log2(final[1])), log2c.index(np.log2(final[0])))
+    return ours, theirs, cold, best, final, len(y)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["heart_scale", "svmguide1"])
 def test_default_grid_same_best_cell_and_rates_as_cold(name, tmp_path):
@@ -473,20 +492,11 @@ def test_default_grid_same_best_cell_and_rates_as_cold(name, tmp_path):
     and a cold solve stop at different points within -e 0.001, so a row near the boundary may
     flip (assert_rates_agree), and the best cell and rate are the cold grid's (heart_scale: 0,
     svmguide1: 3 of 110 cells differ, one row each)."""
-    data = shared_file(name)
-    X, y = load_svmlight_file(data)
-    result = run_grid("-png", "null", "-j", "2", data, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    cells, final = parse_grid_output(result.stdout)
-    assert len(cells) == 11 * 10
-    log2c, log2g = list(range(-5, 16, 2)), list(range(3, -16, -2))
-    cold = cold_rates(X, y, Params(libsvm_folds=True, n_jobs=2), [2.0 ** c for c in log2c], [2.0 ** g for g in log2g])
-    differing = assert_rates_agree(
-        {(c, g): rate for _, c, g, rate, *_ in cells},
-        {(c, g): svm_train_rate(cold[log2g.index(g), log2c.index(c)]) for c in log2c for g in log2g}, len(y))
-    print(f"{name}: {len(differing)} of {len(cells)} cells differ from the cold ones: {differing}")
+    ours, theirs, cold, best, final, n_rows = default_grid_warm_and_cold(
+        name, tmp_path, Params(libsvm_folds=True, n_jobs=2))
+    differing = assert_rates_agree(ours, theirs, n_rows)
+    print(f"{name}: {len(differing)} of {len(ours)} cells differ from the cold ones: {differing}")
     assert final[2] == svm_train_rate(cold.max())
-    best = (log2g.index(np.log2(final[1])), log2c.index(np.log2(final[0])))
     assert cold[best] == cold.max()
 
 
@@ -498,25 +508,15 @@ def test_a9a_default_grid_same_best_cell_as_cold(tmp_path):
     51 of the 110 cells, the warm rate higher in 26 and the cold in 25 (at -e 1e-5 they agree: the
     test below). About 4 hours on 2 cores, 3 of them the cold cells; -m 6000 holds a fold's
     kernel."""
-    data = shared_file("a9a")
-    X, y = load_svmlight_file(data)
-    result = run_grid("-png", "null", "-j", "2", "-m", "6000", data, cwd=tmp_path, timeout=4 * 3600)
-    assert result.returncode == 0, result.stderr
-    cells, final = parse_grid_output(result.stdout)
-    assert len(cells) == 11 * 10
-    log2c, log2g = list(range(-5, 16, 2)), list(range(3, -16, -2))
-    cold = cold_rates(X, y, Params(libsvm_folds=True, n_jobs=2, cache_size=6000),
-                      [2.0 ** c for c in log2c], [2.0 ** g for g in log2g])
-    ours = {(c, g): rate for _, c, g, rate, *_ in cells}
-    theirs = {(c, g): svm_train_rate(cold[log2g.index(g), log2c.index(c)]) for c in log2c for g in log2g}
-    apart = rows_apart(ours, theirs, len(y))
-    print(f"a9a: {len(apart)} of {len(cells)} cells differ from the cold ones, in rows: {apart}")
+    ours, theirs, cold, best, final, n_rows = default_grid_warm_and_cold(
+        "a9a", tmp_path, Params(libsvm_folds=True, n_jobs=2, cache_size=6000), "-m", "6000", timeout=4 * 3600)
+    apart = rows_apart(ours, theirs, n_rows)
+    print(f"a9a: {len(apart)} of {len(ours)} cells differ from the cold ones, in rows: {apart}")
     assert all(abs(rows) <= 5 for rows in apart.values()), apart
     warm_better = sum(rows > 0 for rows in apart.values())
     assert abs(2 * warm_better - len(apart)) <= len(apart) // 2, apart   # no side is favoured
-    best = (log2g.index(np.log2(final[1])), log2c.index(np.log2(final[0])))
     assert cold[best] == cold.max()
-    assert abs(final[2] - cold.max()) * len(y) / 100 <= 5
+    assert abs(final[2] - cold.max()) * n_rows / 100 <= 5
 
 
 @pytest.mark.slow
