@@ -93,6 +93,26 @@ def checked_rows(sub, infinite_bounds=False):
     return X, rows, y, upper
 
 
+def checked_libsvm_problem(sub, spec):
+    """(X, rows, y, upper, tol): checked_rows for a solver of LIBSVM's formulations (C_i = inf
+    allowed, LIBSVM's hard margin) and LIBSVM's checks of -e, -n and -m."""
+    if sub.formulation not in spec.formulations:
+        raise ParameterError(f"{spec.name} does not solve {sub.formulation!r} "
+                             f"(it solves: {', '.join(spec.formulations)})")
+    if sub.kernel.kind not in spec.kernels:
+        raise ParameterError(f"{spec.name} does not support the {sub.kernel.kind!r} kernel")
+    X, rows, y, upper = checked_rows(sub, infinite_bounds=True)
+    params = sub.params
+    tol = spec.default_tol if params.tol is None else float(params.tol)
+    if not tol > 0:
+        raise ParameterError("eps <= 0")
+    if sub.formulation in ("nu_svc", "one_class", "nu_svr") and not 0 < params.nu <= 1:
+        raise ParameterError("nu <= 0 or nu > 1")
+    if params.cache_size <= 0:
+        raise ParameterError("cache_size <= 0")
+    return X, rows, y, upper, tol
+
+
 def checked_binary_arrays(sub, solver_name):
     """checked_arrays for a solver of binary problems (labels +1/-1)."""
     X, y, upper = checked_arrays(sub)

@@ -19,18 +19,18 @@ import numpy as np
 from .._core._cache import KernelCache
 from .._core._smo import SMO
 from .._core._status import Status
-from ..errors import DegenerateProblemError, FastSVMError, ParameterError
+from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import check_kernel_cache
-from .base import Solution, SolverSpec, SolveStatus, Subproblem, checked_rows, solve_path_warm, solver_config
+from ..problems.libsvm_dual import FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_statistics, scattered
+from .base import (Solution, SolverSpec, SolveStatus, Subproblem, checked_libsvm_problem, solve_path_warm,
+                   solver_config)
 
-FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 DEFAULT_TOL = 1e-3
 # a warm start's sums of alpha per sign within this relative distance of what the equality
 # constraints ask are left alone (the rounding of scaling by new / old bounds): a rescale
 # would move bounded variables off their bounds by an ulp
 SUM_RTOL = 1e-12
-_INT_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -44,59 +44,6 @@ class Config:
     # a warm start (a C path's later problems, warm_start) steps along Q-conjugate directions:
     # fewer iterations at large C; a cold solve is LIBSVM's, step for step
     conjugate: bool = True
-
-
-def libsvm_max_iter(n_variables):
-    """LIBSVM's iteration cap: max(10^7, 100 l), l the number of dual variables."""
-    return max(10_000_000, _INT_MAX if n_variables > _INT_MAX // 100 else 100 * n_variables)
-
-
-def _greedy_fill(C, total):
-    """alpha_i = min(C_i, what is left of total), in order: LIBSVM's initial point for nu-SVC
-    (per class), one-class and nu-SVR."""
-    alpha = np.zeros_like(C)
-    left = total
-    for i in range(C.shape[0]):
-        if left <= 0:
-            break
-        alpha[i] = min(C[i], left)
-        left -= alpha[i]
-    return alpha
-
-
-def dual_problem(formulation, y, upper, nu, epsilon):
-    """LIBSVM's dual of one formulation: (p, signs, alpha0, C, nu_variant, regression).
-
-    min 1/2 a^T Q a + p^T a s.t. signs^T a = const, 0 <= a <= C, Q_ij = s_i s_j K_ij; the
-    regression duals have 2n variables (a, a*) over the n rows.
-    """
-    n = y.shape[0]
-    uniform = n > 0 and bool(np.all(upper == upper[0]))
-    if formulation in ("c_svc", "nu_svc"):
-        signs = np.where(y > 0, 1, -1).astype(np.int8)
-        if formulation == "c_svc":
-            return -np.ones(n), signs, np.zeros(n), upper, False, False
-        pos, neg = upper[signs > 0], upper[signs < 0]
-        # LIBSVM's bound is 1: nu l / 2 per class
-        half = nu * n * upper[0] / 2 if uniform else nu * upper.sum() / 2
-        # an infeasible nu is refused for the whole problem (fastsvm.train, as svm_check_parameter);
-        # a subproblem (a probability fold) is solved from what the greedy start reaches, as LIBSVM
-        alpha = np.zeros(n)
-        alpha[signs > 0] = _greedy_fill(pos, half)
-        alpha[signs < 0] = _greedy_fill(neg, half)
-        return np.zeros(n), signs, alpha, upper, True, False
-    if formulation == "one_class":
-        total = nu * n * upper[0] if uniform else nu * upper.sum()
-        return np.zeros(n), np.ones(n, dtype=np.int8), _greedy_fill(upper, total), upper, False, False
-    signs = np.concatenate([np.ones(n, dtype=np.int8), -np.ones(n, dtype=np.int8)])
-    C = np.concatenate([upper, upper])
-    if formulation == "epsilon_svr":
-        p = np.concatenate([epsilon - y, epsilon + y])
-        return p, signs, np.zeros(2 * n), C, False, True
-    # nu_svr: LIBSVM starts a = a* with sum C nu l / 2 each
-    half = upper[0] * nu * n / 2 if uniform else nu * upper.sum() / 2
-    a = _greedy_fill(upper, half)
-    return np.concatenate([-y, y]), signs, np.concatenate([a, a]), C, True, True
 
 
 def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
@@ -234,21 +181,7 @@ def prepare(sub):
 
 def _check(sub):
     """(X, rows, y, upper, tol, config): the subproblem's arrays and settings, checked."""
-    if sub.formulation not in FORMULATIONS:
-        raise ParameterError(f"smo does not solve {sub.formulation!r} (it solves: {', '.join(FORMULATIONS)})")
-    if sub.kernel.kind not in KERNELS:
-        raise ParameterError(f"smo does not support the {sub.kernel.kind!r} kernel")
-    # C_i = inf: alpha_i is never at its bound, no inf enters a product (LIBSVM's hard margin)
-    X, rows, y, upper = checked_rows(sub, infinite_bounds=True)
-    params = sub.params
-    tol = DEFAULT_TOL if params.tol is None else float(params.tol)
-    if not tol > 0:
-        raise ParameterError("eps <= 0")
-    if sub.formulation in ("nu_svc", "one_class", "nu_svr") and not 0 < params.nu <= 1:
-        raise ParameterError("nu <= 0 or nu > 1")
-    if params.cache_size <= 0:
-        raise ParameterError("cache_size <= 0")
-    return X, rows, y, upper, tol, solver_config(SPEC, params, sub.kernel.kind)
+    return (*checked_libsvm_problem(sub, SPEC), solver_config(SPEC, sub.params, sub.kernel.kind))
 
 
 def solve(sub: Subproblem) -> Solution:
@@ -330,23 +263,16 @@ def _solve(sub, columns, checked=None):
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
         raise DegenerateProblemError("SMO produced a non-finite rho or alpha (a classification subproblem "
                            "with one class only, or kernel values / C far too large)")
-    solution = _solution(formulation, res, signs, upper, keep, n_all, status, history,
-                         smo.n_unshrink_warnings)
+    solution = Solution(**libsvm_statistics(formulation, res["alpha"], res["rho"], res["r"], res["obj"], signs,
+                                            upper, keep, n_all),
+                        n_iter=int(res["n_iter"]), stop_measure=float(res["kkt"]), status=status, history=history,
+                        details={"h0_warnings": smo.n_unshrink_warnings})
     solution.cache_peak_bytes = cache.peak_bytes
-    solution.dual = _scattered(res["alpha"], keep, n_all, regression)
+    solution.dual = scattered(res["alpha"], keep, n_all, regression)
     solution.upper = upper_all
     if columns is not None:
         columns.keep_products(solution, res["alpha"], C, smo)
     return solution
-
-
-def _scattered(alpha, keep, n_all, regression):
-    """SMO's alpha over the rows with C_i > 0 as alpha over all n_all rows (zeros elsewhere)."""
-    if keep is None:
-        return alpha
-    full = np.zeros(2 * n_all if regression else n_all)
-    full[np.concatenate([keep, keep + n_all]) if regression else keep] = alpha
-    return full
 
 
 def _raise_for(status):
@@ -376,43 +302,6 @@ def _iterate(smo, log, config):
         if status != Status.CHUNK_DONE:
             return (SolveStatus.MAX_ITER if status == Status.MAX_ITER else SolveStatus.CONVERGED), history
         chunk = int(min(max(chunk * config.chunk_seconds / max(elapsed, 1e-4), 100), 10_000_000))
-
-
-def _solution(formulation, res, signs, upper, keep, n_all, status, history, n_warn):
-    """LIBSVM's post-processing: coefficients, rescaling (nu-SVC) and LIBSVM's statistics."""
-    alpha, rho, r, obj = res["alpha"], res["rho"], res["r"], res["obj"]
-    n = upper.shape[0]
-    uniform = bool(np.all(upper == upper[0]))
-    bound, nu, margin_scale = upper, None, None
-    if formulation == "c_svc":
-        coef = alpha * signs
-        if uniform:  # LIBSVM prints nu only when Cp == Cn
-            nu = alpha.sum() / (upper[0] * n)
-    elif formulation == "nu_svc":
-        if not (np.isfinite(r) and r > 0):
-            raise DegenerateProblemError("nu-SVC: degenerate problem (the margin scale r is not positive)")
-        coef = alpha * (signs / r)  # LIBSVM rescales to the C-SVC with C = 1/r
-        rho, obj = rho / r, obj / (r * r)
-        bound = upper / r
-        margin_scale = r
-    elif formulation == "one_class":
-        coef = alpha
-    else:
-        coef = alpha[:n] - alpha[n:]
-        if formulation == "epsilon_svr":
-            nu = np.abs(coef).sum() / (upper[0] * n if uniform else upper.sum())
-        else:
-            margin_scale = r
-    nz = coef != 0
-    full = coef
-    if keep is not None:
-        full = np.zeros(n_all)
-        full[keep] = coef
-    return Solution(coef=full, rho=float(rho), objective=float(obj), n_iter=int(res["n_iter"]),
-                    stop_measure=float(res["kkt"]), status=status, history=history, margin_scale=margin_scale,
-                    nu=None if nu is None else float(nu),
-                    n_bounded_sv=int(np.count_nonzero(nz & (np.abs(coef) >= bound))),
-                    details={"h0_warnings": n_warn})
 
 
 SPEC = SolverSpec(

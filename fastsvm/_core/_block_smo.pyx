@@ -1,0 +1,780 @@
+"""Blocked working-set SMO for LIBSVM's dual problems, without the GIL (docs/blocked_solver.md).
+
+    min_a  1/2 a^T Q a + p^T a   s.t.  y^T a = delta,  0 <= a_i <= C_i,   Q_st = y_s y_t K[r_s, r_t]
+
+(and e^T a fixed too for the nu formulations), variable t on data row r_t: the regression duals
+have two variables per row. The method of ThunderSVM (Wen, Shi, Li, He & Chen, JMLR 19, 2018):
+each outer step picks a working set W of up to q variables, the most violating of I_up and of
+I_low alternately, keeping the half picked last time; forms the kernel rows of W's data rows as
+one block (fastsvm._core._kernel_block), or finds them among the slots that hold earlier rows
+(least recently used dropped first, within -m); solves the subproblem on W by LIBSVM's SMO
+(second-order pair selection, Fan, Chen & Lin, JMLR 6, 2005) from the q x q block until its
+violation falls below max(eps, inner_ratio x its first violation); and updates the gradient of
+every variable with one product of the moved rows. It stops by LIBSVM's rule, on the whole
+problem: the maximal violating pair's gap below eps. No shrinking.
+
+A step's values are computed in a fixed order (tiles of fixed size, summed in working-set order):
+the same bits for any thread count.
+"""
+from cython.parallel cimport prange, threadid
+from libc.math cimport isfinite, INFINITY
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memset
+cimport numpy as cnp
+import numpy as np
+
+from ._kernel_block cimport KernelRows
+from ._kernel cimport axpy_float_cols
+from ._status cimport (CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, read_flag,
+                       stop_requested)
+from . import _status
+
+cnp.import_array()
+
+cdef extern from "<time.h>" nogil:
+    struct timespec:
+        long tv_sec
+        long tv_nsec
+    int clock_gettime(int clk_id, timespec* ts)
+    int CLOCK_MONOTONIC_COARSE
+
+cdef enum:
+    SIGNAL_MS = 20        # Ctrl-C polled (main thread) at most this often
+    INNER_POLL = 4096     # inner steps between two looks at the stop flag
+    GRAD_TILE = 4096      # gradient entries per tile of the update product
+    INNER_STEPS = 100     # inner steps per working-set variable at most (one subproblem)
+
+cdef double TAU = 1e-12   # curvature used when a pair's quad_coef is not positive
+
+
+cdef inline bint better(double ka, int ia, double kb, int ib) noexcept nogil:
+    return ka > kb or (ka == kb and ia < ib)
+
+
+cdef void heap_offer(double* key, int* idx, int* size, int cap, double k, int i) noexcept nogil:
+    """Keep the cap best (key, index) pairs seen (largest key, then smallest index) in a heap
+    whose root is the worst of them."""
+    cdef int pos, parent
+    if size[0] < cap:
+        pos = size[0]
+        size[0] += 1
+        while pos > 0:
+            parent = (pos - 1) // 2
+            if not better(key[parent], idx[parent], k, i):
+                break
+            key[pos] = key[parent]
+            idx[pos] = idx[parent]
+            pos = parent
+        key[pos] = k
+        idx[pos] = i
+        return
+    if cap == 0 or not better(k, i, key[0], idx[0]):
+        return
+    sift_down(key, idx, size[0], 0, k, i)
+
+
+cdef void sift_down(double* key, int* idx, int size, int pos, double k, int i) noexcept nogil:
+    cdef int child
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and better(key[child], idx[child], key[child + 1], idx[child + 1]):
+            child += 1
+        if not better(k, i, key[child], idx[child]):
+            break
+        key[pos] = key[child]
+        idx[pos] = idx[child]
+        pos = child
+    key[pos] = k
+    idx[pos] = i
+
+
+cdef void heap_sort_best_first(double* key, int* idx, int size) noexcept nogil:
+    """The heap's pairs in place, best first."""
+    cdef int end
+    cdef double k
+    cdef int i
+    for end in range(size - 1, 0, -1):
+        k = key[end]
+        i = idx[end]
+        key[end] = key[0]
+        idx[end] = idx[0]
+        sift_down(key, idx, end, 0, k, i)
+
+
+cdef class BlockSMO:
+    """BlockSMO(rows, index, p, y, alpha, C, eps, nu, q, n_slots, max_iter, stop, check_signals, inner_ratio=0.1)
+
+    rows: the KernelRows of the data; index: the data row of each of the l variables (int32);
+    p, alpha, C: float64 of length l; y: +1/-1 (int8); alpha feasible. q: working-set size;
+    n_slots (>= q): kernel rows held, n float32 values each. max_iter: inner steps at most.
+    """
+
+    cdef KernelRows K
+    cdef readonly int l, n, q, n_slots, ws_size
+    cdef readonly long long n_outer, n_inner, n_rows_computed, max_iter
+    cdef readonly double gap
+    cdef bint nu, check_signals
+    cdef double eps, inner_ratio
+    cdef long long signals_checked_ms
+    cdef double* alpha
+    cdef double* G
+    cdef double* p
+    cdef double* C
+    cdef double* QD
+    cdef signed char* y
+    cdef int* index
+    cdef int* ws
+    cdef int n_new_last
+    cdef unsigned char* in_ws
+    cdef float* slot_data
+    cdef int* slot_row
+    cdef int* row_slot
+    cdef long long* slot_stamp
+    cdef double* key_a
+    cdef int* idx_a
+    cdef double* key_b
+    cdef int* idx_b
+    cdef double* Qw
+    cdef double* la
+    cdef double* lg
+    cdef int* ws_slot
+    cdef int* slot_pos                   # a slot's entry in the moved rows' list, or -1
+    cdef unsigned char* row_mark         # scratch marks by data row (distinct rows of a batch)
+    cdef int* new_rows
+    cdef float** new_ptr
+    cdef const float** move_row
+    cdef double* move_coef
+    cdef double* u
+    cdef double* tile_buf
+    cdef const float** tile_ptr
+    cdef int n_threads
+    cdef const int[::1] stop
+    cdef object _keep
+
+    def __cinit__(self, KernelRows rows, index, p, y, alpha, C, double eps, bint nu, int q, int n_slots,
+                  long long max_iter, const int[::1] stop, bint check_signals, double inner_ratio=0.1):
+        cdef const int[::1] ix = np.ascontiguousarray(index, dtype=np.int32)
+        cdef const double[::1] p_ = np.ascontiguousarray(p, dtype=np.float64)
+        cdef const double[::1] a_ = np.ascontiguousarray(alpha, dtype=np.float64)
+        cdef const double[::1] c_ = np.ascontiguousarray(C, dtype=np.float64)
+        cdef const signed char[::1] y_ = np.ascontiguousarray(y, dtype=np.int8)
+        cdef int l = ix.shape[0], t
+        if p_.shape[0] != l or a_.shape[0] != l or c_.shape[0] != l or y_.shape[0] != l:
+            raise ValueError("index, p, y, alpha and C must have one entry per variable")
+        if l and (np.min(ix) < 0 or np.max(ix) >= rows.n):
+            raise ValueError("variable rows out of range")
+        self.K = rows
+        self.l = l
+        self.n = rows.n
+        self.q = max(2, min(q, l))
+        self.n_slots = max(self.q, min(n_slots, self.n))
+        self.eps = eps
+        self.nu = nu
+        self.max_iter = max_iter
+        self.stop = stop
+        self.check_signals = check_signals
+        self.inner_ratio = inner_ratio
+        self.n_threads = rows.n_threads
+        cdef int m = max(l, 1), w = self.q
+        self.alpha = <double*>malloc(m * sizeof(double))
+        self.G = <double*>malloc(m * sizeof(double))
+        self.p = <double*>malloc(m * sizeof(double))
+        self.C = <double*>malloc(m * sizeof(double))
+        self.QD = <double*>malloc(m * sizeof(double))
+        self.y = <signed char*>malloc(m * sizeof(signed char))
+        self.index = <int*>malloc(m * sizeof(int))
+        self.in_ws = <unsigned char*>calloc(m, sizeof(unsigned char))
+        self.ws = <int*>malloc(w * sizeof(int))
+        self.slot_data = <float*>malloc(max(<Py_ssize_t>self.n_slots * self.n, <Py_ssize_t>1) * sizeof(float))
+        self.slot_row = <int*>malloc(self.n_slots * sizeof(int))
+        self.slot_stamp = <long long*>calloc(self.n_slots, sizeof(long long))
+        self.row_slot = <int*>malloc(max(self.n, 1) * sizeof(int))
+        cdef int keys = max(w, self.n_slots)
+        self.key_a = <double*>malloc(keys * sizeof(double))
+        self.idx_a = <int*>malloc(keys * sizeof(int))
+        self.key_b = <double*>malloc(keys * sizeof(double))
+        self.idx_b = <int*>malloc(keys * sizeof(int))
+        self.Qw = <double*>malloc(<Py_ssize_t>w * w * sizeof(double))
+        self.la = <double*>malloc(w * sizeof(double))
+        self.lg = <double*>malloc(w * sizeof(double))
+        self.ws_slot = <int*>malloc(w * sizeof(int))
+        self.slot_pos = <int*>malloc(self.n_slots * sizeof(int))
+        self.row_mark = <unsigned char*>calloc(max(self.n, 1), sizeof(unsigned char))
+        self.new_rows = <int*>malloc(keys * sizeof(int))
+        self.new_ptr = <float**>malloc(keys * sizeof(float*))
+        self.move_row = <const float**>malloc(keys * sizeof(float*))
+        self.move_coef = <double*>malloc(keys * sizeof(double))
+        self.u = <double*>malloc(max(self.n, 1) * sizeof(double))
+        self.tile_buf = <double*>malloc(<Py_ssize_t>self.n_threads * GRAD_TILE * sizeof(double))
+        self.tile_ptr = <const float**>malloc(self.n_threads * 4 * sizeof(float*))
+        if (self.alpha == NULL or self.G == NULL or self.p == NULL or self.C == NULL or self.QD == NULL
+                or self.y == NULL or self.index == NULL or self.in_ws == NULL or self.ws == NULL
+                or self.slot_data == NULL or self.slot_row == NULL or self.slot_stamp == NULL
+                or self.row_slot == NULL or self.key_a == NULL or self.idx_a == NULL or self.key_b == NULL
+                or self.idx_b == NULL or self.Qw == NULL or self.la == NULL or self.lg == NULL
+                or self.ws_slot == NULL or self.slot_pos == NULL or self.row_mark == NULL
+                or self.new_rows == NULL or self.new_ptr == NULL
+                or self.move_row == NULL or self.move_coef == NULL or self.u == NULL
+                or self.tile_buf == NULL or self.tile_ptr == NULL):
+            raise MemoryError("cannot allocate the blocked solver's buffers (lower -m or the working set)")
+        for t in range(l):
+            self.alpha[t] = a_[t]
+            self.p[t] = p_[t]
+            self.C[t] = c_[t]
+            self.y[t] = y_[t]
+            self.index[t] = ix[t]
+            self.QD[t] = rows.diagonal(ix[t])
+        for t in range(self.n_slots):
+            self.slot_row[t] = -1
+            self.slot_pos[t] = -1
+        for t in range(self.n):
+            self.row_slot[t] = -1
+        self.ws_size = 0
+        self.n_new_last = 0
+        self.gap = INFINITY
+
+    def __dealloc__(self):
+        free(self.alpha)
+        free(self.G)
+        free(self.p)
+        free(self.C)
+        free(self.QD)
+        free(self.y)
+        free(self.index)
+        free(self.in_ws)
+        free(self.ws)
+        free(self.slot_data)
+        free(self.slot_row)
+        free(self.slot_stamp)
+        free(self.row_slot)
+        free(self.key_a)
+        free(self.idx_a)
+        free(self.key_b)
+        free(self.idx_b)
+        free(self.Qw)
+        free(self.la)
+        free(self.lg)
+        free(self.ws_slot)
+        free(self.slot_pos)
+        free(self.row_mark)
+        free(self.new_rows)
+        free(self.new_ptr)
+        free(self.move_row)
+        free(self.move_coef)
+        free(self.u)
+        free(self.tile_buf)
+        free(self.tile_ptr)
+
+    # ---- status ----
+
+    cdef inline bint is_upper(self, int t) noexcept nogil:
+        return self.alpha[t] >= self.C[t]
+
+    cdef inline bint is_lower(self, int t) noexcept nogil:
+        return self.alpha[t] <= 0
+
+    cdef bint interrupted(self) noexcept nogil:
+        cdef timespec now
+        cdef long long now_ms
+        if read_flag(&self.stop[0]):
+            return True
+        if self.check_signals:
+            clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+            now_ms = <long long>now.tv_sec * 1000 + now.tv_nsec // 1000000
+            if now_ms - self.signals_checked_ms >= SIGNAL_MS:
+                self.signals_checked_ms = now_ms
+                return stop_requested(self.stop)
+        return False
+
+    # ---- rows ----
+
+    cdef int rows_for(self, const int* data_rows, int m) noexcept nogil:
+        """Put the kernel rows of data_rows (distinct) in slots, computing those not held (the
+        least recently used slots not among them are reused); stamps them as used now."""
+        cdef long long now = self.n_outer + 2   # init's rows carry stamp 1
+        cdef int j, s, n_new = 0, size = 0, r
+        for j in range(m):
+            s = self.row_slot[data_rows[j]]
+            if s >= 0:
+                self.slot_stamp[s] = now
+            else:
+                self.new_rows[n_new] = data_rows[j]
+                n_new += 1
+        if n_new == 0:
+            return CONVERGED
+        # the n_new oldest slots not stamped now (free slots have stamp 0 and come first)
+        for s in range(self.n_slots):
+            if self.slot_stamp[s] != now:
+                heap_offer(self.key_b, self.idx_b, &size, n_new,
+                           -<double>self.slot_stamp[s] + (0.5 if self.slot_row[s] < 0 else 0.0), s)
+        if size < n_new:
+            return NO_MEMORY
+        heap_sort_best_first(self.key_b, self.idx_b, size)
+        for j in range(n_new):
+            s = self.idx_b[j]
+            if self.slot_row[s] >= 0:
+                self.row_slot[self.slot_row[s]] = -1
+            self.slot_row[s] = self.new_rows[j]
+            self.row_slot[self.new_rows[j]] = s
+            self.slot_stamp[s] = now
+            self.new_ptr[j] = self.slot_data + <Py_ssize_t>s * self.n
+        r = self.K.compute(self.new_rows, n_new, self.new_ptr, &self.stop[0])
+        if r != CONVERGED:
+            for j in range(n_new):   # half-computed rows are not kept
+                s = self.idx_b[j]
+                self.row_slot[self.slot_row[s]] = -1
+                self.slot_row[s] = -1
+                self.slot_stamp[s] = 0
+            return r
+        self.n_rows_computed += n_new
+        return CONVERGED
+
+    cdef void add_rows_product(self, int k) noexcept nogil:
+        """G_t += y_t sum_j move_coef[j] K[row j, r_t] over the k rows in move_row, summed in
+        their order, four at a time, in tiles of fixed size."""
+        cdef int tiles = (self.n + GRAD_TILE - 1) // GRAD_TILE, tile, lo, hi, j, g, c, th, t
+        cdef double* acc
+        cdef const float** ptr
+        for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="static"):
+            th = threadid()
+            acc = self.tile_buf + <Py_ssize_t>th * GRAD_TILE
+            ptr = self.tile_ptr + th * 4
+            lo = tile * GRAD_TILE
+            hi = min(lo + GRAD_TILE, self.n)
+            memset(acc, 0, (hi - lo) * sizeof(double))
+            j = 0
+            while j < k:
+                g = min(4, k - j)
+                for c in range(g):
+                    ptr[c] = self.move_row[j + c] + lo
+                axpy_float_cols(ptr, self.move_coef + j, g, hi - lo, acc)
+                j = j + g
+            for c in range(lo, hi):
+                self.u[c] = acc[c - lo]
+        if self.l == self.n:
+            for t in prange(self.l, num_threads=self.n_threads if self.l >= 8 * GRAD_TILE else 1,
+                            schedule="static"):
+                self.G[t] += self.y[t] * self.u[self.index[t]]
+        else:
+            for t in range(self.l):
+                self.G[t] += self.y[t] * self.u[self.index[t]]
+
+    cdef int init_gradient(self) noexcept nogil:
+        """G = p + Q alpha: the rows of the nonzero alpha's in batches of n_slots rows, each batch's
+        coefficients summed in variable order; the last batch's rows stay in their slots."""
+        cdef int t, s, k, r, v0 = 0
+        for t in range(self.l):
+            self.G[t] = self.p[t]
+        while True:
+            k = 0
+            while v0 < self.l and k < self.n_slots:
+                if self.alpha[v0] != 0.0 and not self.row_mark[self.index[v0]]:
+                    self.row_mark[self.index[v0]] = 1
+                    self.idx_a[k] = self.index[v0]
+                    k += 1
+                v0 += 1
+            if k == 0:
+                break
+            for s in range(k):
+                if self.slot_row[s] >= 0:
+                    self.row_slot[self.slot_row[s]] = -1
+                self.slot_row[s] = self.idx_a[s]
+                self.row_slot[self.idx_a[s]] = s
+                self.slot_stamp[s] = 1
+                self.new_ptr[s] = self.slot_data + <Py_ssize_t>s * self.n
+                self.move_row[s] = self.new_ptr[s]
+                self.move_coef[s] = 0.0
+            r = self.K.compute(self.idx_a, k, self.new_ptr, &self.stop[0])
+            if r != CONVERGED:
+                for s in range(k):
+                    self.row_slot[self.slot_row[s]] = -1
+                    self.slot_row[s] = -1
+                    self.slot_stamp[s] = 0
+                return r
+            self.n_rows_computed += k
+            for t in range(self.l):
+                if self.alpha[t] != 0.0 and self.row_mark[self.index[t]] == 1:
+                    self.move_coef[self.row_slot[self.index[t]]] += self.y[t] * self.alpha[t]
+            self.add_rows_product(k)
+            for s in range(k):
+                self.row_mark[self.idx_a[s]] = 2      # done: later batches skip its variables
+            if self.interrupted():
+                return INTERRUPTED
+        for t in range(self.l):
+            self.row_mark[self.index[t]] = 0
+            if not isfinite(self.G[t]):
+                return NONFINITE
+        return CONVERGED
+
+    # ---- the working set ----
+
+    cdef int select(self) noexcept nogil:
+        """The global maximal violation (self.gap) and, unless it is below eps (returns 1), the
+        next working set: the half picked last time kept, the rest the most violating of I_up
+        (largest -y G) and of I_low (smallest -y G) in turn."""
+        cdef int t, a, kept, need, n_up = 0, n_low = 0, pu = 0, pl = 0, w
+        cdef double key
+        cdef double gmax_p = -INFINITY, gmax_n = -INFINITY, gmin_p = INFINITY, gmin_n = INFINITY
+        cdef bint up, low
+        for t in range(self.l):
+            key = -self.y[t] * self.G[t]
+            up = (self.y[t] > 0 and not self.is_upper(t)) or (self.y[t] < 0 and not self.is_lower(t))
+            low = (self.y[t] > 0 and not self.is_lower(t)) or (self.y[t] < 0 and not self.is_upper(t))
+            if up:
+                if self.y[t] > 0:
+                    gmax_p = max(gmax_p, key)
+                else:
+                    gmax_n = max(gmax_n, key)
+            if low:
+                if self.y[t] > 0:
+                    gmin_p = min(gmin_p, key)
+                else:
+                    gmin_n = min(gmin_n, key)
+        if self.nu:
+            self.gap = max(gmax_p - gmin_p, gmax_n - gmin_n)
+        else:
+            self.gap = max(gmax_p, gmax_n) - min(gmin_p, gmin_n)
+        if self.gap != self.gap:
+            return 2
+        if not self.gap >= self.eps:   # LIBSVM: stop when Gmax + Gmax2 < eps (or nothing to pick)
+            return 1
+        # keep the last selection's new members (at most q / 2), in their order
+        kept = min(self.n_new_last, self.q // 2)
+        for a in range(self.ws_size - self.n_new_last):
+            self.in_ws[self.ws[a]] = 0
+        for a in range(self.n_new_last - kept):
+            self.in_ws[self.ws[self.ws_size - self.n_new_last + kept + a]] = 0
+        for a in range(kept):
+            self.ws[a] = self.ws[self.ws_size - self.n_new_last + a]
+        need = self.q - kept
+        for t in range(self.l):
+            if self.in_ws[t]:
+                continue
+            key = -self.y[t] * self.G[t]
+            if (self.y[t] > 0 and not self.is_upper(t)) or (self.y[t] < 0 and not self.is_lower(t)):
+                heap_offer(self.key_a, self.idx_a, &n_up, need, key, t)
+            if (self.y[t] > 0 and not self.is_lower(t)) or (self.y[t] < 0 and not self.is_upper(t)):
+                heap_offer(self.key_b, self.idx_b, &n_low, need, -key, t)
+        heap_sort_best_first(self.key_a, self.idx_a, n_up)
+        heap_sort_best_first(self.key_b, self.idx_b, n_low)
+        w = kept
+        while w < self.q and (pu < n_up or pl < n_low):
+            while pu < n_up and self.in_ws[self.idx_a[pu]]:
+                pu += 1
+            if pu < n_up:
+                self.ws[w] = self.idx_a[pu]
+                self.in_ws[self.idx_a[pu]] = 1
+                w += 1
+                pu += 1
+            if w == self.q:
+                break
+            while pl < n_low and self.in_ws[self.idx_b[pl]]:
+                pl += 1
+            if pl < n_low:
+                self.ws[w] = self.idx_b[pl]
+                self.in_ws[self.idx_b[pl]] = 1
+                w += 1
+                pl += 1
+        self.n_new_last = w - kept
+        self.ws_size = w
+        return 0
+
+    # ---- the subproblem on the working set ----
+
+    cdef int load_block(self) noexcept nogil:
+        """The working set's rows in slots and its block of Q, alpha and G."""
+        cdef int w = self.ws_size, a, b, m = 0, r, v
+        cdef const float* row
+        for a in range(w):
+            v = self.index[self.ws[a]]
+            if not self.row_mark[v]:          # a regression row's two variables share its row
+                self.row_mark[v] = 1
+                self.idx_a[m] = v
+                m += 1
+        for a in range(m):
+            self.row_mark[self.idx_a[a]] = 0
+        r = self.rows_for(self.idx_a, m)
+        if r != CONVERGED:
+            return r
+        for a in range(w):
+            self.ws_slot[a] = self.row_slot[self.index[self.ws[a]]]
+            row = self.slot_data + <Py_ssize_t>self.ws_slot[a] * self.n
+            for b in range(w):
+                self.Qw[<Py_ssize_t>a * w + b] = (self.y[self.ws[a]] * self.y[self.ws[b]]
+                                                  * <double>row[self.index[self.ws[b]]])
+            self.la[a] = self.alpha[self.ws[a]]
+            self.lg[a] = self.G[self.ws[a]]
+        return CONVERGED
+
+    cdef inline bint local_upper(self, int a) noexcept nogil:
+        return self.la[a] >= self.C[self.ws[a]]
+
+    cdef inline bint local_lower(self, int a) noexcept nogil:
+        return self.la[a] <= 0
+
+    cdef double local_select(self, int* out_i, int* out_j) noexcept nogil:
+        """LIBSVM's second-order pair on the working set (Solver / Solver_NU); returns the
+        subproblem's maximal violation (-1 when no pair can move)."""
+        cdef int w = self.ws_size, t, j, ip = -1, in_ = -1, i, best = -1
+        cdef double gp = -INFINITY, gn = -INFINITY, gp2 = -INFINITY, gn2 = -INFINITY
+        cdef double grad_diff, quad, obj, obj_min = INFINITY, g_i
+        cdef const double* Q_i
+        cdef const double* Q_p
+        cdef const double* Q_n
+        cdef signed char yt
+        for t in range(w):
+            yt = self.y[self.ws[t]]
+            if yt > 0:
+                if not self.local_upper(t) and -self.lg[t] >= gp:
+                    gp = -self.lg[t]
+                    ip = t
+            else:
+                if not self.local_lower(t) and self.lg[t] >= gn:
+                    gn = self.lg[t]
+                    in_ = t
+        if not self.nu:
+            # one equality constraint: the violator is the better of the two signs' (LIBSVM's i)
+            if gn > gp or (gn == gp and in_ > ip):
+                i, g_i = in_, gn
+            else:
+                i, g_i = ip, gp
+            if i < 0:
+                return -1.0
+            Q_i = self.Qw + <Py_ssize_t>i * w
+            for j in range(w):
+                yt = self.y[self.ws[j]]
+                if yt > 0:
+                    if not self.local_lower(j):
+                        grad_diff = g_i + self.lg[j]
+                        if self.lg[j] >= gp2:
+                            gp2 = self.lg[j]
+                        if grad_diff > 0:
+                            quad = self.QD[self.ws[i]] + self.QD[self.ws[j]] - 2.0 * self.y[self.ws[i]] * Q_i[j]
+                            obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
+                            if obj <= obj_min:
+                                best = j
+                                obj_min = obj
+                else:
+                    if not self.local_upper(j):
+                        grad_diff = g_i - self.lg[j]
+                        if -self.lg[j] >= gp2:
+                            gp2 = -self.lg[j]
+                        if grad_diff > 0:
+                            quad = self.QD[self.ws[i]] + self.QD[self.ws[j]] + 2.0 * self.y[self.ws[i]] * Q_i[j]
+                            obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
+                            if obj <= obj_min:
+                                best = j
+                                obj_min = obj
+            out_i[0] = i
+            out_j[0] = best
+            return g_i + gp2 if best >= 0 else -1.0
+        Q_p = self.Qw + <Py_ssize_t>ip * w if ip >= 0 else NULL
+        Q_n = self.Qw + <Py_ssize_t>in_ * w if in_ >= 0 else NULL
+        for j in range(w):
+            yt = self.y[self.ws[j]]
+            if yt > 0:
+                if not self.local_lower(j):
+                    grad_diff = gp + self.lg[j]
+                    if self.lg[j] >= gp2:
+                        gp2 = self.lg[j]
+                    if ip >= 0 and grad_diff > 0:
+                        quad = self.QD[self.ws[ip]] + self.QD[self.ws[j]] - 2.0 * Q_p[j]
+                        obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
+                        if obj <= obj_min:
+                            best = j
+                            obj_min = obj
+            else:
+                if not self.local_upper(j):
+                    grad_diff = gn - self.lg[j]
+                    if -self.lg[j] >= gn2:
+                        gn2 = -self.lg[j]
+                    if in_ >= 0 and grad_diff > 0:
+                        quad = self.QD[self.ws[in_]] + self.QD[self.ws[j]] - 2.0 * Q_n[j]
+                        obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
+                        if obj <= obj_min:
+                            best = j
+                            obj_min = obj
+        if best < 0:
+            return -1.0
+        out_i[0] = ip if self.y[self.ws[best]] > 0 else in_
+        out_j[0] = best
+        return max(gp + gp2, gn + gn2)
+
+    cdef int local_step(self, int i, int j) noexcept nogil:
+        """LIBSVM's two-variable step on working-set members i and j, and the subproblem's G."""
+        cdef int w = self.ws_size, k
+        cdef const double* Q_i = self.Qw + <Py_ssize_t>i * w
+        cdef const double* Q_j = self.Qw + <Py_ssize_t>j * w
+        cdef double* a = self.la
+        cdef double* G = self.lg
+        cdef double C_i = self.C[self.ws[i]], C_j = self.C[self.ws[j]]
+        cdef double old_i = a[i], old_j = a[j], quad, delta, diff, total, d_i, d_j
+        cdef double QD_i = self.QD[self.ws[i]], QD_j = self.QD[self.ws[j]]
+        if self.y[self.ws[i]] != self.y[self.ws[j]]:
+            quad = QD_i + QD_j + 2 * Q_i[j]
+            if quad <= 0:
+                quad = TAU
+            delta = (-G[i] - G[j]) / quad
+            if not isfinite(delta):
+                return NONFINITE
+            diff = a[i] - a[j]
+            a[i] += delta
+            a[j] += delta
+            if diff > 0:
+                if a[j] < 0:
+                    a[j] = 0
+                    a[i] = diff
+            else:
+                if a[i] < 0:
+                    a[i] = 0
+                    a[j] = -diff
+            if diff > C_i - C_j:
+                if a[i] > C_i:
+                    a[i] = C_i
+                    a[j] = C_i - diff
+            else:
+                if a[j] > C_j:
+                    a[j] = C_j
+                    a[i] = C_j + diff
+        else:
+            quad = QD_i + QD_j - 2 * Q_i[j]
+            if quad <= 0:
+                quad = TAU
+            delta = (G[i] - G[j]) / quad
+            if not isfinite(delta):
+                return NONFINITE
+            total = a[i] + a[j]
+            a[i] -= delta
+            a[j] += delta
+            if total > C_i:
+                if a[i] > C_i:
+                    a[i] = C_i
+                    a[j] = total - C_i
+            else:
+                if a[j] < 0:
+                    a[j] = 0
+                    a[i] = total
+            if total > C_j:
+                if a[j] > C_j:
+                    a[j] = C_j
+                    a[i] = total - C_j
+            else:
+                if a[i] < 0:
+                    a[i] = 0
+                    a[j] = total
+        d_i = a[i] - old_i
+        d_j = a[j] - old_j
+        for k in range(w):
+            G[k] += Q_i[k] * d_i + Q_j[k] * d_j
+        return CONVERGED
+
+    cdef int solve_block(self) noexcept nogil:
+        """SMO on the working set until its violation is below max(eps, inner_ratio x the first)."""
+        cdef int i = 0, j = 0, r
+        cdef long long steps = 0, cap = <long long>INNER_STEPS * self.ws_size
+        cdef double local_gap, local_eps = self.eps
+        while steps < cap and self.n_inner < self.max_iter:
+            local_gap = self.local_select(&i, &j)
+            if steps == 0:
+                local_eps = max(self.eps, self.inner_ratio * local_gap)
+            if local_gap < local_eps:
+                break
+            r = self.local_step(i, j)
+            if r != CONVERGED:
+                return r
+            steps += 1
+            self.n_inner += 1
+            if steps % INNER_POLL == 0 and self.interrupted():
+                return INTERRUPTED
+        return CONVERGED
+
+    cdef int update_gradient(self) noexcept nogil:
+        """alpha on the working set from the subproblem's, and G of every variable from the
+        rows that moved (one coefficient per data row, summed in working-set order)."""
+        cdef int w = self.ws_size, a, k = 0, s
+        cdef double d
+        for a in range(w):
+            d = self.la[a] - self.alpha[self.ws[a]]
+            self.alpha[self.ws[a]] = self.la[a]
+            if d == 0.0:
+                continue
+            s = self.ws_slot[a]
+            if self.slot_pos[s] < 0:
+                self.slot_pos[s] = k
+                self.move_row[k] = self.slot_data + <Py_ssize_t>s * self.n
+                self.move_coef[k] = 0.0
+                k += 1
+            self.move_coef[self.slot_pos[s]] += self.y[self.ws[a]] * d
+        for a in range(w):
+            self.slot_pos[self.ws_slot[a]] = -1
+        if k == 0:
+            return MAX_ITER      # nothing moved: the subproblem is at its precision floor
+        self.add_rows_product(k)
+        return CONVERGED
+
+    cdef int solve(self, long long limit) noexcept nogil:
+        cdef int r
+        while self.n_inner < self.max_iter:
+            if self.n_outer >= limit:
+                return CHUNK_DONE
+            if self.interrupted():
+                return INTERRUPTED
+            r = self.select()
+            if r != 0:
+                return CONVERGED if r == 1 else NONFINITE
+            r = self.load_block()
+            if r != CONVERGED:
+                return r
+            r = self.solve_block()
+            if r != CONVERGED:
+                return r
+            r = self.update_gradient()
+            self.n_outer += 1
+            if r != CONVERGED:
+                return r
+        return MAX_ITER
+
+    # ---- Python ----
+
+    def init(self):
+        """Compute the initial gradient; returns a Status (CONVERGED: ready to run)."""
+        cdef int r
+        with nogil:
+            r = self.init_gradient()
+        return _status.Status(r)
+
+    def run(self, long long limit):
+        """Outer steps until step ``limit``, convergence or the cap; returns a Status."""
+        cdef int r
+        with nogil:
+            r = self.solve(limit)
+        return _status.Status(r)
+
+    def objective(self):
+        """LIBSVM's dual objective 1/2 a^T (G + p) at the current point."""
+        cdef double v = 0.0
+        cdef int t
+        for t in range(self.l):
+            v += self.alpha[t] * (self.G[t] + self.p[t])
+        return v / 2
+
+    def state(self):
+        """(alpha, G) as arrays by variable."""
+        alpha = np.empty(self.l)
+        G = np.empty(self.l)
+        cdef double[::1] a = alpha
+        cdef double[::1] g = G
+        cdef int t
+        for t in range(self.l):
+            a[t] = self.alpha[t]
+            g[t] = self.G[t]
+        return alpha, G
+
+    def working_set(self):
+        return np.array([self.ws[a] for a in range(self.ws_size)], dtype=np.int64)
+
+    @property
+    def slot_bytes(self):
+        return int(self.n_slots) * int(self.n) * 4

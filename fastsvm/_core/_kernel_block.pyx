@@ -1,0 +1,240 @@
+"""Kernel rows in blocks (docs/blocked_solver.md): K[r_j, t] for a block of rows r_1 .. r_m against
+all n rows t of the data, the work of a blocked working-set solver's outer step.
+
+The dot products of a block are one matrix product: over dense rows (held n x p, row-major)
+dgemm of a tile of data rows with the block's rows; over CSR rows a sparse x dense product, each
+data row's stored values scaled into the m dot products of the tile from the block's rows held
+feature-major. The data rows are cut into fixed tiles and threads only pick tiles, so a value
+has the same bits for any thread count. BLAS is called on one thread per tile (the caller keeps
+BLAS single-threaded: our threads or BLAS's, never both). Values are stored as float32, as the
+kernel caches store them.
+"""
+from cython.parallel cimport prange, threadid
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memset
+from scipy.linalg.cython_blas cimport dgemm
+cimport numpy as cnp
+import numpy as np
+import scipy.sparse as sp
+
+from ._csr cimport csr_view, row_sqnorm
+from ._kernel cimport (PRECOMPUTED, RBF, kernel_from_dot, kernel_params, rbf_block, scatter_row,
+                       unscatter_row)
+from ._status cimport Status, read_flag
+from ..errors import FastSVMError
+
+cnp.import_array()
+
+cdef enum:
+    TILE_SPARSE = 64     # data rows per tile of the sparse product (m dot products each)
+    TILE_DENSE = 256     # data rows per dgemm call
+    GROUP_MAX = 1024     # block rows per pass over the data
+    # the block's rows held dense take at most this many doubles (a pass over the data serves
+    # fewer rows when the rows are wide)
+    WBUF_DOUBLES = 1 << 21
+
+
+cdef class KernelRows:
+    """KernelRows(X, kind, gamma=0.0, degree=3, coef0=0.0, n_threads=1)
+
+    X: canonical CSR (fastsvm.csr.to_csr) or a C-contiguous float64 array (its rows then go
+    through dgemm). Precomputed kernel: CSR whose column 0 holds each row's serial number s
+    (1-based) and K(x_r, x_t) = X[r, s_t], as LIBSVM's files hold it.
+    """
+
+    def __cinit__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0, int n_threads=1):
+        cdef const double[::1] data
+        cdef const int[::1] indices
+        cdef const int[::1] indptr
+        cdef const double[:, ::1] dense
+        cdef double[::1] sq
+        cdef int t
+        cdef int[::1] ser
+        self.kp = kernel_params(kind, gamma, degree, coef0)
+        self.n_threads = max(1, n_threads)
+        self.serial = NULL
+        self.xd = NULL
+        if isinstance(X, np.ndarray):
+            if self.kp.kind == PRECOMPUTED:
+                raise FastSVMError("a precomputed kernel comes as CSR rows with serial numbers")
+            dense = X
+            self.dense = True
+            self.n, self.p = X.shape[0], X.shape[1]
+            self.xd = &dense[0, 0] if X.size else NULL
+            sqnorm = np.einsum("ij,ij->i", X, X) if X.size else np.zeros(self.n)
+            self._keep = (X, sqnorm)
+        elif sp.isspmatrix_csr(X) or isinstance(X, sp.csr_array):
+            data, indices, indptr = X.data, X.indices, X.indptr
+            self.dense = False
+            self.n, self.p = X.shape[0], X.shape[1]
+            self.X = csr_view(data, indices, indptr, self.n, self.p)
+            sqnorm = np.empty(self.n)
+            sq = sqnorm
+            for t in range(self.n):
+                sq[t] = row_sqnorm(self.X, t)
+            serial = None
+            self.dense_len = max(self.p, 1)
+            if self.kp.kind == PRECOMPUTED:
+                first = np.asarray(X[:, :1].toarray()).ravel() if self.n else np.zeros(0)
+                if self.n and (np.any(first < 1) or np.any(first != np.round(first))
+                               or np.any(first > np.iinfo(np.int32).max)):
+                    raise FastSVMError("precomputed kernel: column 0 must hold each row's serial number (1, 2, ...)")
+                serial = np.ascontiguousarray(first, dtype=np.int32)
+                ser = serial
+                self.serial = &ser[0] if self.n else NULL
+                if self.n:
+                    self.dense_len = max(self.dense_len, int(serial.max()) + 1)
+            self._keep = (X.data, X.indices, X.indptr, sqnorm, serial)
+        else:
+            raise FastSVMError("KernelRows takes canonical CSR or a C-contiguous float64 array")
+        sq = sqnorm
+        self.sqnorm = &sq[0] if self.n else NULL
+        # a thread's tile: TILE_DENSE x GROUP_MAX dot products (dense), TILE_SPARSE x GROUP_MAX
+        # (sparse), or one scattered row (precomputed)
+        if self.kp.kind == PRECOMPUTED:
+            self.work_per_thread = self.dense_len
+        elif self.dense:
+            self.work_per_thread = <Py_ssize_t>TILE_DENSE * GROUP_MAX
+        else:
+            self.work_per_thread = <Py_ssize_t>TILE_SPARSE * (GROUP_MAX + 1)
+        self.work = <double*>calloc(self.n_threads * self.work_per_thread, sizeof(double))
+        self.wbuf_len = max(<Py_ssize_t>WBUF_DOUBLES, <Py_ssize_t>max(self.p, 1))
+        self.wbuf = <double*>calloc(self.wbuf_len, sizeof(double))
+        if self.work == NULL or self.wbuf == NULL:
+            raise MemoryError("cannot allocate the kernel block's buffers")
+
+    def __dealloc__(self):
+        free(self.work)
+        free(self.wbuf)
+
+    cdef double diagonal(self, int t) noexcept nogil:
+        cdef double v
+        if self.serial != NULL:
+            scatter_row(self.X, t, self.work)
+            v = self.work[self.serial[t]]
+            unscatter_row(self.X, t, self.work)
+            return v
+        return kernel_from_dot(self.kp, self.sqnorm[t], self.sqnorm[t], self.sqnorm[t])
+
+    cdef int group_rows(self, int m) noexcept nogil:
+        """Block rows one pass over the data serves: as many as the dense buffer holds."""
+        return <int>max(<Py_ssize_t>1, min(<Py_ssize_t>min(m, <int>GROUP_MAX),
+                                           self.wbuf_len // max(self.p, 1)))
+
+    cdef int compute(self, const int* rows, int m, float** out, const int* stop) noexcept nogil:
+        """out[j][t] = K(x_rows[j], x_t) for t < n; INTERRUPTED when *stop is set between passes."""
+        cdef int j0, g, j, f, k, b, tiles, tile
+        cdef double* w = self.wbuf
+        cdef Py_ssize_t r
+        if self.n == 0 or m == 0:
+            return Status.CONVERGED
+        if self.serial != NULL:
+            for j in range(m):
+                if stop != NULL and read_flag(stop):
+                    return Status.INTERRUPTED
+                scatter_row(self.X, rows[j], self.work)
+                for b in range(self.n):
+                    out[j][b] = <float>self.work[self.serial[b]]
+                unscatter_row(self.X, rows[j], self.work)
+            return Status.CONVERGED
+        j0 = 0
+        while j0 < m:
+            if stop != NULL and read_flag(stop):
+                return Status.INTERRUPTED
+            g = self.group_rows(m - j0)
+            if self.dense:
+                # the group's rows, row-major (dgemm's second operand)
+                for j in range(g):
+                    r = rows[j0 + j]
+                    for f in range(self.p):
+                        w[<Py_ssize_t>j * self.p + f] = self.xd[r * self.p + f]
+                tiles = (self.n + TILE_DENSE - 1) // TILE_DENSE
+                for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="dynamic"):
+                    self.tile_dense(rows + j0, g, tile * TILE_DENSE, min(self.n, (tile + 1) * TILE_DENSE),
+                                    self.work + threadid() * self.work_per_thread, out + j0)
+            else:
+                # the group's rows, feature-major: feature f of row j at w[f * g + j]
+                memset(w, 0, <Py_ssize_t>g * self.p * sizeof(double))
+                for j in range(g):
+                    for k in range(self.X.indptr[rows[j0 + j]], self.X.indptr[rows[j0 + j] + 1]):
+                        w[<Py_ssize_t>self.X.indices[k] * g + j] = self.X.data[k]
+                tiles = (self.n + TILE_SPARSE - 1) // TILE_SPARSE
+                for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="dynamic"):
+                    self.tile_sparse(rows + j0, g, tile * TILE_SPARSE, min(self.n, (tile + 1) * TILE_SPARSE),
+                                     self.work + threadid() * self.work_per_thread, out + j0)
+            j0 += g
+        return Status.CONVERGED
+
+    cdef void tile_sparse(self, const int* rows, int g, int i0, int i1, double* tile, float** out) noexcept nogil:
+        """Data rows [i0, i1) against the group's g rows: tile[(i - i0) * g + j] = x_i . x_rows[j]."""
+        cdef int i, j, k
+        cdef double v
+        cdef double* acc
+        cdef const double* wf
+        cdef double* col = tile + <Py_ssize_t>(i1 - i0) * g
+        for i in range(i0, i1):
+            acc = tile + <Py_ssize_t>(i - i0) * g
+            for j in range(g):
+                acc[j] = 0.0
+            for k in range(self.X.indptr[i], self.X.indptr[i + 1]):
+                v = self.X.data[k]
+                wf = self.wbuf + <Py_ssize_t>self.X.indices[k] * g
+                for j in range(g):
+                    acc[j] += v * wf[j]
+        for j in range(g):
+            for i in range(i0, i1):
+                col[i - i0] = tile[<Py_ssize_t>(i - i0) * g + j]
+            self.finish(rows, j, i0, i1, col, out[j])
+
+    cdef void tile_dense(self, const int* rows, int g, int i0, int i1, double* tile, float** out) noexcept nogil:
+        """Data rows [i0, i1) against the group's g rows by one dgemm: tile[j * nc + (i - i0)]."""
+        cdef int nc = i1 - i0, p = self.p, j
+        cdef double one = 1.0, zero = 0.0
+        cdef char trans = b'T', no = b'N'
+        if p > 0:
+            dgemm(&trans, &no, &nc, &g, &p, &one, <double*>(self.xd + <Py_ssize_t>i0 * p), &p,
+                  self.wbuf, &p, &zero, tile, &nc)
+        else:
+            memset(tile, 0, <Py_ssize_t>nc * g * sizeof(double))
+        for j in range(g):
+            self.finish(rows, j, i0, i1, tile + <Py_ssize_t>j * nc, out[j])
+
+    cdef void finish(self, const int* rows, int j, int i0, int i1, double* col, float* out) noexcept nogil:
+        """Dot products col[0 : i1 - i0] of block row j made kernel values, stored at out[i0:i1]."""
+        cdef int i
+        cdef double xsq = self.sqnorm[rows[j]]
+        if self.kp.kind == RBF:
+            rbf_block(self.kp.gamma, xsq, self.sqnorm + i0, col, i1 - i0)
+        else:
+            for i in range(i1 - i0):
+                col[i] = kernel_from_dot(self.kp, col[i], xsq, self.sqnorm[i0 + i])
+        for i in range(i1 - i0):
+            out[i0 + i] = <float>col[i]
+
+    # ---- Python access (tests, tools) ----
+
+    def rows(self, rows, stop=None):
+        """K[rows, :] as float64 (from the float32 values every block holds)."""
+        cdef int[::1] r = np.ascontiguousarray(rows, dtype=np.int32)
+        cdef int m = r.shape[0], j, status
+        cdef const int[::1] flag = np.zeros(1, np.int32) if stop is None else stop
+        if m and (np.min(r) < 0 or np.max(r) >= self.n):
+            raise IndexError("row out of range")
+        block = np.empty((m, self.n), dtype=np.float32)
+        cdef float[:, ::1] b = block
+        cdef float** out = <float**>malloc(max(m, 1) * sizeof(float*))
+        if out == NULL:
+            raise MemoryError
+        try:
+            for j in range(m):
+                out[j] = &b[j, 0] if self.n else NULL
+            with nogil:
+                status = self.compute(&r[0] if m else NULL, m, out, &flag[0])
+        finally:
+            free(out)
+        if status == Status.INTERRUPTED:
+            raise KeyboardInterrupt
+        return block.astype(np.float64)
+
+    def diagonals(self):
+        return np.array([self.diagonal(t) for t in range(self.n)])

@@ -1,0 +1,165 @@
+"""Blocked working-set SMO (docs/blocked_solver.md): LIBSVM's five formulations and kernels by the
+method of ThunderSVM (Wen et al., JMLR 19, 2018) and oneDAL's "thunder" SVC. Each outer step
+takes a working set of q variables, forms their kernel rows as one block (BLAS over dense rows),
+solves the q-variable subproblem by LIBSVM's SMO and updates the whole gradient once. LIBSVM's dual,
+stopping rule (-e: the maximal violating pair's gap) and rho, so -e means what it means in
+LIBSVM; not LIBSVM's steps, so not its models bit for bit (smo gives those).
+"""
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._core._block_smo import BlockSMO
+from .._core._kernel_block import KernelRows
+from .._core._status import Status
+from ..errors import DegenerateProblemError, FastSVMError
+from ..memory import MB, check_request
+from ..problems.libsvm_dual import (FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_rho, libsvm_statistics,
+                                    max_violation, scattered)
+from .base import Solution, SolverSpec, SolveStatus, Subproblem, checked_libsvm_problem, option, solver_config
+
+KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
+WORKING_SET_MAX = 1024   # variables of the default working set at most
+WORKING_SET_MIN = 16     # ... and at least, even when -m holds fewer rows
+
+
+@dataclass(frozen=True)
+class Config:
+    """The blocked solver's knobs (-o name=value)."""
+
+    working_set: int = option(0, "variables per working set (0: the largest power of 2 up to 1024 whose rows "
+                              "fit in -m)", low=0)
+    inner_ratio: float = option(0.1, "a subproblem is solved until its violation is below max(-e, this x its "
+                                "first)", low=0.0, low_open=True, below=1.0)
+    dense: str = option("auto", "hold the rows dense, kernel blocks through BLAS (auto: when at least "
+                        "dense_fraction of the values are stored)", choices=("auto", "yes", "no"))
+    dense_fraction: float = 0.25
+    chunk_seconds: float = 0.5   # aimed wall time between two progress lines
+
+
+def _data_rows(X, rows, kind, config):
+    """The subproblem's rows for KernelRows: CSR, or a dense C-ordered copy when dense pays."""
+    if rows is not None:
+        X = X[rows]
+    if kind == "precomputed" or config.dense == "no":
+        return X
+    n, p = X.shape
+    if config.dense == "auto" and not X.nnz >= config.dense_fraction * n * p:
+        return X
+    check_request(8 * n * p, "the dense rows of the blocked solver", "use -o dense=no")
+    return np.ascontiguousarray(X.toarray())
+
+
+def working_set_size(l, n, cache_bytes, requested):
+    """(q, slots): the working set's size and the kernel rows held (float32 rows of n values in
+    cache_bytes, at least q)."""
+    slots = int(min(n, max(cache_bytes // max(4 * n, 1), 1)))
+    if requested:
+        q = min(int(requested), l)
+    else:
+        q = 1 << max(int(min(l, WORKING_SET_MAX, max(slots, WORKING_SET_MIN))).bit_length() - 1, 1)
+    return max(q, 2), max(slots, q)
+
+
+def solve(sub: Subproblem) -> Solution:
+    """Solve one subproblem of LIBSVM's formulations to LIBSVM's stopping rule at -e.
+
+    Solution.coef, rho, objective and the statistics are LIBSVM's (fastsvm.problems.libsvm_dual);
+    stop_measure is the final maximal violation; details hold the outer steps, the inner SMO steps,
+    the kernel rows computed and the working-set size.
+    """
+    X, rows, y, upper_all, tol = checked_libsvm_problem(sub, SPEC)
+    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    params = sub.params
+    n_all = y.shape[0]
+    # a sample with C_i = 0 has alpha_i = 0 at every feasible point: left out, exactly
+    keep = None
+    positive = upper_all > 0
+    upper = upper_all
+    if not np.all(positive):
+        keep = np.flatnonzero(positive)
+        rows = keep if rows is None else rows[keep]
+        y, upper = y[keep], upper[keep]
+    n = y.shape[0]
+    if n == 0:
+        raise FastSVMError("no training samples with a positive bound C_i")
+    formulation = sub.formulation
+    p, signs, alpha0, C, nu_variant, regression = dual_problem(
+        formulation, y, upper, float(params.nu), float(params.epsilon))
+    l = p.shape[0]
+    k = sub.kernel
+    data = _data_rows(X, rows, k.kind, config)
+    kernel_rows = KernelRows(data, k.kind, float(k.gamma), int(k.degree), float(k.coef0), max(1, int(sub.n_threads)))
+    q, slots = working_set_size(l, n, int(params.cache_size * MB), config.working_set)
+    check_request(4 * slots * n, f"the blocked solver's kernel rows (-m {params.cache_size:g})", "lower -m")
+    index = np.arange(n, dtype=np.int32)
+    if regression:
+        index = np.concatenate([index, index])
+    stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
+    max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
+    solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C, tol, nu_variant, q, slots, max_iter, stop,
+                      threading.current_thread() is threading.main_thread(), config.inner_ratio)
+    _raise_for(solver.init())
+    status, history = _iterate(solver, sub.log, config)
+    alpha, G = solver.state()
+    rho, r = libsvm_rho(alpha, G, signs, C, nu_variant)
+    obj = 0.5 * float(alpha @ (G + p))
+    if not (np.isfinite(rho) and np.all(np.isfinite(alpha))):
+        raise DegenerateProblemError("the blocked solver produced a non-finite rho or alpha (a classification "
+                                     "subproblem with one class only, or kernel values / C far too large)")
+    solution = Solution(**libsvm_statistics(formulation, alpha, rho, r, obj, signs, upper, keep, n_all),
+                        n_iter=int(solver.n_inner), stop_measure=max_violation(alpha, G, signs, C, nu_variant),
+                        status=status, history=history,
+                        details={"outer_steps": int(solver.n_outer), "rows_computed": int(solver.n_rows_computed),
+                                 "working_set": int(solver.q), "slots": int(solver.n_slots),
+                                 "dense": bool(kernel_rows.dense)})
+    solution.cache_peak_bytes = solver.slot_bytes
+    solution.dual = scattered(alpha, keep, n_all, regression)
+    solution.upper = upper_all
+    return solution
+
+
+def _raise_for(status):
+    if status == Status.INTERRUPTED:
+        raise KeyboardInterrupt
+    if status == Status.NO_MEMORY:
+        raise MemoryError("the blocked solver ran out of kernel-row slots (lower the working set, -o working_set)")
+    if status == Status.NONFINITE:
+        raise FastSVMError("a blocked SMO step became NaN or infinite (kernel values or C far too large?)")
+
+
+def _iterate(solver, log, config):
+    """Outer steps in chunks of about config.chunk_seconds, one progress line each."""
+    history = []
+    chunk = 2
+    while True:
+        start = time.perf_counter()
+        status = solver.run(solver.n_outer + chunk)
+        elapsed = time.perf_counter() - start
+        objective = solver.objective()
+        history.append({"outer": solver.n_outer, "iter": solver.n_inner, "max_violation": solver.gap,
+                        "objective": objective, "rows": solver.n_rows_computed, "seconds": elapsed})
+        if log is not None:
+            log(f"outer {solver.n_outer:6d}  max violation {solver.gap:.3e}  obj {objective:.10g}  "
+                f"inner steps {solver.n_inner}  kernel rows {solver.n_rows_computed}")
+        _raise_for(status)
+        if status != Status.CHUNK_DONE:
+            return (SolveStatus.MAX_ITER if status == Status.MAX_ITER else SolveStatus.CONVERGED), history
+        chunk = int(min(max(chunk * config.chunk_seconds / max(elapsed, 1e-4), 1), 100_000))
+
+
+SPEC = SolverSpec(
+    name="block_smo",
+    solve=solve,
+    formulations=FORMULATIONS,
+    kernels=KERNELS,
+    multiclass="ovo",
+    default_kernel="rbf",
+    default_tol=1e-3,
+    description="blocked working-set SMO: LIBSVM's problems and stopping rule, kernel rows in blocks (BLAS)",
+    stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
+    config=Config,
+    stops_on_signals=True,
+)
