@@ -98,7 +98,7 @@ def libsvm_solve(formulation, X, y, kernel, K=None, C=1.0, nu=0.5, p=0.1, extra=
     return coef, rho
 
 
-def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, **params):
+def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, spec=None, **params):
     if upper is None:
         box = C if formulation in ("c_svc", "epsilon_svr", "nu_svr") else 1.0
         upper = np.full(X.shape[0], box)
@@ -110,7 +110,7 @@ def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, *
         order = np.concatenate([np.flatnonzero(y > 0), np.flatnonzero(y <= 0)])
     prm = Params(svm_type=formulation, C=C, nu=nu, epsilon=p, tol=params.pop("tol", 1e-6), **params)
     sub = Subproblem(formulation, X[order], target[order], upper[order], kernel, prm)
-    sol = smo.SPEC.solve(sub)
+    sol = (spec or smo.SPEC).solve(sub)
     sol.subproblem = sub  # for summary_lines
     coef = np.empty_like(sol.coef)
     coef[order] = sol.coef
@@ -140,9 +140,10 @@ def _data(formulation, kind, heart, regression):
     return X, y, kernel, kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, kernel.coef0)
 
 
-def assert_matches_libsvm(formulation, X, y, kernel, K, upper=None, extra="", **kw):
-    sol = fastsvm_solve(formulation, X, y, kernel, upper=upper, **kw)
-    coef_l, rho_l = libsvm_solve(formulation, X, y, kernel, K, extra=extra, **kw)
+def assert_matches_libsvm(formulation, X, y, kernel, K, upper=None, extra="", spec=None, **kw):
+    sol = fastsvm_solve(formulation, X, y, kernel, upper=upper, spec=spec, **kw)
+    libsvm_kw = {name: value for name, value in kw.items() if name in ("C", "nu", "p")}
+    coef_l, rho_l = libsvm_solve(formulation, X, y, kernel, K, extra=extra, **libsvm_kw)
     assert sol.status == "converged"
     f_ours = dual_objective(formulation, K, sol.coef, y, p=kw.get("p", 0.1))
     f_lib = dual_objective(formulation, K, coef_l, y, p=kw.get("p", 0.1))
@@ -158,7 +159,11 @@ def assert_matches_libsvm(formulation, X, y, kernel, K, upper=None, extra="", **
     close = np.abs(dec - dec_l) <= 1e-4 * (1.0 + np.abs(dec_l))
     assert close.mean() >= 0.999
     if formulation not in REGRESSION:
-        assert (np.sign(dec) == np.sign(dec_l)).mean() >= 0.999
+        agree = np.sign(dec) == np.sign(dec_l)
+        if spec is not None:
+            # another solver's steps: a row on the margin (decision 0 at the optimum) may fall on either side
+            agree |= np.abs(dec_l) <= 1e-5 * (1.0 + abs(rho_l))
+        assert agree.mean() >= 0.999
     return sol
 
 

@@ -37,6 +37,7 @@ cdef extern from "<time.h>" nogil:
         long tv_nsec
     int clock_gettime(int clk_id, timespec* ts)
     int CLOCK_MONOTONIC_COARSE
+    int CLOCK_MONOTONIC
 
 cdef enum:
     SIGNAL_MS = 20        # Ctrl-C polled (main thread) at most this often
@@ -45,6 +46,12 @@ cdef enum:
     INNER_STEPS = 100     # inner steps per working-set variable at most (one subproblem)
 
 cdef double TAU = 1e-12   # curvature used when a pair's quad_coef is not positive
+
+
+cdef inline double now_seconds() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef inline bint better(double ka, int ia, double kb, int ib) noexcept nogil:
@@ -115,6 +122,8 @@ cdef class BlockSMO:
     cdef readonly int l, n, q, n_slots, ws_size
     cdef readonly long long n_outer, n_inner, n_rows_computed, max_iter
     cdef readonly double gap
+    # wall seconds spent selecting, forming kernel rows, in the subproblems, updating the gradient
+    cdef readonly double seconds_select, seconds_rows, seconds_inner, seconds_update
     cdef bint nu, check_signals
     cdef double eps, inner_ratio
     cdef long long signals_checked_ms
@@ -413,8 +422,8 @@ cdef class BlockSMO:
     cdef int select(self) noexcept nogil:
         """The global maximal violation (self.gap) and, unless it is below eps (returns 1), the
         next working set: the half picked last time kept, the rest the most violating of I_up
-        (largest -y G) and of I_low (smallest -y G) in turn."""
-        cdef int t, a, kept, need, n_up = 0, n_low = 0, pu = 0, pl = 0, w
+        (largest -y G) and of I_low (smallest -y G) in turn (per sign for the nu formulations)."""
+        cdef int t, a, kept, w
         cdef double key
         cdef double gmax_p = -INFINITY, gmax_n = -INFINITY, gmin_p = INFINITY, gmin_n = INFINITY
         cdef bint up, low
@@ -448,9 +457,26 @@ cdef class BlockSMO:
             self.in_ws[self.ws[self.ws_size - self.n_new_last + kept + a]] = 0
         for a in range(kept):
             self.ws[a] = self.ws[self.ws_size - self.n_new_last + a]
-        need = self.q - kept
+        if self.nu:
+            # both of a step's variables share a sign: each sign's own violators
+            w = self.pick(1, kept, kept + (self.q - kept) // 2)
+            w = self.pick(-1, w, self.q)
+            w = self.pick(1, w, self.q)
+        else:
+            w = self.pick(0, kept, self.q)
+        self.n_new_last = w - kept
+        self.ws_size = w
+        return 0
+
+    cdef int pick(self, int sign, int w, int limit) noexcept nogil:
+        """Add to ws[w:limit] the variables (of one sign, 0: both) not in it, the most violating of
+        I_up and of I_low in turn; returns the new size."""
+        cdef int t, need = limit - w, n_up = 0, n_low = 0, pu = 0, pl = 0
+        cdef double key
+        if need <= 0:
+            return w
         for t in range(self.l):
-            if self.in_ws[t]:
+            if self.in_ws[t] or (sign != 0 and self.y[t] != sign):
                 continue
             key = -self.y[t] * self.G[t]
             if (self.y[t] > 0 and not self.is_upper(t)) or (self.y[t] < 0 and not self.is_lower(t)):
@@ -459,8 +485,7 @@ cdef class BlockSMO:
                 heap_offer(self.key_b, self.idx_b, &n_low, need, -key, t)
         heap_sort_best_first(self.key_a, self.idx_a, n_up)
         heap_sort_best_first(self.key_b, self.idx_b, n_low)
-        w = kept
-        while w < self.q and (pu < n_up or pl < n_low):
+        while w < limit and (pu < n_up or pl < n_low):
             while pu < n_up and self.in_ws[self.idx_a[pu]]:
                 pu += 1
             if pu < n_up:
@@ -468,7 +493,7 @@ cdef class BlockSMO:
                 self.in_ws[self.idx_a[pu]] = 1
                 w += 1
                 pu += 1
-            if w == self.q:
+            if w == limit:
                 break
             while pl < n_low and self.in_ws[self.idx_b[pl]]:
                 pl += 1
@@ -477,9 +502,7 @@ cdef class BlockSMO:
                 self.in_ws[self.idx_b[pl]] = 1
                 w += 1
                 pl += 1
-        self.n_new_last = w - kept
-        self.ws_size = w
-        return 0
+        return w
 
     # ---- the subproblem on the working set ----
 
@@ -716,21 +739,30 @@ cdef class BlockSMO:
 
     cdef int solve(self, long long limit) noexcept nogil:
         cdef int r
+        cdef double t0, t1
         while self.n_inner < self.max_iter:
             if self.n_outer >= limit:
                 return CHUNK_DONE
             if self.interrupted():
                 return INTERRUPTED
+            t0 = now_seconds()
             r = self.select()
+            t1 = now_seconds()
+            self.seconds_select += t1 - t0
             if r != 0:
                 return CONVERGED if r == 1 else NONFINITE
             r = self.load_block()
+            t0 = now_seconds()
+            self.seconds_rows += t0 - t1
             if r != CONVERGED:
                 return r
             r = self.solve_block()
+            t1 = now_seconds()
+            self.seconds_inner += t1 - t0
             if r != CONVERGED:
                 return r
             r = self.update_gradient()
+            self.seconds_update += now_seconds() - t1
             self.n_outer += 1
             if r != CONVERGED:
                 return r

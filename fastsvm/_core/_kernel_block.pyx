@@ -19,11 +19,18 @@ import scipy.sparse as sp
 
 from ._csr cimport csr_view, row_sqnorm
 from ._kernel cimport (PRECOMPUTED, RBF, kernel_from_dot, kernel_params, rbf_block, scatter_row,
-                       unscatter_row)
+                       sparse_row_dots, store_transposed, unscatter_row)
 from ._status cimport Status, read_flag
 from ..errors import FastSVMError
 
 cnp.import_array()
+
+cdef inline int padded(int g) noexcept nogil:
+    """The stride of g dot products held side by side: a multiple of 8 (whole vectors), and not of
+    64, so that reading one of them from consecutive rows does not map every read to one L1 set."""
+    cdef int s = (g + 7) // 8 * 8
+    return s + 8 if s % 64 == 0 else s
+
 
 cdef enum:
     TILE_SPARSE = 64     # data rows per tile of the sparse product (m dot products each)
@@ -31,7 +38,7 @@ cdef enum:
     GROUP_MAX = 1024     # block rows per pass over the data
     # the block's rows held dense take at most this many doubles (a pass over the data serves
     # fewer rows when the rows are wide)
-    WBUF_DOUBLES = 1 << 21
+    WBUF_DOUBLES = 1 << 17
 
 
 cdef class KernelRows:
@@ -96,7 +103,7 @@ cdef class KernelRows:
         elif self.dense:
             self.work_per_thread = <Py_ssize_t>TILE_DENSE * GROUP_MAX
         else:
-            self.work_per_thread = <Py_ssize_t>TILE_SPARSE * (GROUP_MAX + 1)
+            self.work_per_thread = <Py_ssize_t>(TILE_SPARSE + 1) * (GROUP_MAX + 16)
         self.work = <double*>calloc(self.n_threads * self.work_per_thread, sizeof(double))
         self.wbuf_len = max(<Py_ssize_t>WBUF_DOUBLES, <Py_ssize_t>max(self.p, 1))
         self.wbuf = <double*>calloc(self.wbuf_len, sizeof(double))
@@ -119,11 +126,11 @@ cdef class KernelRows:
     cdef int group_rows(self, int m) noexcept nogil:
         """Block rows one pass over the data serves: as many as the dense buffer holds."""
         return <int>max(<Py_ssize_t>1, min(<Py_ssize_t>min(m, <int>GROUP_MAX),
-                                           self.wbuf_len // max(self.p, 1)))
+                                           self.wbuf_len // max(self.p, 1) - 16))
 
     cdef int compute(self, const int* rows, int m, float** out, const int* stop) noexcept nogil:
         """out[j][t] = K(x_rows[j], x_t) for t < n; INTERRUPTED when *stop is set between passes."""
-        cdef int j0, g, j, f, k, b, tiles, tile
+        cdef int j0, g, gs, j, f, k, b, tiles, tile
         cdef double* w = self.wbuf
         cdef Py_ssize_t r
         if self.n == 0 or m == 0:
@@ -153,38 +160,37 @@ cdef class KernelRows:
                     self.tile_dense(rows + j0, g, tile * TILE_DENSE, min(self.n, (tile + 1) * TILE_DENSE),
                                     self.work + threadid() * self.work_per_thread, out + j0)
             else:
-                # the group's rows, feature-major: feature f of row j at w[f * g + j]
-                memset(w, 0, <Py_ssize_t>g * self.p * sizeof(double))
+                # the group's rows, feature-major: feature f of row j at w[f * gs + j]
+                gs = padded(g)
+                memset(w, 0, <Py_ssize_t>gs * self.p * sizeof(double))
                 for j in range(g):
                     for k in range(self.X.indptr[rows[j0 + j]], self.X.indptr[rows[j0 + j] + 1]):
-                        w[<Py_ssize_t>self.X.indices[k] * g + j] = self.X.data[k]
+                        w[<Py_ssize_t>self.X.indices[k] * gs + j] = self.X.data[k]
                 tiles = (self.n + TILE_SPARSE - 1) // TILE_SPARSE
                 for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="dynamic"):
-                    self.tile_sparse(rows + j0, g, tile * TILE_SPARSE, min(self.n, (tile + 1) * TILE_SPARSE),
+                    self.tile_sparse(rows + j0, g, gs, tile * TILE_SPARSE, min(self.n, (tile + 1) * TILE_SPARSE),
                                      self.work + threadid() * self.work_per_thread, out + j0)
             j0 += g
         return Status.CONVERGED
 
-    cdef void tile_sparse(self, const int* rows, int g, int i0, int i1, double* tile, float** out) noexcept nogil:
-        """Data rows [i0, i1) against the group's g rows: tile[(i - i0) * g + j] = x_i . x_rows[j]."""
-        cdef int i, j, k
-        cdef double v
-        cdef double* acc
-        cdef const double* wf
-        cdef double* col = tile + <Py_ssize_t>(i1 - i0) * g
-        for i in range(i0, i1):
-            acc = tile + <Py_ssize_t>(i - i0) * g
-            for j in range(g):
-                acc[j] = 0.0
-            for k in range(self.X.indptr[i], self.X.indptr[i + 1]):
-                v = self.X.data[k]
-                wf = self.wbuf + <Py_ssize_t>self.X.indices[k] * g
-                for j in range(g):
-                    acc[j] += v * wf[j]
+    cdef void tile_sparse(self, const int* rows, int g, int gs, int i0, int i1, double* tile,
+                          float** out) noexcept nogil:
+        """Data rows [i0, i1) against the group's g rows (held feature-major at stride gs): each data
+        row's g dot products, made kernel values in place, then stored into the g kernel rows."""
+        cdef int i, j
+        cdef double* v
+        cdef double* sqw = tile + <Py_ssize_t>(i1 - i0) * gs   # the group's squared norms
         for j in range(g):
-            for i in range(i0, i1):
-                col[i - i0] = tile[<Py_ssize_t>(i - i0) * g + j]
-            self.finish(rows, j, i0, i1, col, out[j])
+            sqw[j] = self.sqnorm[rows[j]]
+        for i in range(i0, i1):
+            v = tile + <Py_ssize_t>(i - i0) * gs
+            sparse_row_dots(self.X.data, self.X.indices, self.X.indptr[i], self.X.indptr[i + 1], self.wbuf, gs, v)
+            if self.kp.kind == RBF:
+                rbf_block(self.kp.gamma, self.sqnorm[i], sqw, v, g)
+            else:
+                for j in range(g):
+                    v[j] = kernel_from_dot(self.kp, v[j], self.sqnorm[i], sqw[j])
+        store_transposed(tile, gs, i1 - i0, g, out, i0)
 
     cdef void tile_dense(self, const int* rows, int g, int i0, int i1, double* tile, float** out) noexcept nogil:
         """Data rows [i0, i1) against the group's g rows by one dgemm: tile[j * nc + (i - i0)]."""

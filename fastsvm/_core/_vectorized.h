@@ -500,4 +500,54 @@ static inline void fastsvm_damped_diagonal(double *restrict diag, const double *
     }
 }
 
+/* out[j] = sum_k data[k] wt[indices[k] g + j] for j < g, g a multiple of 8: one CSR row's dot
+   products with g rows held feature-major (a kernel block's sparse x dense product). The outputs
+   are taken 64 (then 8) at a time and kept in registers over the row's stored values: one load and
+   one FMA per value and output. Each output sums in the row's order: the same bits for any g and
+   any split of the outputs. */
+typedef double fastsvm_v8d __attribute__((vector_size(64)));
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void fastsvm_sparse_row_dots(const double *restrict data, const int *restrict indices, int lo, int hi,
+                                    const double *restrict wt, int g, double *restrict out) {
+    int j = 0;
+    for (; j + 64 <= g; j += 64) {
+        fastsvm_v8d a[8] = {{0}};
+        for (int k = lo; k < hi; k++) {
+            const double v = data[k];
+            const double *w = wt + (size_t)indices[k] * g + j;
+            for (int c = 0; c < 8; c++) {
+                fastsvm_v8d x;
+                memcpy(&x, w + 8 * c, sizeof x);
+                a[c] += x * v;
+            }
+        }
+        memcpy(out + j, a, sizeof a);
+    }
+    for (; j < g; j += 8) {
+        fastsvm_v8d a = {0};
+        for (int k = lo; k < hi; k++) {
+            fastsvm_v8d x;
+            memcpy(&x, wt + (size_t)indices[k] * g + j, sizeof x);
+            a += x * data[k];
+        }
+        memcpy(out + j, &a, sizeof a);
+    }
+}
+
+/* out[j][i0 + r] = (float)tile[r gs + j] for r < nr, j < g: a tile of kernel values held one data
+   row after another, stored into the g kernel rows, 16 rows at a time (the writes stay in a few
+   cache lines, the reads run along the tile) */
+static inline void fastsvm_store_transposed(const double *tile, int gs, int nr, int g, float **out, int i0) {
+    for (int j0 = 0; j0 < g; j0 += 16) {
+        int jn = g - j0 < 16 ? g - j0 : 16;
+        for (int r = 0; r < nr; r++) {
+            const double *src = tile + (size_t)r * gs + j0;
+            for (int jj = 0; jj < jn; jj++)
+                out[j0 + jj][i0 + r] = (float)src[jj];
+        }
+    }
+}
+
 #endif

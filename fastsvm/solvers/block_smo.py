@@ -114,7 +114,9 @@ def solve(sub: Subproblem) -> Solution:
                         status=status, history=history,
                         details={"outer_steps": int(solver.n_outer), "rows_computed": int(solver.n_rows_computed),
                                  "working_set": int(solver.q), "slots": int(solver.n_slots),
-                                 "dense": bool(kernel_rows.dense)})
+                                 "dense": bool(kernel_rows.dense),
+                                 "seconds": {"select": solver.seconds_select, "rows": solver.seconds_rows,
+                                             "subproblems": solver.seconds_inner, "gradient": solver.seconds_update}})
     solution.cache_peak_bytes = solver.slot_bytes
     solution.dual = scattered(alpha, keep, n_all, regression)
     solution.upper = upper_all

@@ -1,0 +1,273 @@
+"""The blocked working-set solver (block_smo) against LIBSVM, and its pieces against NumPy twins.
+
+Every formulation x kernel is solved by block_smo and by LIBSVM at -e 1e-6 (test_smo's oracle:
+dual objectives from both coefficient vectors, rho, support vectors, decision values), with a
+working set small enough that the solve takes many outer steps and reuses and drops kernel rows.
+The kernel block (dense rows through dgemm, CSR rows through the sparse product, every kernel)
+and the subproblem's SMO are checked against plain NumPy.
+"""
+import numpy as np
+import pytest
+
+from test_smo import (CLASSIFICATION, KERNELS, REGRESSION, _data, _kernel_of, _read, assert_matches_libsvm,
+                      fastsvm_solve)
+from fastsvm._core._block_smo import BlockSMO
+from fastsvm._core._kernel_block import KernelRows
+from fastsvm._core._status import Status
+from fastsvm.csr import to_csr
+from fastsvm.params import Params
+from fastsvm.problems.libsvm_dual import dual_problem, libsvm_rho, max_violation
+from fastsvm.solvers import block_smo, get_solver
+from fastsvm.solvers.base import Kernel, Subproblem
+
+SPEC = block_smo.SPEC
+SMALL_BLOCKS = {"working_set": 16}   # heart's 270 rows: many outer steps, rows dropped and formed again
+
+
+@pytest.fixture(scope="module")
+def heart():
+    X, y = _read("heart_scale")
+    return X, np.where(y > 0, 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def housing():
+    return _read("housing_scale")
+
+
+# ---------------------------------------------------------------- the kernel block
+
+def kernel_twin(A, rows, kernel):
+    """K[rows, :] in NumPy from the dense rows A (float64)."""
+    dots = A[rows] @ A.T
+    sq = np.einsum("ij,ij->i", A, A)
+    g, r, d = kernel.gamma, kernel.coef0, kernel.degree
+    return {"linear": dots, "polynomial": (g * dots + r) ** d, "sigmoid": np.tanh(g * dots + r),
+            "rbf": np.exp(-g * np.maximum(sq[rows][:, None] + sq[None, :] - 2 * dots, 0))}[kernel.kind]
+
+
+@pytest.mark.parametrize("kind", ["linear", "polynomial", "rbf", "sigmoid"])
+@pytest.mark.parametrize("layout", ["csr", "dense"])
+def test_kernel_block_equals_numpy(kind, layout, heart):
+    X, _ = heart
+    A = X.toarray()
+    kernel = Kernel(kind, gamma=0.2, degree=3, coef0=0.5)
+    data = X if layout == "csr" else np.ascontiguousarray(A)
+    rows = np.array([3, 0, 269, 17, 17, 100])   # a block may name a row twice
+    block = KernelRows(data, kind, kernel.gamma, kernel.degree, kernel.coef0, 2).rows(rows)
+    want = kernel_twin(A, rows, kernel)
+    # float32 values, as every kernel cache holds them
+    np.testing.assert_allclose(block, want, rtol=2e-7, atol=2e-7 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("layout", ["csr", "dense"])
+def test_kernel_block_groups_and_threads_give_the_same_bits(layout):
+    """More rows than one pass over the data serves (wide rows), tiles on 1, 2 or 3 threads: the
+    same float32 values."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((700, 600)) * (rng.random((700, 600)) < 0.3)
+    data = to_csr(A) if layout == "csr" else np.ascontiguousarray(A)
+    rows = rng.integers(0, 700, 300)
+    blocks = [KernelRows(data, "rbf", 1e-3, 3, 0.0, threads).rows(rows) for threads in (1, 2, 3)]
+    for block in blocks[1:]:
+        np.testing.assert_array_equal(block, blocks[0])
+    np.testing.assert_allclose(blocks[0], kernel_twin(A, rows, Kernel("rbf", gamma=1e-3)), rtol=3e-7, atol=1e-7)
+
+
+def test_kernel_block_precomputed(heart):
+    X, _ = heart
+    A = X.toarray()
+    K = kernel_twin(A, np.arange(A.shape[0]), Kernel("rbf", gamma=0.1))
+    order = np.random.default_rng(1).permutation(A.shape[0])   # rows in any order: by serial number
+    Xp = to_csr(np.hstack([order[:, None] + 1.0, K[order]]))   # row t is point order[t]
+    block = KernelRows(Xp, "precomputed").rows([5, 0, 9])
+    np.testing.assert_allclose(block, K[order[[5, 0, 9]]][:, order], rtol=1e-7)
+
+
+# ---------------------------------------------------------------- the subproblem's SMO
+
+def smo_twin(Q, p, y, C, alpha, eps, inner_ratio, max_steps, nu):
+    """LIBSVM's SMO (second-order pairs, Fan, Chen & Lin 2005) on a dense Q, in NumPy, with the
+    blocked solver's inner stop: violation below max(eps, inner_ratio x the first)."""
+    alpha = alpha.copy()
+    G = Q @ alpha + p
+    QD = np.diag(Q)
+    local_eps = None
+    for _ in range(max_steps):
+        up = np.where(y > 0, alpha < C, alpha > 0)
+        low = np.where(y > 0, alpha > 0, alpha < C)
+        key = -y * G
+        best = None
+        gaps = []
+        for side in ((y > 0), (y < 0)) if nu else (np.ones_like(up),):
+            cand = np.flatnonzero(up & side)
+            if cand.size == 0:
+                gaps.append(-np.inf)
+                continue
+            i = cand[np.flatnonzero(key[cand] == key[cand].max())[-1]]    # LIBSVM: the last maximum
+            js = np.flatnonzero(low & side)
+            gaps.append(key[i] - key[js].min() if js.size else -np.inf)
+            grad_diff = key[i] - key[js]
+            ok = grad_diff > 0
+            quad = QD[i] + QD[js] - 2 * y[i] * y[js] * Q[i, js]
+            obj = -grad_diff ** 2 / np.where(quad > 0, quad, 1e-12)
+            if ok.any():
+                pick = np.flatnonzero(ok & (obj == obj[ok].min()))[-1]
+                if best is None or obj[pick] <= best[2]:
+                    best = (i, js[pick], obj[pick])
+        gap = max(gaps)
+        if local_eps is None:
+            local_eps = max(eps, inner_ratio * gap)
+        if best is None or gap < local_eps:
+            break
+        i, j, _ = best
+        # the two-variable subproblem along y_i d_i = -y_j d_j, clipped to the box
+        if y[i] != y[j]:
+            quad = max(QD[i] + QD[j] + 2 * Q[i, j], 1e-12)
+            delta = (-G[i] - G[j]) / quad
+            lo = max(-alpha[i], -alpha[j])
+            hi = min(C[i] - alpha[i], C[j] - alpha[j])
+            d_i = d_j = np.clip(delta, lo, hi)
+        else:
+            quad = max(QD[i] + QD[j] - 2 * Q[i, j], 1e-12)
+            delta = (G[i] - G[j]) / quad
+            lo = max(-alpha[j], alpha[i] - C[i])
+            hi = min(C[j] - alpha[j], alpha[i])
+            d_j = np.clip(delta, lo, hi)
+            d_i = -d_j
+        alpha[i] += d_i
+        alpha[j] += d_j
+        G += Q[:, i] * d_i + Q[:, j] * d_j
+    return alpha
+
+
+@pytest.mark.parametrize("formulation", ["c_svc", "nu_svc"])
+def test_one_outer_step_is_the_numpy_smo_on_its_working_set(formulation, heart):
+    """A working set of every variable: one outer step is SMO on the whole problem, stopped at a
+    tenth of its first violation; the twin, on the same float32 kernel in the same order."""
+    X, y = heart
+    X, y = X[:80], y[:80]
+    kernel = _kernel_of("rbf", X.shape[1])
+    p, signs, alpha0, C, nu_variant, _ = dual_problem(formulation, y, np.full(80, 1.0), 0.4, 0.1)
+    rows = KernelRows(X, "rbf", kernel.gamma, 3, 0.0, 1)
+    stop = np.zeros(1, np.int32)
+    solver = BlockSMO(rows, np.arange(80, dtype=np.int32), p, signs, alpha0, C, 1e-6, nu_variant, 80, 80,
+                      10**6, stop, False, 0.1)
+    assert solver.init() == Status.CONVERGED
+    assert solver.run(1) == Status.CHUNK_DONE and solver.n_outer == 1
+    order = solver.working_set()
+    assert sorted(order) == list(range(80))
+    K = rows.rows(np.arange(80))
+    Q = signs[:, None] * signs[None, :] * K
+    o = order
+    want = smo_twin(Q[np.ix_(o, o)], p[o], signs[o].astype(float), C[o], alpha0[o], 1e-6, 0.1, 10**6, nu_variant)
+    alpha, G = solver.state()
+    np.testing.assert_allclose(alpha[o], want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(G, Q @ alpha + p, rtol=1e-9, atol=1e-9)
+
+
+# ---------------------------------------------------------------- optima against LIBSVM
+
+@pytest.mark.parametrize("kind", KERNELS)
+@pytest.mark.parametrize("formulation", CLASSIFICATION + REGRESSION)
+def test_matches_libsvm(formulation, kind, heart, housing):
+    X, y, kernel, K = _data(formulation, kind, heart, housing)
+    sol = assert_matches_libsvm(formulation, X, y, kernel, K, spec=SPEC, options=SMALL_BLOCKS)
+    assert sol.stop_measure < 1e-6
+    assert sol.details["outer_steps"] > 3
+
+
+def test_weights_and_zero_bounds_match_libsvm(heart):
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    _, _, _, K = _data("c_svc", "rbf", heart, None)
+    upper = np.where(y > 0, 2.0, 0.5)
+    upper[::7] = 0.0   # rows with C_i = 0 take no part
+    sol = fastsvm_solve("c_svc", X, y, kernel, upper=upper, spec=SPEC, options=SMALL_BLOCKS)
+    ref = fastsvm_solve("c_svc", X, y, kernel, upper=upper)
+    assert np.all(sol.coef[::7] == 0)
+    assert abs(sol.objective - ref.objective) <= 1e-6 * abs(ref.objective)
+    assert abs(sol.rho - ref.rho) <= 1e-5 * max(1, abs(ref.rho))
+
+
+def test_same_optimum_as_smo_on_a_larger_set():
+    """a1a (1,605 rows), default working set: LIBSVM's objective and rho within the tolerance."""
+    X, y = _read("a1a")
+    kernel = _kernel_of("rbf", X.shape[1])
+    sol = fastsvm_solve("c_svc", X, y, kernel, C=4.0, spec=SPEC)
+    ref = fastsvm_solve("c_svc", X, y, kernel, C=4.0)
+    assert abs(sol.objective - ref.objective) <= 1e-6 * abs(ref.objective)
+    assert sol.stop_measure < 1e-6 and sol.status == "converged"
+
+
+def test_rho_and_violation_from_the_gradient_are_smos():
+    """libsvm_rho and max_violation (NumPy, from alpha and G) equal SMO's own at its solution."""
+    from fastsvm._core._cache import KernelCache
+    from fastsvm._core._smo import SMO
+    X, y = _read("a1a", 400)
+    for formulation in ("c_svc", "nu_svc"):
+        p, signs, alpha0, C, nu_variant, _ = dual_problem(formulation, y, np.ones(400), 0.3, 0.1)
+        cache = KernelCache(X, "rbf", 0.05, sign=signs)
+        smo = SMO(cache, p, signs, alpha0, C, 1e-3, True, nu_variant, 0, 10**7, np.zeros(1, np.int32), False)
+        smo.init()
+        smo.run(10**7)
+        res = smo.result()
+        rho, r = libsvm_rho(res["alpha"], smo.gradient(), signs, C, nu_variant)
+        assert rho == pytest.approx(res["rho"], rel=1e-12, abs=1e-14)
+        if nu_variant:
+            assert r == pytest.approx(res["r"], rel=1e-12)
+        assert max_violation(res["alpha"], smo.gradient(), signs, C, nu_variant) == pytest.approx(res["kkt"])
+
+
+# ---------------------------------------------------------------- threads, progress, stopping
+
+def test_threads_give_the_same_bits():
+    X, y = _read("a1a")
+    kernel = _kernel_of("rbf", X.shape[1])
+    results = []
+    for threads in (1, 2, 3):
+        sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel,
+                         Params(tol=1e-4, options={"working_set": 64}), n_threads=threads)
+        results.append(SPEC.solve(sub))
+    for sol in results[1:]:
+        np.testing.assert_array_equal(sol.coef, results[0].coef)
+        assert sol.rho == results[0].rho and sol.n_iter == results[0].n_iter
+
+
+def test_dense_and_sparse_rows_reach_the_same_optimum(heart):
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    sols = [fastsvm_solve("c_svc", X, y, kernel, spec=SPEC, options={**SMALL_BLOCKS, "dense": dense})
+            for dense in ("yes", "no")]
+    assert sols[0].details["dense"] and not sols[1].details["dense"]
+    assert abs(sols[0].objective - sols[1].objective) <= 1e-7 * abs(sols[1].objective)
+
+
+def test_progress_lines_and_stop_flag(heart):
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    lines = []
+    sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel,
+                     Params(tol=1e-6, options=SMALL_BLOCKS, config=block_smo.Config(chunk_seconds=1e-9)),
+                     log=lines.append)
+    sol = SPEC.solve(sub)
+    assert len(lines) == len(sol.history) > 2 and "max violation" in lines[0] and "kernel rows" in lines[0]
+    sub.log = lambda line: sub.stop.__setitem__(0, 1)   # set after the first chunk
+    with pytest.raises(KeyboardInterrupt):
+        SPEC.solve(sub)
+
+
+def test_max_iter_status(heart):
+    X, y = heart
+    sol = fastsvm_solve("c_svc", X, y, _kernel_of("rbf", X.shape[1]), spec=SPEC, max_iter=10)
+    assert sol.status == "max_iter" and sol.n_iter == 10
+    assert np.all(np.isfinite(sol.coef)) and sol.stop_measure > 1e-6
+
+
+def test_registered_with_libsvm_problems():
+    spec = get_solver("block_smo")
+    assert set(spec.formulations) == {"c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"}
+    assert spec.multiclass == "ovo" and "precomputed" in spec.kernels
+    assert block_smo.working_set_size(10**6, 10**6, 100 << 20, 0)[0] == 16      # -m holds 26 rows
+    assert block_smo.working_set_size(5000, 5000, 100 << 20, 0) == (1024, 5000)
+    assert block_smo.working_set_size(300, 300, 100 << 20, 0)[0] == 256
