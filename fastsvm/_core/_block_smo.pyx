@@ -138,6 +138,8 @@ cdef class BlockSMO:
     cdef int n_new_last
     cdef unsigned char* in_ws
     cdef float* slot_data
+    cdef void* slot_memory
+    cdef Py_ssize_t stride               # floats from one slot's row to the next
     cdef int* slot_row
     cdef int* row_slot
     cdef long long* slot_stamp
@@ -196,7 +198,10 @@ cdef class BlockSMO:
         self.index = <int*>malloc(m * sizeof(int))
         self.in_ws = <unsigned char*>calloc(m, sizeof(unsigned char))
         self.ws = <int*>malloc(w * sizeof(int))
-        self.slot_data = <float*>malloc(max(<Py_ssize_t>self.n_slots * self.n, <Py_ssize_t>1) * sizeof(float))
+        # rows start on cache lines (whole vectors in the gradient update)
+        self.stride = (self.n + 15) // 16 * 16
+        self.slot_memory = malloc((<Py_ssize_t>self.n_slots * self.stride + 16) * sizeof(float))
+        self.slot_data = <float*>(((<size_t>self.slot_memory + 63) // 64) * 64) if self.slot_memory != NULL else NULL
         self.slot_row = <int*>malloc(self.n_slots * sizeof(int))
         self.slot_stamp = <long long*>calloc(self.n_slots, sizeof(long long))
         self.row_slot = <int*>malloc(max(self.n, 1) * sizeof(int))
@@ -254,7 +259,7 @@ cdef class BlockSMO:
         free(self.index)
         free(self.in_ws)
         free(self.ws)
-        free(self.slot_data)
+        free(self.slot_memory)
         free(self.slot_row)
         free(self.slot_stamp)
         free(self.row_slot)
@@ -328,7 +333,7 @@ cdef class BlockSMO:
             self.slot_row[s] = self.new_rows[j]
             self.row_slot[self.new_rows[j]] = s
             self.slot_stamp[s] = now
-            self.new_ptr[j] = self.slot_data + <Py_ssize_t>s * self.n
+            self.new_ptr[j] = self.slot_data + <Py_ssize_t>s * self.stride
         r = self.K.compute(self.new_rows, n_new, self.new_ptr, &self.stop[0])
         if r != CONVERGED:
             for j in range(n_new):   # half-computed rows are not kept
@@ -392,7 +397,7 @@ cdef class BlockSMO:
                 self.slot_row[s] = self.idx_a[s]
                 self.row_slot[self.idx_a[s]] = s
                 self.slot_stamp[s] = 1
-                self.new_ptr[s] = self.slot_data + <Py_ssize_t>s * self.n
+                self.new_ptr[s] = self.slot_data + <Py_ssize_t>s * self.stride
                 self.move_row[s] = self.new_ptr[s]
                 self.move_coef[s] = 0.0
             r = self.K.compute(self.idx_a, k, self.new_ptr, &self.stop[0])
@@ -523,7 +528,7 @@ cdef class BlockSMO:
             return r
         for a in range(w):
             self.ws_slot[a] = self.row_slot[self.index[self.ws[a]]]
-            row = self.slot_data + <Py_ssize_t>self.ws_slot[a] * self.n
+            row = self.slot_data + <Py_ssize_t>self.ws_slot[a] * self.stride
             for b in range(w):
                 self.Qw[<Py_ssize_t>a * w + b] = (self.y[self.ws[a]] * self.y[self.ws[b]]
                                                   * <double>row[self.index[self.ws[b]]])
@@ -726,7 +731,7 @@ cdef class BlockSMO:
             s = self.ws_slot[a]
             if self.slot_pos[s] < 0:
                 self.slot_pos[s] = k
-                self.move_row[k] = self.slot_data + <Py_ssize_t>s * self.n
+                self.move_row[k] = self.slot_data + <Py_ssize_t>s * self.stride
                 self.move_coef[k] = 0.0
                 k += 1
             self.move_coef[self.slot_pos[s]] += self.y[self.ws[a]] * d
@@ -809,4 +814,4 @@ cdef class BlockSMO:
 
     @property
     def slot_bytes(self):
-        return int(self.n_slots) * int(self.n) * 4
+        return int(self.n_slots) * int(self.stride) * 4

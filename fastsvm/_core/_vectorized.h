@@ -537,9 +537,59 @@ static void fastsvm_sparse_row_dots(const double *restrict data, const int *rest
 }
 
 /* out[j][i0 + r] = (float)tile[r gs + j] for r < nr, j < g: a tile of kernel values held one data
-   row after another, stored into the g kernel rows, 16 rows at a time (the writes stay in a few
-   cache lines, the reads run along the tile) */
+   row after another, stored into the g kernel rows. AVX-512 (chosen at run time): 8 x 8 blocks
+   transposed in registers, 8 floats a store; else 16 rows at a time, the writes within a few
+   cache lines. The same bits either way (one rounding to float). */
+static inline void fastsvm_store_transposed_tail(const double *tile, int gs, int r0, int r1, int j0, int j1,
+                                                 float **out, int i0) {
+    for (int j = j0; j < j1; j++)
+        for (int r = r0; r < r1; r++)
+            out[j][i0 + r] = (float)tile[(size_t)r * gs + j];
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target("avx512f")))
+static void fastsvm_store_transposed_avx512(const double *tile, int gs, int nr, int g, float **out, int i0) {
+    /* for each 8 kernel rows, the tile's rows in order: a kernel row's lines are written one after another */
+    int r8 = nr / 8 * 8, g8 = g / 8 * 8;
+    for (int j0 = 0; j0 < g8; j0 += 8) {
+        for (int r0 = 0; r0 < r8; r0 += 8) {
+            const double *t = tile + (size_t)r0 * gs + j0;
+            __m512d a0 = _mm512_loadu_pd(t), a1 = _mm512_loadu_pd(t + gs), a2 = _mm512_loadu_pd(t + 2 * (size_t)gs),
+                    a3 = _mm512_loadu_pd(t + 3 * (size_t)gs), a4 = _mm512_loadu_pd(t + 4 * (size_t)gs),
+                    a5 = _mm512_loadu_pd(t + 5 * (size_t)gs), a6 = _mm512_loadu_pd(t + 6 * (size_t)gs),
+                    a7 = _mm512_loadu_pd(t + 7 * (size_t)gs);
+            /* pairs of rows interleaved, then 128-bit lanes gathered twice: column c of the block */
+            __m512d t0 = _mm512_unpacklo_pd(a0, a1), t1 = _mm512_unpackhi_pd(a0, a1);
+            __m512d t2 = _mm512_unpacklo_pd(a2, a3), t3 = _mm512_unpackhi_pd(a2, a3);
+            __m512d t4 = _mm512_unpacklo_pd(a4, a5), t5 = _mm512_unpackhi_pd(a4, a5);
+            __m512d t6 = _mm512_unpacklo_pd(a6, a7), t7 = _mm512_unpackhi_pd(a6, a7);
+            __m512d u0 = _mm512_shuffle_f64x2(t0, t2, 0x88), u1 = _mm512_shuffle_f64x2(t1, t3, 0x88);
+            __m512d u2 = _mm512_shuffle_f64x2(t0, t2, 0xDD), u3 = _mm512_shuffle_f64x2(t1, t3, 0xDD);
+            __m512d u4 = _mm512_shuffle_f64x2(t4, t6, 0x88), u5 = _mm512_shuffle_f64x2(t5, t7, 0x88);
+            __m512d u6 = _mm512_shuffle_f64x2(t4, t6, 0xDD), u7 = _mm512_shuffle_f64x2(t5, t7, 0xDD);
+            _mm256_storeu_ps(out[j0 + 0] + i0 + r0, _mm512_cvtpd_ps(_mm512_shuffle_f64x2(u0, u4, 0x88)));
+            _mm256_storeu_ps(out[j0 + 4] + i0 + r0, _mm512_cvtpd_ps(_mm512_shuffle_f64x2(u0, u4, 0xDD)));
+            _mm256_storeu_ps(out[j0 + 1] + i0 + r0, _mm512_cvtpd_ps(_mm512_shuffle_f64x2(u1, u5, 0x88)));
+            _mm256_storeu_ps(out[j0 + 5] + i0 + r0, _mm512_cvtpd_ps(_mm512_shuffle_f64x2(u1, u5, 0xDD)));
+            _mm256_storeu_ps(out[j0 + 2] + i0 + r0, _mm512_cvtpd_ps(_mm512_shuffle_f64x2(u2, u6, 0x88)));
+            _mm256_storeu_ps(out[j0 + 6] + i0 + r0, _mm512_cvtpd_ps(_mm512_shuffle_f64x2(u2, u6, 0xDD)));
+            _mm256_storeu_ps(out[j0 + 3] + i0 + r0, _mm512_cvtpd_ps(_mm512_shuffle_f64x2(u3, u7, 0x88)));
+            _mm256_storeu_ps(out[j0 + 7] + i0 + r0, _mm512_cvtpd_ps(_mm512_shuffle_f64x2(u3, u7, 0xDD)));
+        }
+    }
+    fastsvm_store_transposed_tail(tile, gs, 0, r8, g8, g, out, i0);
+    fastsvm_store_transposed_tail(tile, gs, r8, nr, 0, g, out, i0);
+}
+#endif
+
 static inline void fastsvm_store_transposed(const double *tile, int gs, int nr, int g, float **out, int i0) {
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    if (__builtin_cpu_supports("avx512f")) {
+        fastsvm_store_transposed_avx512(tile, gs, nr, g, out, i0);
+        return;
+    }
+#endif
     for (int j0 = 0; j0 < g; j0 += 16) {
         int jn = g - j0 < 16 ? g - j0 : 16;
         for (int r = 0; r < nr; r++) {
