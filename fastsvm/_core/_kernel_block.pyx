@@ -244,3 +244,20 @@ cdef class KernelRows:
 
     def diagonals(self):
         return np.array([self.diagonal(t) for t in range(self.n)])
+
+    def bench(self, rows, int repeats):
+        cdef int[::1] r = np.ascontiguousarray(rows, dtype=np.int32)
+        cdef int m = r.shape[0], j, k
+        block = np.zeros((m, self.n), dtype=np.float32)
+        cdef float[:, ::1] b = block
+        cdef float** out = <float**>malloc(max(m, 1) * sizeof(float*))
+        for j in range(m):
+            out[j] = &b[j, 0]
+        import time
+        t = time.perf_counter()
+        with nogil:
+            for k in range(repeats):
+                self.compute(&r[0], m, out, NULL)
+        el = time.perf_counter() - t
+        free(out)
+        return el

@@ -16,6 +16,7 @@ from .._core._kernel_block import KernelRows
 from .._core._status import Status
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import MB, check_request
+from ..parallel import one_blas_thread
 from ..problems.libsvm_dual import (FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_rho, libsvm_statistics,
                                     max_violation, scattered)
 from .base import Solution, SolverSpec, SolveStatus, Subproblem, checked_libsvm_problem, option, solver_config
@@ -101,8 +102,9 @@ def solve(sub: Subproblem) -> Solution:
     max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
     solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C, tol, nu_variant, q, slots, max_iter, stop,
                       threading.current_thread() is threading.main_thread(), config.inner_ratio)
-    _raise_for(solver.init())
-    status, history = _iterate(solver, sub.log, config)
+    with one_blas_thread():   # dgemm runs on our threads, one call each
+        _raise_for(solver.init())
+        status, history = _iterate(solver, sub.log, config)
     alpha, G = solver.state()
     rho, r = libsvm_rho(alpha, G, signs, C, nu_variant)
     obj = 0.5 * float(alpha @ (G + p))
