@@ -22,7 +22,7 @@ class Params:
     """
 
     svm_type: str = "c_svc"
-    solver: str = "smo"
+    solver: str = "auto"
     kernel_type: str | None = None
     degree: int = 3
     gamma: float | None = None

@@ -271,3 +271,47 @@ def test_registered_with_libsvm_problems():
     assert block_smo.working_set_size(10**6, 10**6, 100 << 20, 0)[0] == 16      # -m holds 26 rows
     assert block_smo.working_set_size(5000, 5000, 100 << 20, 0) == (1024, 5000)
     assert block_smo.working_set_size(300, 300, 100 << 20, 0)[0] == 256
+
+
+def test_warm_start_and_c_path_reach_the_cold_optima(heart):
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel, Params(tol=1e-6, options=SMALL_BLOCKS))
+    path = SPEC.solve_path(sub, [0.5, 2.0, 8.0])
+    for C, sol in zip([0.5, 2.0, 8.0], path):
+        cold = fastsvm_solve("c_svc", X, y, kernel, C=C)
+        assert abs(sol.objective - cold.objective) <= 1e-6 * abs(cold.objective)
+        assert sol.stop_measure < 1e-6
+    # a warm start near the optimum takes fewer steps than a cold one
+    cold = fastsvm_solve("c_svc", X, y, kernel, C=8.0, spec=SPEC, options=SMALL_BLOCKS)
+    assert path[2].n_iter < cold.n_iter
+
+
+def test_auto_takes_block_smo_from_its_threshold(heart):
+    from fastsvm.solvers import auto
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel, Params())
+    assert auto.pick(sub).name == "smo"
+    big = Subproblem("c_svc", X, np.ones(auto.BLOCKED_FROM), np.ones(auto.BLOCKED_FROM), kernel, Params(),
+                     rows=np.zeros(auto.BLOCKED_FROM, dtype=np.int64))
+    assert auto.pick(big).name == "block_smo"
+    svr = Subproblem("epsilon_svr", X, np.ones(auto.BLOCKED_FROM // 2), np.ones(auto.BLOCKED_FROM // 2), kernel,
+                     Params(svm_type="epsilon_svr"), rows=np.zeros(auto.BLOCKED_FROM // 2, dtype=np.int64))
+    assert auto.pick(svr).name == "block_smo"   # two dual variables per row
+
+
+def test_estimators_default_to_auto_and_the_command_to_libsvms_solver(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    import fastsvm
+    assert fastsvm.SVC().solver == "auto" and fastsvm.SVR().solver == "auto"
+    assert Params().solver == "auto"
+    train = Path(sys.executable).parent / "fastsvm-train"
+    data = Path(__file__).resolve().parents[1] / "data" / "breast_cancer_scale"
+    for extra in ([], ["-s", "auto"], ["-s", "block_smo"]):
+        out = subprocess.run([str(train), *extra, str(data), str(tmp_path / "m")],
+                             capture_output=True, text=True, check=True).stdout
+        assert "optimization finished" in out
+        assert ("outer" in out) == (extra == ["-s", "block_smo"])   # block_smo's progress lines

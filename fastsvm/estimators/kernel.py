@@ -411,7 +411,7 @@ class SVC(_KernelClassifier):
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  probability=PROBABILITY_DEFAULT, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False, random_state=None,
-                 solver="smo", n_jobs=None, warm_start=False):
+                 solver="auto", n_jobs=None, warm_start=False):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -442,7 +442,7 @@ class NuSVC(_KernelClassifier):
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  probability=PROBABILITY_DEFAULT, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False, random_state=None,
-                 solver="smo", n_jobs=None, warm_start=False):
+                 solver="auto", n_jobs=None, warm_start=False):
         self.nu = nu
         self.kernel = kernel
         self.degree = degree
@@ -478,7 +478,7 @@ class SVR(_KernelRegressor):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=False, max_iter=-1,
-                 solver="smo", n_jobs=None, warm_start=False):
+                 solver="auto", n_jobs=None, warm_start=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -504,7 +504,7 @@ class NuSVR(_KernelRegressor):
 
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, tol=1e-3, cache_size=200, verbose=False, max_iter=-1,
-                 solver="smo", n_jobs=None, warm_start=False):
+                 solver="auto", n_jobs=None, warm_start=False):
         self.nu = nu
         self.C = C
         self.kernel = kernel
@@ -528,7 +528,7 @@ class OneClassSVM(OutlierMixin, _KernelSVM):
     _parameter_constraints: dict = {**_KernelSVM._parameter_constraints, **_KernelSVM._NU}
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5,
-                 shrinking=True, cache_size=200, verbose=False, max_iter=-1, solver="smo",
+                 shrinking=True, cache_size=200, verbose=False, max_iter=-1, solver="auto",
                  n_jobs=None, warm_start=False):
         self.kernel = kernel
         self.degree = degree

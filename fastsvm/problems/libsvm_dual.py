@@ -14,6 +14,10 @@ from ..errors import DegenerateProblemError
 FORMULATIONS = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 NU_FORMULATIONS = ("nu_svc", "one_class", "nu_svr")
 _INT_MAX = 2**31 - 1
+# a warm start's sums of alpha per sign within this relative distance of what the equality
+# constraints ask are left alone (the rounding of scaling by new / old bounds): a rescale
+# would move bounded variables off their bounds by an ulp
+SUM_RTOL = 1e-12
 
 
 def libsvm_max_iter(n_variables):
@@ -145,3 +149,68 @@ def max_violation(alpha, G, signs, C, nu_variant):
     if nu_variant:
         return float(max(gap(positive), gap(~positive)))
     return float(gap(np.ones_like(positive)))
+
+
+def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
+    """A feasible start for SMO's dual (bounds C, signs, cold start alpha0) from ``warm``, a
+    Solution of the same rows at other bounds, or None (SMO then starts cold): a missing or
+    wrong-size point, or one the new box cannot be made feasible from.
+
+    ``regression``: the 2n variables (a, a*) over the n rows; ``keep``: the rows with C_i > 0
+    of the ``n_all`` the warm point covers (None: all). A variable at its bound stays at its
+    new bound. The nu formulations and one-class (``fixed_sums``) are homogeneous in the
+    bounds (box and sums scale together), so the free variables scale by C_i / C_i_old too;
+    for C-SVC and epsilon-SVR they scale by (C_i / C_i_old)^theta, theta the share of the
+    support vectors at their bound: the optimum scales with C when all are bounded and stays
+    put when none is (a hard margin reached). Each sign's sum is then brought to what the
+    equality constraints ask: the cold start's sums (``fixed_sums``), else the smaller of the
+    two (y^T alpha = 0)."""
+    if warm is None or warm.dual is None or warm.upper is None:
+        return None
+    old_alpha = np.asarray(warm.dual, dtype=np.float64).ravel()
+    old_upper = np.asarray(warm.upper, dtype=np.float64).ravel()
+    if old_upper.shape != (n_all,) or old_alpha.shape != ((2 if regression else 1) * n_all,):
+        return None
+    if keep is not None:
+        old_upper = old_upper[keep]
+        old_alpha = old_alpha[np.concatenate([keep, keep + n_all]) if regression else keep]
+    if regression:
+        old_upper = np.concatenate([old_upper, old_upper])
+    if not (np.all(np.isfinite(old_alpha)) and np.all(old_upper >= 0)):
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = C / old_upper
+    scaled = np.isfinite(ratio) & (old_upper > 0)
+    ratio = np.where(scaled, ratio, 1.0)
+    bounded = scaled & (old_alpha >= old_upper)
+    theta = 1.0 if fixed_sums else np.count_nonzero(bounded) / max(np.count_nonzero(old_alpha > 0), 1)
+    alpha = np.clip(np.where(bounded, C, old_alpha * ratio ** theta), 0.0, C)
+    groups = [group for group in (signs > 0, signs < 0) if group.any()]
+    sums = [alpha[group].sum() for group in groups]
+    targets = [alpha0[group].sum() for group in groups] if fixed_sums else [min(sums)] * len(groups)
+    for group, total, target in zip(groups, sums, targets):
+        moved = _moved_to_sum(alpha[group], C[group], total, target)
+        if moved is None:
+            return None
+        alpha[group] = moved
+    return alpha
+
+
+def _moved_to_sum(alpha, C, total, target):
+    """alpha (sum ``total``, within [0, C]) with its sum moved to ``target`` inside the box:
+    lowered by scaling its free entries down (all of them when those hold too little), or
+    raised by moving each toward its bound in proportion to its room; None when the box
+    cannot hold ``target``."""
+    if abs(total - target) <= SUM_RTOL * max(abs(total), abs(target)):
+        return alpha
+    if total > target:
+        free = alpha < C
+        free_total = alpha[free].sum()
+        if free_total < total - target:
+            return alpha * (target / total)
+        return np.where(free, alpha * ((free_total - (total - target)) / free_total), alpha)
+    room = C - alpha
+    room_total = room.sum()
+    if not (np.isfinite(room_total) and room_total >= target - total):
+        return None
+    return np.minimum(alpha + room * ((target - total) / room_total), C)

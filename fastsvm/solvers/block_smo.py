@@ -18,8 +18,9 @@ from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import MB, check_request
 from ..parallel import one_blas_thread
 from ..problems.libsvm_dual import (FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_rho, libsvm_statistics,
-                                    max_violation, scattered)
-from .base import Solution, SolverSpec, SolveStatus, Subproblem, checked_libsvm_problem, option, solver_config
+                                    max_violation, scattered, warm_alpha)
+from .base import (Solution, SolverSpec, SolveStatus, Subproblem, checked_libsvm_problem, option, solve_path_warm,
+                   solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 WORKING_SET_MAX = 1024   # variables of the default working set at most
@@ -68,8 +69,9 @@ def solve(sub: Subproblem) -> Solution:
     """Solve one subproblem of LIBSVM's formulations to LIBSVM's stopping rule at -e.
 
     Solution.coef, rho, objective and the statistics are LIBSVM's (fastsvm.problems.libsvm_dual);
-    stop_measure is the final maximal violation; details hold the outer steps, the inner SMO steps,
-    the kernel rows computed and the working-set size.
+    stop_measure is the final maximal violation; details hold the outer steps, the kernel rows
+    computed, the working-set size and the seconds of each part. With ``sub.warm`` (a solution at
+    other bounds) the solve starts from problems.libsvm_dual.warm_alpha's point.
     """
     X, rows, y, upper_all, tol = checked_libsvm_problem(sub, SPEC)
     config = solver_config(SPEC, sub.params, sub.kernel.kind)
@@ -89,6 +91,9 @@ def solve(sub: Subproblem) -> Solution:
     formulation = sub.formulation
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
+    start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression, keep, n_all)
+    if start is not None:
+        alpha0 = start
     l = p.shape[0]
     k = sub.kernel
     data = _data_rows(X, rows, k.kind, config)
@@ -123,6 +128,11 @@ def solve(sub: Subproblem) -> Solution:
     solution.dual = scattered(alpha, keep, n_all, regression)
     solution.upper = upper_all
     return solution
+
+
+def solve_path(sub, Cs, state=None):
+    """SPEC.solve_path: the problems with bounds C * sub.upper for C in Cs, each started from the last."""
+    return solve_path_warm(lambda problem, C: solve(problem), sub, Cs)
 
 
 def _raise_for(status):
@@ -166,4 +176,5 @@ SPEC = SolverSpec(
     stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
     config=Config,
     stops_on_signals=True,
+    solve_path=solve_path,
 )
