@@ -36,7 +36,8 @@ class SolverRegistry(MutableMapping):
 
 
 SOLVERS = SolverRegistry({name: name for name in ("dcd", "smo", "ssnal", "nystroem", "primal_newton", "l1_cd",
-                                                  "crammer_singer", "nesvm", "alm", "dcdm", "admm", "block_smo", "auto")})
+                                                  "crammer_singer", "nesvm", "alm", "dcdm", "admm", "block_smo",
+                                                  "auto")})
 
 
 def get_solver(name):
