@@ -143,8 +143,8 @@ def smo_twin(Q, p, y, C, alpha, eps, inner_ratio, max_steps, nu):
 
 @pytest.mark.parametrize("formulation", ["c_svc", "nu_svc"])
 def test_one_outer_step_is_the_numpy_smo_on_its_working_set(formulation, heart):
-    """A working set of every variable: one outer step is SMO on the whole problem, stopped at a
-    tenth of its first violation; the twin, on the same float32 kernel in the same order."""
+    """A working set of every variable: one outer step is SMO on the whole problem to -e (then the
+    problem is solved); the twin, on the same float32 kernel in the same order."""
     X, y = heart
     X, y = X[:80], y[:80]
     kernel = _kernel_of("rbf", X.shape[1])
@@ -155,12 +155,13 @@ def test_one_outer_step_is_the_numpy_smo_on_its_working_set(formulation, heart):
                       10**6, stop, False, 0.1)
     assert solver.init() == Status.CONVERGED
     assert solver.run(1) == Status.CHUNK_DONE and solver.n_outer == 1
+    assert solver.run(2) == Status.CONVERGED and solver.n_outer == 1
     order = solver.working_set()
     assert sorted(order) == list(range(80))
     K = rows.rows(np.arange(80))
     Q = signs[:, None] * signs[None, :] * K
     o = order
-    want = smo_twin(Q[np.ix_(o, o)], p[o], signs[o].astype(float), C[o], alpha0[o], 1e-6, 0.1, 10**6, nu_variant)
+    want = smo_twin(Q[np.ix_(o, o)], p[o], signs[o].astype(float), C[o], alpha0[o], 1e-6, 0.0, 10**6, nu_variant)
     alpha, G = solver.state()
     np.testing.assert_allclose(alpha[o], want, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(G, Q @ alpha + p, rtol=1e-9, atol=1e-9)
@@ -270,7 +271,8 @@ def test_registered_with_libsvm_problems():
     assert spec.multiclass == "ovo" and "precomputed" in spec.kernels
     assert block_smo.working_set_size(10**6, 10**6, 100 << 20, 0)[0] == 16      # -m holds 26 rows
     assert block_smo.working_set_size(5000, 5000, 100 << 20, 0) == (1024, 5000)
-    assert block_smo.working_set_size(300, 300, 100 << 20, 0)[0] == 256
+    assert block_smo.working_set_size(300, 300, 100 << 20, 0) == (300, 300)       # the whole problem
+    assert block_smo.working_set_size(3000, 3000, 100 << 20, 0) == (1024, 3000)
 
 
 def test_warm_start_and_c_path_reach_the_cold_optima(heart):

@@ -415,3 +415,26 @@ def test_predict_many_predicts_one_by_one_where_models_do_not_share(case, monkey
     many = prediction.predict_many(models, X, n_jobs=1)
     assert calls == models
     assert all(np.array_equal(a, b) for a, b in zip(many, labels))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "polynomial", "sigmoid"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_tiles_of_kernel_values_give_the_row_by_row_bits(kernel, n_jobs):
+    """A classifier's decision values from the support vectors' feature-major table, in tiles of
+    rows and chunks of support vectors, equal those of the dot products row by row, bit for bit
+    (test rows wider than the support vectors included), and their NumPy twin's values."""
+    from fastsvm._core._predict import DecisionFunction
+    models, X = path_of_models(kernel)
+    rng = np.random.default_rng(3)
+    wide = to_csr(sp.hstack([X, sp.random(X.shape[0], 3, density=0.5, random_state=rng)]).tocsr())
+    for model in models:
+        args = (model.support_vectors, model.sv_coef, model.rho, np.concatenate([[0], np.cumsum(model.n_sv)]),
+                np.zeros(0), kernel, model.gamma, model.degree, model.coef0, True)
+        functions = [DecisionFunction(*args, tiles=tiles) for tiles in (True, False)]
+        for rows in (X, wide):
+            outs = [np.empty((rows.shape[0], functions[0].n_dec)) for _ in functions]
+            for function, out in zip(functions, outs):
+                function.compute(rows, out, n_jobs)
+            assert np.array_equal(outs[0], outs[1])
+            if rows is X:
+                assert_close(outs[0], twin_decision_values(model, X))

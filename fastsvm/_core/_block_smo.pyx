@@ -721,14 +721,15 @@ cdef class BlockSMO:
         return CONVERGED
 
     cdef int solve_block(self) noexcept nogil:
-        """SMO on the working set until its violation is below max(eps, inner_ratio x the first)."""
+        """SMO on the working set until its violation is below max(eps, inner_ratio x the first), or
+        below eps when the working set holds every variable (the problem solved in one step)."""
         cdef int i = 0, j = 0, r
         cdef long long steps = 0, cap = <long long>INNER_STEPS * self.ws_size
         cdef double local_gap, local_eps = self.eps
         while steps < cap and self.n_inner < self.max_iter:
             local_gap = self.local_select(&i, &j)
-            if steps == 0:
-                local_eps = max(self.eps, self.inner_ratio * local_gap)
+            if steps == 0 and self.ws_size < self.l:
+                local_eps = max(self.eps, self.inner_ratio * local_gap)   # else: the whole problem
             if local_gap < local_eps:
                 break
             r = self.local_step(i, j)

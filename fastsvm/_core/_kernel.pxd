@@ -60,9 +60,14 @@ cdef extern from "_vectorized.h":
     # out[t] = sum_j cols[slot[j] * stride + t] over 0/1 byte columns (binary rows and columns)
     void count_slots "fastsvm_count_slots"(const int* slot, int k, const unsigned char* cols, Py_ssize_t stride,
                                            int count, double* out) noexcept nogil
-    # out[j] = sum_k data[k] wt[indices[k] * g + j], j < g: a CSR row against g rows held feature-major
+    # out[j] = sum_k data[k] wt[indices[k] * stride + j], j < g: a CSR row against g rows held
+    # feature-major; _exact: no FMA (span_dot's bits)
     void sparse_row_dots "fastsvm_sparse_row_dots"(const double* data, const int* indices, int lo, int hi,
-                                                   const double* wt, int g, double* out) noexcept nogil
+                                                   const double* wt, Py_ssize_t stride, int g,
+                                                   double* out) noexcept nogil
+    void sparse_row_dots_exact "fastsvm_sparse_row_dots_exact"(const double* data, const int* indices, int lo,
+                                                               int hi, const double* wt, Py_ssize_t stride, int g,
+                                                               double* out) noexcept nogil
     # out[j][i0 + r] = float32 of tile[r * gs + j], r < nr, j < g (a tile of kernel values stored by row)
     void store_transposed "fastsvm_store_transposed"(const double* tile, int gs, int nr, int g, float** out,
                                                      int i0) noexcept nogil

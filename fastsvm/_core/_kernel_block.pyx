@@ -184,7 +184,7 @@ cdef class KernelRows:
             sqw[j] = self.sqnorm[rows[j]]
         for i in range(i0, i1):
             v = tile + <Py_ssize_t>(i - i0) * gs
-            sparse_row_dots(self.X.data, self.X.indices, self.X.indptr[i], self.X.indptr[i + 1], self.wbuf, gs, v)
+            sparse_row_dots(self.X.data, self.X.indices, self.X.indptr[i], self.X.indptr[i + 1], self.wbuf, gs, gs, v)
             if self.kp.kind == RBF:
                 rbf_block(self.kp.gamma, self.sqnorm[i], sqw, v, g)
             else:

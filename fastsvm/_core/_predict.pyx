@@ -8,13 +8,18 @@
 # values then have the bits of LIBSVM's (built, as its Makefile does, without OpenMP or FMA
 # contraction). Classifiers keep |x|^2 + |z|^2 - 2 x.z, 2.6x faster on a1a, where only a sign
 # (and %g probabilities) is written. Rows are independent: any thread count gives the same bits.
+#
+# Classifiers whose support vectors fit a dense table take their kernel values in blocks: the
+# support vectors held feature-major, a tile of rows against a chunk of them at a time, each row's
+# stored values scaling lines of the table (fastsvm_sparse_row_dots_exact) -- the same products
+# summed in the same order as the dot product above, without FMA: the same bits, vectorized.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
 cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport CSR, csr_view, row_sqnorm, span_dot, span_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, exp_neg_inline, kernel_params, kernel_from_dot,
+from ._kernel cimport (KernelParams, PRECOMPUTED, exp_neg_inline, kernel_params, kernel_from_dot, sparse_row_dots_exact,
                        scatter_row, unscatter_row)
 from ..csr import row_spans
 
@@ -24,6 +29,9 @@ cnp.import_array()
 # enough to notice Ctrl-C within a fraction of a second, large enough to keep the threads busy.
 cdef enum:
     BLOCK_WORK = 20000000
+    TILE_ROWS = 32        # rows against one chunk of support vectors
+    SV_CHUNK = 512        # support vectors of a chunk: its table lines stay in L2 over a tile
+    TABLE_MAX_BYTES = 1 << 28   # the feature-major table of the support vectors at most
 
 
 cdef struct Machine:
@@ -44,6 +52,8 @@ cdef struct Machine:
     int nr_class
     bint one_vs_one
     bint term_by_term           # RBF: |x - z|^2 summed as LIBSVM sums it (see the top)
+    const double* table         # feature f of support vector s at table[f * stride + s], or NULL
+    Py_ssize_t stride
 
 
 cdef inline double squared_distance(const double* x_data, const int* x_indices, int x_lo, int x_hi,
@@ -132,6 +142,49 @@ cdef void decision_row(const Machine* m, CSR X, int i, double* dense, int width,
     combine(m, kvalue, out)
 
 
+cdef inline Py_ssize_t row_slice(int n_sv) noexcept nogil:
+    return (n_sv + 7) // 8 * 8
+
+
+cdef void decision_tile(const Machine* m, CSR X, int lo, int hi, double* kvalue, double* out,
+                        int n_dec) noexcept nogil:
+    """Rows lo .. hi-1 (at most TILE_ROWS) from the support vectors' table: each row's kernel values
+    in its slice of kvalue (row_slice(n_sv) each: the dot products come in whole vectors of 8),
+    chunk by chunk, then its pairwise sums."""
+    cdef int i, j, c0, g, top
+    cdef double* kv
+    cdef double x_sqnorm
+    cdef Py_ssize_t l = row_slice(m.n_sv)
+    c0 = 0
+    while c0 < m.n_sv:
+        g = min(<int>SV_CHUNK, m.n_sv - c0)
+        for i in range(lo, hi):
+            # the row's features the table holds (indices are sorted)
+            top = X.indptr[i + 1]
+            while top > X.indptr[i] and X.indices[top - 1] >= m.sv_cols:
+                top -= 1
+            sparse_row_dots_exact(X.data, X.indices, X.indptr[i], top, m.table + c0, m.stride, g,
+                                  kvalue + (i - lo) * l + c0)
+        c0 += g
+    for i in range(lo, hi):
+        kv = kvalue + (i - lo) * l
+        x_sqnorm = row_sqnorm(X, i)
+        for j in range(m.n_sv):
+            kv[j] = kernel_from_dot(m.kernel, kv[j], x_sqnorm, m.sv_sqnorm[j])
+        combine(m, kv, out + <Py_ssize_t>i * n_dec)
+
+
+cdef void decision_tiles(const Machine* m, CSR X, int lo, int hi, double* kvalue, double* out, int n_dec,
+                         int n_threads) noexcept nogil:
+    """Rows lo .. hi-1 by tiles of TILE_ROWS; thread t uses the t-th TILE_ROWS x row_slice(n_sv) of kvalue."""
+    cdef int tile, t, tiles = (hi - lo + TILE_ROWS - 1) // TILE_ROWS
+    cdef Py_ssize_t per_thread = <Py_ssize_t>TILE_ROWS * row_slice(m.n_sv)
+    for tile in prange(tiles, num_threads=max(1, min(n_threads, tiles)), schedule="dynamic"):
+        t = threadid()
+        decision_tile(m, X, lo + tile * TILE_ROWS, min(hi, lo + (tile + 1) * TILE_ROWS), kvalue + t * per_thread,
+                      out, n_dec)
+
+
 cdef void decision_block(const Machine* m, CSR X, int lo, int hi, double* dense, int width,
                          double* kvalue, double* out, int n_dec, int n_threads) noexcept nogil:
     """Rows lo .. hi-1 into out (row-major, n_dec per row); thread t uses the t-th slice of the
@@ -158,7 +211,8 @@ cdef class DecisionFunction:
     sv : the support vectors, canonical CSR or a fastsvm.csr.RowSelection; coef : (nr_class - 1, n_sv) C-contiguous;
     rho : one value per classifier; start : (nr_class + 1,) int32 class boundaries among the
     support vectors (one-vs-one only); serial : int64 column of x holding k(x, sv_s)
-    (precomputed kernel only).
+    (precomputed kernel only). tiles : classifiers take their kernel values in tiles from a
+    feature-major table of the support vectors where it fits (the same bits); False: row by row.
     """
 
     cdef Machine m
@@ -167,7 +221,7 @@ cdef class DecisionFunction:
     cdef object _keep   # the arrays the Machine's pointers point into
 
     def __init__(self, sv, coef, rho, start, serial, str kind, double gamma, int degree,
-                 double coef0, bint one_vs_one):
+                 double coef0, bint one_vs_one, bint tiles=True):
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         rho = np.ascontiguousarray(rho, dtype=np.float64)
         start = np.ascontiguousarray(start, dtype=np.int32)
@@ -216,6 +270,21 @@ cdef class DecisionFunction:
         for k in range(self.m.n_sv):
             sqnorm_v[k] = span_sqnorm(self.m.sv_data, start_at[k], stop_at[k])
             self.sv_nnz += stop_at[k] - start_at[k]
+        self.m.table = NULL
+        self.m.stride = 0
+        cdef Py_ssize_t stride = (self.m.n_sv + 7) // 8 * 8 + 8
+        cdef double[:, ::1] table_v
+        cdef int t
+        if (tiles and one_vs_one and kind != "precomputed" and self.m.n_sv > 0 and self.m.sv_cols > 0
+                and <double>self.m.sv_cols * stride * sizeof(double) <= TABLE_MAX_BYTES):
+            table = np.zeros((self.m.sv_cols, stride))
+            table_v = table
+            for k in range(self.m.n_sv):
+                for t in range(start_at[k], stop_at[k]):
+                    table_v[sv_indices[t], k] = sv_data[t]
+            self.m.table = &table_v[0, 0]
+            self.m.stride = stride
+            self._keep = self._keep + (table,)
 
     def compute(self, X, double[:, ::1] out, int n_threads=1):
         """Fill out (n_rows x n_dec) with the decision values of the rows of the canonical CSR X.
@@ -231,8 +300,10 @@ cdef class DecisionFunction:
             return
         n_threads = max(1, min(n_threads, A.n_rows))
         cdef int width = max(A.n_cols, self.m.sv_cols, 1)
-        cdef double[::1] dense = np.zeros(<Py_ssize_t>n_threads * width)
-        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * max(self.m.n_sv, 1))
+        cdef bint tiles = self.m.table != NULL
+        cdef double[::1] dense = np.zeros(1 if tiles else <Py_ssize_t>n_threads * width)
+        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * (TILE_ROWS * row_slice(self.m.n_sv) if tiles
+                                                                   else max(self.m.n_sv, 1)))
         # multiply-adds per row: kernel values, pairwise sums, the row's own entries
         cdef double work = (<double>self.sv_nnz
                             + <double>self.m.n_sv * max(self.m.nr_class - 1, 1)
@@ -242,8 +313,11 @@ cdef class DecisionFunction:
         with nogil:
             while lo < A.n_rows:
                 hi = min(lo + block, A.n_rows)
-                decision_block(&self.m, A, lo, hi, &dense[0], width, &kvalue[0], &out[0, 0],
-                               self.n_dec, n_threads)
+                if tiles:
+                    decision_tiles(&self.m, A, lo, hi, &kvalue[0], &out[0, 0], self.n_dec, n_threads)
+                else:
+                    decision_block(&self.m, A, lo, hi, &dense[0], width, &kvalue[0], &out[0, 0],
+                                   self.n_dec, n_threads)
                 lo = hi
                 if lo < A.n_rows:
                     with gil:

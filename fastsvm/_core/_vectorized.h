@@ -500,41 +500,70 @@ static inline void fastsvm_damped_diagonal(double *restrict diag, const double *
     }
 }
 
-/* out[j] = sum_k data[k] wt[indices[k] g + j] for j < g, g a multiple of 8: one CSR row's dot
-   products with g rows held feature-major (a kernel block's sparse x dense product). The outputs
-   are taken 64 (then 8) at a time and kept in registers over the row's stored values: one load and
-   one FMA per value and output. Each output sums in the row's order: the same bits for any g and
-   any split of the outputs. */
+/* out[j] = sum_k data[k] wt[indices[k] stride + j] for j < g (g rounded up to 8 must fit in the
+   stride): one CSR row's dot products with g rows held feature-major (a kernel block's sparse x
+   dense product). The outputs are taken 64 (then 32, 8) at a time and kept in registers over the row's
+   stored values: one load and one multiply-add per value and output. Each output sums the row's
+   products in index order: the same bits for any g and any split of the outputs. The _exact
+   version rounds each product and each sum apart (no FMA), as a sparse dot product does: the bits
+   of fastsvm._core._csr's span_dot, which also sums the products of the common features in index
+   order (the terms it skips are zeros here). */
 typedef double fastsvm_v8d __attribute__((vector_size(64)));
+#define FASTSVM_SPARSE_ROW_DOTS(NAME)                                                                \
+    static void NAME(const double *restrict data, const int *restrict indices, int lo, int hi,      \
+                     const double *restrict wt, ptrdiff_t stride, int g, double *restrict out) {     \
+        int j = 0;                                                                                   \
+        for (; j + 64 <= g; j += 64) {                                                               \
+            fastsvm_v8d a[8] = {{0}};                                                                \
+            for (int k = lo; k < hi; k++) {                                                          \
+                const double v = data[k];                                                            \
+                const double *w = wt + (size_t)indices[k] * stride + j;                              \
+                for (int c = 0; c < 8; c++) {                                                        \
+                    fastsvm_v8d x;                                                                   \
+                    memcpy(&x, w + 8 * c, sizeof x);                                                 \
+                    a[c] += x * v;                                                                   \
+                }                                                                                    \
+            }                                                                                        \
+            memcpy(out + j, a, sizeof a);                                                            \
+        }                                                                                            \
+        for (; j + 32 <= g; j += 32) {   /* the rest: four chains, then one */                      \
+            fastsvm_v8d a[4] = {{0}};                                                                \
+            for (int k = lo; k < hi; k++) {                                                          \
+                const double v = data[k];                                                            \
+                const double *w = wt + (size_t)indices[k] * stride + j;                              \
+                for (int c = 0; c < 4; c++) {                                                        \
+                    fastsvm_v8d x;                                                                   \
+                    memcpy(&x, w + 8 * c, sizeof x);                                                 \
+                    a[c] += x * v;                                                                   \
+                }                                                                                    \
+            }                                                                                        \
+            memcpy(out + j, a, sizeof a);                                                            \
+        }                                                                                            \
+        for (; j < g; j += 8) {                                                                      \
+            fastsvm_v8d a = {0};                                                                     \
+            for (int k = lo; k < hi; k++) {                                                          \
+                fastsvm_v8d x;                                                                       \
+                memcpy(&x, wt + (size_t)indices[k] * stride + j, sizeof x);                          \
+                a += x * data[k];                                                                    \
+            }                                                                                        \
+            memcpy(out + j, &a, sizeof a);                                                           \
+        }                                                                                            \
+    }
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-static void fastsvm_sparse_row_dots(const double *restrict data, const int *restrict indices, int lo, int hi,
-                                    const double *restrict wt, int g, double *restrict out) {
-    int j = 0;
-    for (; j + 64 <= g; j += 64) {
-        fastsvm_v8d a[8] = {{0}};
-        for (int k = lo; k < hi; k++) {
-            const double v = data[k];
-            const double *w = wt + (size_t)indices[k] * g + j;
-            for (int c = 0; c < 8; c++) {
-                fastsvm_v8d x;
-                memcpy(&x, w + 8 * c, sizeof x);
-                a[c] += x * v;
-            }
-        }
-        memcpy(out + j, a, sizeof a);
-    }
-    for (; j < g; j += 8) {
-        fastsvm_v8d a = {0};
-        for (int k = lo; k < hi; k++) {
-            fastsvm_v8d x;
-            memcpy(&x, wt + (size_t)indices[k] * g + j, sizeof x);
-            a += x * data[k];
-        }
-        memcpy(out + j, &a, sizeof a);
-    }
-}
+FASTSVM_SPARSE_ROW_DOTS(fastsvm_sparse_row_dots)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+FASTSVM_SPARSE_ROW_DOTS(fastsvm_sparse_row_dots_exact)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 /* out[j][i0 + r] = (float)tile[r gs + j] for r < nr, j < g: a tile of kernel values held one data
    row after another, stored into the g kernel rows. AVX-512 (chosen at run time): 8 x 8 blocks

@@ -25,14 +25,15 @@ from .base import (Solution, SolverSpec, SolveStatus, Subproblem, checked_libsvm
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 WORKING_SET_MAX = 1024   # variables of the default working set at most
 WORKING_SET_MIN = 16     # ... and at least, even when -m holds fewer rows
+WHOLE_MAX = 2048         # problems of at most this many variables are one working set
 
 
 @dataclass(frozen=True)
 class Config:
     """The blocked solver's knobs (-o name=value)."""
 
-    working_set: int = option(0, "variables per working set (0: the largest power of 2 up to 1024 whose rows "
-                              "fit in -m)", low=0)
+    working_set: int = option(0, "variables per working set (0: every variable up to 2048 whose rows fit in -m, "
+                              "else the largest power of 2 up to 1024 that fits)", low=0)
     inner_ratio: float = option(0.1, "a subproblem is solved until its violation is below max(-e, this x its "
                                 "first)", low=0.0, low_open=True, below=1.0)
     dense: str = option("auto", "hold the rows dense, kernel blocks through BLAS (auto: when at least "
@@ -60,6 +61,8 @@ def working_set_size(l, n, cache_bytes, requested):
     slots = int(min(n, max(cache_bytes // max(4 * n, 1), 1)))
     if requested:
         q = min(int(requested), l)
+    elif l <= WHOLE_MAX and n <= slots:
+        q = l        # one working set of every variable: the problem solved in one block
     else:
         q = 1 << max(int(min(l, WORKING_SET_MAX, max(slots, WORKING_SET_MIN))).bit_length() - 1, 1)
     return max(q, 2), max(slots, q)
