@@ -104,7 +104,12 @@ cdef class KernelRows:
             self.work_per_thread = <Py_ssize_t>TILE_DENSE * GROUP_MAX
         else:
             self.work_per_thread = <Py_ssize_t>(TILE_SPARSE + 1) * (GROUP_MAX + 16)
-        self.work = <double*>calloc(self.n_threads * self.work_per_thread, sizeof(double))
+        # tiles are written before they are read (pages touched as far as a block needs them); a
+        # precomputed row is scattered into zeros
+        if self.kp.kind == PRECOMPUTED:
+            self.work = <double*>calloc(self.n_threads * self.work_per_thread, sizeof(double))
+        else:
+            self.work = <double*>malloc(self.n_threads * self.work_per_thread * sizeof(double))
         self.wbuf_len = max(<Py_ssize_t>WBUF_DOUBLES, <Py_ssize_t>max(self.p, 1))
         self.wbuf = <double*>calloc(self.wbuf_len, sizeof(double))
         if self.work == NULL or self.wbuf == NULL:
@@ -244,20 +249,3 @@ cdef class KernelRows:
 
     def diagonals(self):
         return np.array([self.diagonal(t) for t in range(self.n)])
-
-    def bench(self, rows, int repeats):
-        cdef int[::1] r = np.ascontiguousarray(rows, dtype=np.int32)
-        cdef int m = r.shape[0], j, k
-        block = np.zeros((m, self.n), dtype=np.float32)
-        cdef float[:, ::1] b = block
-        cdef float** out = <float**>malloc(max(m, 1) * sizeof(float*))
-        for j in range(m):
-            out[j] = &b[j, 0]
-        import time
-        t = time.perf_counter()
-        with nogil:
-            for k in range(repeats):
-                self.compute(&r[0], m, out, NULL)
-        el = time.perf_counter() - t
-        free(out)
-        return el

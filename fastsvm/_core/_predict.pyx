@@ -302,8 +302,8 @@ cdef class DecisionFunction:
         cdef int width = max(A.n_cols, self.m.sv_cols, 1)
         cdef bint tiles = self.m.table != NULL
         cdef double[::1] dense = np.zeros(1 if tiles else <Py_ssize_t>n_threads * width)
-        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * (TILE_ROWS * row_slice(self.m.n_sv) if tiles
-                                                                   else max(self.m.n_sv, 1)))
+        cdef Py_ssize_t per_thread = TILE_ROWS * row_slice(self.m.n_sv) if tiles else max(self.m.n_sv, 1)
+        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * per_thread)
         # multiply-adds per row: kernel values, pairwise sums, the row's own entries
         cdef double work = (<double>self.sv_nnz
                             + <double>self.m.n_sv * max(self.m.nr_class - 1, 1)
