@@ -24,6 +24,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._kernel_block cimport KernelRows
+from ._pair_step cimport pair_step
 from ._kernel cimport axpy_float_cols
 from ._status cimport (CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, read_flag,
                        stop_requested)
@@ -660,60 +661,11 @@ cdef class BlockSMO:
         cdef double* a = self.la
         cdef double* G = self.lg
         cdef double C_i = self.C[self.ws[i]], C_j = self.C[self.ws[j]]
-        cdef double old_i = a[i], old_j = a[j], quad, delta, diff, total, d_i, d_j
-        cdef double QD_i = self.QD[self.ws[i]], QD_j = self.QD[self.ws[j]]
-        if self.y[self.ws[i]] != self.y[self.ws[j]]:
-            quad = QD_i + QD_j + 2 * Q_i[j]
-            if quad <= 0:
-                quad = TAU
-            delta = (-G[i] - G[j]) / quad
-            if not isfinite(delta):
-                return NONFINITE
-            diff = a[i] - a[j]
-            a[i] += delta
-            a[j] += delta
-            if diff > 0:
-                if a[j] < 0:
-                    a[j] = 0
-                    a[i] = diff
-            else:
-                if a[i] < 0:
-                    a[i] = 0
-                    a[j] = -diff
-            if diff > C_i - C_j:
-                if a[i] > C_i:
-                    a[i] = C_i
-                    a[j] = C_i - diff
-            else:
-                if a[j] > C_j:
-                    a[j] = C_j
-                    a[i] = C_j + diff
-        else:
-            quad = QD_i + QD_j - 2 * Q_i[j]
-            if quad <= 0:
-                quad = TAU
-            delta = (G[i] - G[j]) / quad
-            if not isfinite(delta):
-                return NONFINITE
-            total = a[i] + a[j]
-            a[i] -= delta
-            a[j] += delta
-            if total > C_i:
-                if a[i] > C_i:
-                    a[i] = C_i
-                    a[j] = total - C_i
-            else:
-                if a[j] < 0:
-                    a[j] = 0
-                    a[i] = total
-            if total > C_j:
-                if a[j] > C_j:
-                    a[j] = C_j
-                    a[i] = total - C_j
-            else:
-                if a[i] < 0:
-                    a[i] = 0
-                    a[j] = total
+        cdef double old_i = a[i], old_j = a[j], d_i, d_j
+        if not pair_step(a, i, j, G[i], G[j], self.QD[self.ws[i]], self.QD[self.ws[j]], Q_i[j], C_i, C_j,
+                         self.y[self.ws[i]] != self.y[self.ws[j]]):
+            return NONFINITE
+
         d_i = a[i] - old_i
         d_j = a[j] - old_j
         for k in range(w):

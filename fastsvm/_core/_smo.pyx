@@ -26,6 +26,7 @@ cimport numpy as cnp
 import numpy as np
 
 from ._cache cimport KernelCache
+from ._pair_step cimport pair_step
 from ._kernel cimport gather_signed
 from ._status cimport (CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, stop_flag_set,
                        stop_requested)
@@ -599,7 +600,7 @@ cdef class SMO:
         cdef double* G = self.G
         cdef double C_i = self.C[i], C_j = self.C[j]
         cdef double old_i = alpha[i], old_j = alpha[j]
-        cdef double quad, delta, diff, total, d_i, d_j, q_ij
+        cdef double d_i, d_j, q_ij
         cdef bint was_upper_i, was_upper_j
         cdef int k, parts, r
         if Q_i == NULL:
@@ -608,58 +609,9 @@ cdef class SMO:
         if Q_j == NULL:
             return NO_MEMORY
         q_ij = Q_i[j]
-        if self.y[i] != self.y[j]:
-            quad = self.QD[i] + self.QD[j] + 2 * Q_i[j]
-            if quad <= 0:
-                quad = TAU
-            delta = (-G[i] - G[j]) / quad
-            if not isfinite(delta):
-                return NONFINITE
-            diff = alpha[i] - alpha[j]
-            alpha[i] += delta
-            alpha[j] += delta
-            if diff > 0:
-                if alpha[j] < 0:
-                    alpha[j] = 0
-                    alpha[i] = diff
-            else:
-                if alpha[i] < 0:
-                    alpha[i] = 0
-                    alpha[j] = -diff
-            if diff > C_i - C_j:
-                if alpha[i] > C_i:
-                    alpha[i] = C_i
-                    alpha[j] = C_i - diff
-            else:
-                if alpha[j] > C_j:
-                    alpha[j] = C_j
-                    alpha[i] = C_j + diff
-        else:
-            quad = self.QD[i] + self.QD[j] - 2 * Q_i[j]
-            if quad <= 0:
-                quad = TAU
-            delta = (G[i] - G[j]) / quad
-            if not isfinite(delta):
-                return NONFINITE
-            total = alpha[i] + alpha[j]
-            alpha[i] -= delta
-            alpha[j] += delta
-            if total > C_i:
-                if alpha[i] > C_i:
-                    alpha[i] = C_i
-                    alpha[j] = total - C_i
-            else:
-                if alpha[j] < 0:
-                    alpha[j] = 0
-                    alpha[i] = total
-            if total > C_j:
-                if alpha[j] > C_j:
-                    alpha[j] = C_j
-                    alpha[i] = total - C_j
-            else:
-                if alpha[i] < 0:
-                    alpha[i] = 0
-                    alpha[j] = total
+        if not pair_step(alpha, i, j, G[i], G[j], self.QD[i], self.QD[j], q_ij, C_i, C_j,
+                         self.y[i] != self.y[j]):
+            return NONFINITE
 
         d_i = alpha[i] - old_i
         d_j = alpha[j] - old_j
