@@ -26,8 +26,7 @@ import numpy as np
 from ._kernel_block cimport KernelRows
 from ._pair_step cimport pair_step
 from ._kernel cimport axpy_float_cols
-from ._status cimport (CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, read_flag,
-                       stop_requested)
+from ._status cimport CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, poll_stop
 from . import _status
 
 cnp.import_array()
@@ -59,11 +58,9 @@ cdef extern from "<time.h>" nogil:
         long tv_sec
         long tv_nsec
     int clock_gettime(int clk_id, timespec* ts)
-    int CLOCK_MONOTONIC_COARSE
     int CLOCK_MONOTONIC
 
 cdef enum:
-    SIGNAL_MS = 20        # Ctrl-C polled (main thread) at most this often
     INNER_POLL = 4096     # inner steps between two looks at the stop flag
     GRAD_TILE = 4096      # gradient entries per tile of the update product
     INNER_STEPS = 100     # inner steps per working-set variable at most (one subproblem)
@@ -313,17 +310,7 @@ cdef class BlockSMO:
         return self.alpha[t] <= 0
 
     cdef bint interrupted(self) noexcept nogil:
-        cdef timespec now
-        cdef long long now_ms
-        if read_flag(&self.stop[0]):
-            return True
-        if self.check_signals:
-            clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-            now_ms = <long long>now.tv_sec * 1000 + now.tv_nsec // 1000000
-            if now_ms - self.signals_checked_ms >= SIGNAL_MS:
-                self.signals_checked_ms = now_ms
-                return stop_requested(self.stop)
-        return False
+        return poll_stop(self.stop, self.check_signals, &self.signals_checked_ms)
 
     # ---- rows ----
 

@@ -28,19 +28,11 @@ import numpy as np
 from ._cache cimport KernelCache
 from ._pair_step cimport pair_step
 from ._kernel cimport gather_signed
-from ._status cimport (CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, stop_flag_set,
-                       stop_requested)
+from ._status cimport CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, poll_stop
 from . import _status
 from ..errors import FastSVMError
 
 cnp.import_array()
-
-cdef extern from "<time.h>" nogil:
-    struct timespec:
-        long tv_sec
-        long tv_nsec
-    int clock_gettime(int clk_id, timespec* ts)
-    int CLOCK_MONOTONIC_COARSE
 
 cdef extern from "_select.h":
     # the scans of one equality constraint (not nu), vectorized; the same choices as scan_up /
@@ -57,10 +49,6 @@ cdef enum:
     AT_LOWER = 0
     AT_UPPER = 1
     FREE = 2
-    # Ctrl-C polled (main thread only) at most every SIGNAL_MS milliseconds of polls: by
-    # time, not by count, since an iteration's cost varies a thousandfold (64 polls took 1.5-4 s
-    # at -j 2 on a busy machine, each threaded scan waiting for a descheduled thread)
-    SIGNAL_MS = 20
     # The per-step scans over the active set (selection, gradient update) are split among the
     # cache's threads from this many positions on (default of SMO.parallel_scan_min): below, a
     # parallel region costs more than it saves. Every position is computed alone and the parts are
@@ -251,18 +239,7 @@ cdef class SMO:
             self.status[i] = FREE
 
     cdef bint interrupted(self) noexcept nogil:
-        cdef timespec now
-        cdef long long now_ms
-        if stop_flag_set(self.stop):
-            return True
-        if self.check_signals:
-            # the coarse clock costs a few nanoseconds (vDSO, no system call)
-            clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-            now_ms = <long long>now.tv_sec * 1000 + now.tv_nsec // 1000000
-            if now_ms - self.signals_checked_ms >= SIGNAL_MS:
-                self.signals_checked_ms = now_ms
-                return stop_requested(self.stop)  # reported as INTERRUPTED; Python raises
-        return False
+        return poll_stop(self.stop, self.check_signals, &self.signals_checked_ms)
 
     cdef float* get_q(self, int i, int length) noexcept nogil:
         """Column i of Q on positions [0, length)."""
