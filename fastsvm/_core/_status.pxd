@@ -49,8 +49,8 @@ cdef inline bint stop_requested(const int[::1] stop) noexcept nogil:
 
 cdef inline bint poll_stop(const int[::1] stop, bint check_signals, long long* checked_ms) noexcept nogil:
     """The stop flag, and (check_signals: the main thread) Ctrl-C at most every 20 ms of polls, by
-    time, not by count: an iteration's cost varies a thousandfold (64 polls took 1.5-4 s at -j 2 on
-    a busy machine, each threaded scan waiting for a descheduled thread)."""
+    time, not by count: an iteration's cost varies a thousandfold (a threaded scan on a busy machine
+    waits for a descheduled thread)."""
     cdef long long now_ms
     if read_flag(&stop[0]) != 0:
         return True

@@ -41,7 +41,7 @@ class Config:
                         choices=("auto", "yes", "no"))
     dense_fraction: float = 0.25
     # fewer stored values a row: the sparse product, one multiply-add per value, beats dgemm's
-    # fixed costs per tile (random dense rows: equal at about 60 features, 2x faster at 20)
+    # fixed costs per tile
     dense_row_values: float = 64.0
     chunk_seconds: float = 0.5   # aimed wall time between two progress lines
 
