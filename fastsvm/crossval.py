@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 
 from ._core._crand import CRand
-from .csr import to_csr
+from .csr import to_rows
 from .errors import ParameterError
 from .metrics import squared_correlation
 from .parallel import effective_n_jobs, run_tasks
@@ -59,7 +59,7 @@ def fold_tasks(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None, sto
     gamma side by side); ``stop`` is the flag its run_tasks sets on Ctrl-C."""
     if nus is not None and Cs is not None:
         raise ParameterError("cross validation along a path: over nu or over C, not both")
-    X = to_csr(X)
+    X = to_rows(X)
     y = np.asarray(y, dtype=np.float64)
     n_folds = min(int(n_folds), len(y))  # more folds than rows: leave-one-out, as LIBSVM
     stream = CRand() if params.libsvm_folds else None  # a fresh svm-train process's

@@ -1,4 +1,6 @@
-"""The one sparse layout every kernel reads: scipy CSR, float64 values, int32 sorted indices."""
+"""The two row layouts the kernels read: scipy CSR (float64 values, int32 sorted indices), which
+every solver reads, and a dense C-ordered float64 array, which the blocked kernel solver and
+prediction read as it is (its kernel blocks through BLAS, docs/blocked_solver.md)."""
 import numpy as np
 import scipy.sparse as sp
 
@@ -17,6 +19,28 @@ def to_csr(X, copy=False):
     if not np.all(np.isfinite(X.data)):
         raise FastSVMError("input contains NaN or infinity")
     return X
+
+
+def to_rows(X):
+    """X in one of the two canonical layouts: sparse input as to_csr makes it, dense input as a
+    C-ordered float64 array (a copy only when X is not one already), finite."""
+    if sp.issparse(X):
+        return to_csr(X)
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise FastSVMError(f"expected a 2-D array, got {X.ndim}-D")
+    if X.dtype != np.float64 or not X.flags.c_contiguous:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    if max(X.shape) > _INT32_MAX:
+        raise FastSVMError("matrices with 2**31 or more rows or columns are not supported")
+    if not np.all(np.isfinite(X)):
+        raise FastSVMError("input contains NaN or infinity")
+    return X
+
+
+def is_dense(X):
+    """Whether X (to_rows's output) is the dense layout."""
+    return isinstance(X, np.ndarray)
 
 
 def _canonicalized(X, copy):
@@ -50,30 +74,36 @@ def _canonical(X):
 
 
 class RowSelection:
-    """Rows of a canonical CSR matrix, named instead of copied.
+    """Rows of a canonical matrix (CSR or dense, to_rows), named instead of copied.
 
     A trained model's support vectors are rows of its training data; LIBSVM's model points into
     its problem the same way, so that training never copies them. Prediction and the model file
-    read the rows in place; ``tocsr()`` makes the copy for everything else (and pickling stores
-    that copy, not the whole training data).
+    read CSR rows in place (the rows of a dense base are made CSR once, when first walked);
+    ``tocsr()`` makes the copy for everything else (and pickling stores that copy, not the whole
+    training data).
     """
 
     def __init__(self, base, rows):
-        self.base = to_csr(base)
+        self.base = to_rows(base)
         self.rows = np.ascontiguousarray(rows, dtype=np.int32).reshape(-1)
         if self.rows.size and (self.rows.min() < 0 or self.rows.max() >= self.base.shape[0]):
             raise FastSVMError("selected rows out of range")
+        self._csr = None
 
     @property
     def shape(self):
         return (self.rows.size, self.base.shape[1])
 
     def spans(self):
-        """(start, stop) of each selected row in base.data and base.indices."""
+        """(start, stop) of each selected row in base.data and base.indices (a CSR base)."""
         return self.base.indptr[self.rows], self.base.indptr[self.rows + 1]
 
     def tocsr(self):
-        return self.base[self.rows]
+        if not is_dense(self.base):
+            return self.base[self.rows]
+        if self._csr is None:
+            self._csr = to_csr(self.base[self.rows])
+        return self._csr
 
     def toarray(self):
         return self.tocsr().toarray()
@@ -90,9 +120,12 @@ GATHER_BLOCK_VALUES = 1 << 20
 
 
 def take_rows(X, rows, stop=None):
-    """X[rows] for a canonical CSR X, gathered a block of rows at a time so that a set stop flag
-    (stop[0], set on Ctrl-C) ends a large gather within milliseconds (KeyboardInterrupt)."""
+    """X[rows] for a canonical X (a dense one: numpy's copy); a CSR X is gathered a block of rows
+    at a time so that a set stop flag (stop[0], set on Ctrl-C) ends a large gather within
+    milliseconds (KeyboardInterrupt)."""
     rows = np.asarray(rows, dtype=np.int64).ravel()
+    if is_dense(X):
+        return X[rows]
     lengths = np.diff(X.indptr)[rows]
     total = int(lengths.sum())
     if stop is None or total <= GATHER_BLOCK_VALUES:
@@ -115,9 +148,9 @@ def take_rows(X, rows, stop=None):
 def row_spans(X):
     """(matrix whose data/indices hold the rows, start and stop of each row in them) for a CSR
     matrix or a RowSelection: how the model file and prediction walk support vectors in place."""
-    if isinstance(X, RowSelection):
+    if isinstance(X, RowSelection) and not is_dense(X.base):
         return (X.base, *X.spans())
-    X = to_csr(X)
+    X = X.tocsr() if isinstance(X, RowSelection) else to_csr(X)
     return X, X.indptr[:-1], X.indptr[1:]
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .crossval import fold_tasks
-from .csr import to_csr
+from .csr import to_rows
 from .errors import ParameterError
 from .parallel import effective_n_jobs, run_tasks
 from .params import Params
@@ -113,7 +113,7 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
     axis = "nu" if nus is not None else "C"
     values = _axis("C", Cs, np.inf) if nus is None else _axis("nu", nus, 1.0)
     gammas = _axis("gamma", gammas, np.inf)
-    X = to_csr(X)
+    X = to_rows(X)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if X.shape[0] != y.shape[0]:
         raise ParameterError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values")

@@ -1,7 +1,8 @@
 """Prediction with a Model, as LIBSVM 3.37's svm_predict_values / svm_predict /
 svm_predict_probability compute it, for all rows of a sparse matrix at once.
 
-X is anything ``fastsvm.csr.to_csr`` takes; column j is LIBSVM feature index j + 1, except for
+X is anything ``fastsvm.csr.to_rows`` takes (a dense array is read as it is, its kernel values
+by BLAS, where the model's support vectors fit a dense table); column j is LIBSVM feature index j + 1, except for
 the precomputed kernel, whose rows are ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based
 (column c = index c), so the kernel value against a support vector with serial number s is
 X[:, s]. Columns beyond the model's width (or missing ones) count as zeros.
@@ -22,10 +23,10 @@ from ._core._kernel import kernel_matrix
 from ._core._linear_predict import LinearDecisionFunction
 from ._core._predict import DecisionFunction
 from .columns import NARROW_WIDTH, columns_to_keep, compressed, first_columns
-from .csr import RowSelection, to_csr
+from .csr import RowSelection, is_dense, to_csr, to_rows
 from .errors import FastSVMError
 from .memory import check_request
-from .parallel import effective_n_jobs
+from .parallel import effective_n_jobs, one_blas_thread
 from .probability import classification_probabilities, has_probability_model, one_class_probability
 
 
@@ -43,8 +44,20 @@ def decision_values(model, X, n_jobs=None, exact=None):
     """(n, n_dec) decision values: one column per classifier (0, 1), (0, 2), ..., (1, 2), ... in
     label order for classification, one column for regression and one-class. ``exact``: see the
     module's note on linear models."""
-    X = to_csr(X)
+    X = to_rows(X)
     n_threads = effective_n_jobs(n_jobs)
+    if is_dense(X) and model.kernel_type != "precomputed":
+        if predicts_through_weights(model, exact):
+            weights = model.decision_weights()
+            width = min(X.shape[1], weights.shape[1])
+            return np.asarray(X[:, :width] @ weights[:, :width].T) - model.rho
+        function = _decision_function(model, model.support_vectors)
+        if function.reads_dense:
+            out = np.empty((X.shape[0], function.n_dec))
+            with one_blas_thread():   # dgemm runs on our threads, one call each
+                function.compute_dense(X, out, n_threads)
+            return out
+    X = to_csr(X)
     if predicts_through_weights(model, exact):
         # the weight path reads X's rows as they are: its w is sparse when the width is huge
         function = _linear_decision_function(model)
@@ -90,9 +103,9 @@ def predict_many(models, X, n_jobs=None):
     each model sums its own from them. Those values are formed as predict forms them and summed
     in its order, so the labels are predict's, bit for bit; models that do not share their rows
     and kernel, or predict otherwise (linear weights, regression's term-by-term RBF), are
-    predicted one by one."""
-    X = to_csr(X)
-    union = _shared_support_rows(models)
+    predicted one by one (and so are dense rows: each model's kernel values by BLAS)."""
+    X = to_rows(X)
+    union = None if is_dense(X) else _shared_support_rows(models)
     if union is None or X.shape[0] == 0:
         return [predict(model, X, n_jobs) for model in models]
     base, rows = union
@@ -132,6 +145,9 @@ def _shared_support_rows(models):
 
 def _same_matrix(a, b):
     """Whether two CSR matrices read the same memory (the wrappers and views to_csr makes of one)."""
+    if is_dense(a) or is_dense(b):
+        return False
+
     def where(m):
         return [(array.__array_interface__["data"][0], array.shape) for array in (m.data, m.indices, m.indptr)]
     return a.shape == b.shape and where(a) == where(b)
@@ -213,6 +229,8 @@ def predicts_through_weights(model, exact=None):
 
 def _stored_values(sv):
     """Stored values of a CSR matrix or RowSelection, without to_csr's O(nnz) checks."""
+    if isinstance(sv, RowSelection) and is_dense(sv.base):
+        return sv.tocsr().nnz
     if isinstance(sv, RowSelection):
         start, stop = sv.spans()
         return np.sum(stop - start)

@@ -16,7 +16,7 @@ import numpy as np
 from ._core._cache import bytes_to_hold_all
 from ._core._crand import CRand
 from .columns import columns_to_keep, compressed, first_columns, scattered
-from .csr import RowSelection, to_csr
+from .csr import RowSelection, is_dense, to_csr, to_rows
 from .errors import DegenerateProblemError, FastSVMError, ParameterError
 from .multiclass import SPLITS, Layout, assembled_model, class_box, group_classes, weight_rows
 from .parallel import one_blas_thread
@@ -113,7 +113,8 @@ def fit_nu_path(X, y, nus, params, sample_weight=None, log=None, stop=None):
 
 
 def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None, warm=None, path=None):
-    """Train a Model on rows X (any matrix fastsvm.csr.to_csr accepts) with labels/targets y.
+    """Train a Model on rows X (any matrix fastsvm.csr.to_rows accepts: a dense array reaches a
+    solver that reads dense rows as it is) with labels/targets y.
 
     The model's support vectors are rows of X read in place (as LIBSVM's model points into its
     problem): X must stay unchanged while the model is used, or use ``model.detached()``.
@@ -132,12 +133,14 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     if params.svm_type not in spec.formulations:
         raise ParameterError(f"solver {spec.name} does not solve {params.svm_type} "
                              f"(it solves: {', '.join(spec.formulations)})")
-    X = to_csr(X)
+    X = to_rows(X)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if X.shape[0] != y.shape[0]:
         raise FastSVMError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values")
     if X.shape[0] == 0:
         raise FastSVMError("no training data")
+    if is_dense(X) and not (spec.reads_dense and (params.kernel_type or spec.default_kernel) != "precomputed"):
+        X = to_csr(X)   # once, not once per subproblem
     if not np.all(np.isfinite(y)):
         raise FastSVMError("labels contain NaN or infinity")
     if params.svm_type in ("c_svc", "nu_svc"):
@@ -158,7 +161,7 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
         stream = CRand()
     # a width far beyond the occurring columns: the solvers work on those, renumbered in order
     # (a feature index of 2**31 - 2 then costs what its value costs)
-    columns = columns_to_keep(X) if kernel.kind != "precomputed" else None
+    columns = columns_to_keep(X) if kernel.kind != "precomputed" and not is_dense(X) else None
     with one_blas_thread():
         trainer = _Trainer(spec, params, kernel, log, stop, stream, warm)
         if path is None:

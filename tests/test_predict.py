@@ -418,19 +418,18 @@ def test_predict_many_predicts_one_by_one_where_models_do_not_share(case, monkey
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "polynomial", "sigmoid"])
+@pytest.mark.parametrize("svm_type", ["c_svc", "epsilon_svr"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_tiles_of_kernel_values_give_the_row_by_row_bits(kernel, n_jobs):
-    """A classifier's decision values from the support vectors' feature-major table, in tiles of
-    rows and chunks of support vectors, equal those of the dot products row by row, bit for bit
-    (test rows wider than the support vectors included), and their NumPy twin's values."""
-    from fastsvm._core._predict import DecisionFunction
-    models, X = path_of_models(kernel)
+def test_tiles_of_kernel_values_give_the_row_by_row_bits(kernel, svm_type, n_jobs):
+    """Decision values from the support vectors' feature-major table, in tiles of rows and chunks
+    of support vectors, equal those of the dot products row by row, bit for bit (test rows wider
+    than the support vectors included), and their NumPy twin's values; a regression model's RBF
+    values are LIBSVM's term-by-term sums, never tiles."""
+    models, X = path_of_models(kernel, svm_type=svm_type)
     rng = np.random.default_rng(3)
     wide = to_csr(sp.hstack([X, sp.random(X.shape[0], 3, density=0.5, random_state=rng)]).tocsr())
     for model in models:
-        args = (model.support_vectors, model.sv_coef, model.rho, np.concatenate([[0], np.cumsum(model.n_sv)]),
-                np.zeros(0), kernel, model.gamma, model.degree, model.coef0, True)
-        functions = [DecisionFunction(*args, tiles=tiles) for tiles in (True, False)]
+        functions = [decision_function(model, tiles=tiles) for tiles in (True, False)]
         for rows in (X, wide):
             outs = [np.empty((rows.shape[0], functions[0].n_dec)) for _ in functions]
             for function, out in zip(functions, outs):
@@ -438,3 +437,33 @@ def test_tiles_of_kernel_values_give_the_row_by_row_bits(kernel, n_jobs):
             assert np.array_equal(outs[0], outs[1])
             if rows is X:
                 assert_close(outs[0], twin_decision_values(model, X))
+
+
+def decision_function(model, tiles=True):
+    from fastsvm._core._predict import DecisionFunction
+    start = np.concatenate([[0], np.cumsum(model.n_sv)]) if model.is_classification else np.zeros(0)
+    return DecisionFunction(model.support_vectors, model.sv_coef, model.rho, start, np.zeros(0), model.kernel_type,
+                            model.gamma, model.degree, model.coef0, model.is_classification, tiles=tiles)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "polynomial", "sigmoid"])
+@pytest.mark.parametrize("svm_type", ["c_svc", "epsilon_svr"])
+def test_dense_rows_are_predicted_through_blas_as_their_twin(kernel, svm_type, monkeypatch):
+    """Dense test rows (C or F order, float64 or float32) never become CSR: their kernel values
+    come from the table by dgemm, within rounding of the twin's, the same bits for 1, 2 and 3
+    threads; rows wider or narrower than the support vectors count their missing columns as zeros."""
+    import fastsvm.prediction as prediction
+    models, X = path_of_models(kernel, svm_type=svm_type)
+    rows = np.vstack([X.toarray()] * 3)   # several tiles of rows
+    monkeypatch.setattr(prediction, "to_csr", lambda X: pytest.fail("dense rows made CSR"))
+    for model in models:
+        expected = twin_decision_values(model, to_csr(rows))
+        outs = [decision_values(model, rows, n_jobs=n_jobs) for n_jobs in (1, 2, 3)]
+        assert_close(outs[0], expected)
+        assert all(np.array_equal(out, outs[0]) for out in outs[1:])
+        assert_close(decision_values(model, np.asfortranarray(rows)), expected)
+        assert_close(decision_values(model, rows.astype(np.float32)),
+                     twin_decision_values(model, to_csr(rows.astype(np.float32))))
+        wide = np.hstack([rows, np.ones((rows.shape[0], 2))])
+        assert_close(decision_values(model, wide), twin_decision_values(model, to_csr(wide)))
+        assert_close(decision_values(model, rows[:, :4]), twin_decision_values(model, to_csr(rows[:, :4])))

@@ -9,12 +9,17 @@
 # contraction). Classifiers keep |x|^2 + |z|^2 - 2 x.z, 2.6x faster on a1a, where only a sign
 # (and %g probabilities) is written. Rows are independent: any thread count gives the same bits.
 #
-# Classifiers whose support vectors fit a dense table take their kernel values in blocks: the
-# support vectors held feature-major, a tile of rows against a chunk of them at a time, each row's
-# stored values scaling lines of the table (fastsvm_sparse_row_dots_exact) -- the same products
-# summed in the same order as the dot product above, without FMA: the same bits, vectorized.
+# Models whose support vectors fit a dense table take their kernel values in blocks (all but the
+# term-by-term RBF ones): the support vectors held feature-major, a tile of rows against a chunk of
+# them at a time, each row's stored values scaling lines of the table
+# (fastsvm_sparse_row_dots_exact) -- the same products summed in the same order as the dot product
+# above, without FMA: the same bits, vectorized. Dense rows (a C-ordered float64 array) take a tile's
+# dot products from the table by one dgemm (docs/blocked_solver.md): BLAS's sums, not LIBSVM's
+# bits; the caller keeps BLAS on one thread, as our threads call it.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
+from libc.string cimport memset
+from scipy.linalg.cython_blas cimport dgemm
 cimport numpy as cnp
 import numpy as np
 
@@ -185,6 +190,44 @@ cdef void decision_tiles(const Machine* m, CSR X, int lo, int hi, double* kvalue
                       out, n_dec)
 
 
+cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, int hi, double* kvalue,
+                              double* out, int n_dec) noexcept nogil:
+    """Dense rows lo .. hi-1 (at most TILE_ROWS, p values each): their dot products with every support
+    vector by one dgemm from the table (row i's in its row_slice(n_sv) of kvalue), then as decision_tile."""
+    cdef int i, j, f, rows = hi - lo, g = m.n_sv, k = min(p, m.sv_cols)
+    cdef int lda = <int>m.stride, ldc = <int>row_slice(m.n_sv)
+    cdef double one = 1.0, zero = 0.0, x_sqnorm
+    cdef char no = b'N'
+    cdef const double* x
+    cdef double* kv
+    if k > 0:
+        # column-major: kvalue^T (g x rows) = table^T (g x k) . X[lo:hi, :k]^T (k x rows)
+        dgemm(&no, &no, &g, &rows, &k, &one, <double*>m.table, &lda, <double*>(X + <Py_ssize_t>lo * p), &p,
+              &zero, kvalue, &ldc)
+    else:
+        memset(kvalue, 0, <size_t>rows * ldc * sizeof(double))
+    for i in range(lo, hi):
+        kv = kvalue + <Py_ssize_t>(i - lo) * ldc
+        x = X + <Py_ssize_t>i * p
+        x_sqnorm = 0.0
+        for f in range(p):
+            x_sqnorm += x[f] * x[f]
+        for j in range(m.n_sv):
+            kv[j] = kernel_from_dot(m.kernel, kv[j], x_sqnorm, m.sv_sqnorm[j])
+        combine(m, kv, out + <Py_ssize_t>i * n_dec)
+
+
+cdef void decision_tiles_dense(const Machine* m, const double* X, int p, int lo, int hi, double* kvalue,
+                               double* out, int n_dec, int n_threads) noexcept nogil:
+    """decision_tiles over dense rows."""
+    cdef int tile, t, tiles = (hi - lo + TILE_ROWS - 1) // TILE_ROWS
+    cdef Py_ssize_t per_thread = <Py_ssize_t>TILE_ROWS * row_slice(m.n_sv)
+    for tile in prange(tiles, num_threads=max(1, min(n_threads, tiles)), schedule="dynamic"):
+        t = threadid()
+        decision_tile_dense(m, X, p, lo + tile * TILE_ROWS, min(hi, lo + (tile + 1) * TILE_ROWS),
+                            kvalue + t * per_thread, out, n_dec)
+
+
 cdef void decision_block(const Machine* m, CSR X, int lo, int hi, double* dense, int width,
                          double* kvalue, double* out, int n_dec, int n_threads) noexcept nogil:
     """Rows lo .. hi-1 into out (row-major, n_dec per row); thread t uses the t-th slice of the
@@ -211,8 +254,9 @@ cdef class DecisionFunction:
     sv : the support vectors, canonical CSR or a fastsvm.csr.RowSelection; coef : (nr_class - 1, n_sv) C-contiguous;
     rho : one value per classifier; start : (nr_class + 1,) int32 class boundaries among the
     support vectors (one-vs-one only); serial : int64 column of x holding k(x, sv_s)
-    (precomputed kernel only). tiles : classifiers take their kernel values in tiles from a
-    feature-major table of the support vectors where it fits (the same bits); False: row by row.
+    (precomputed kernel only). tiles : kernel values in tiles from a feature-major table of the
+    support vectors where it fits (the same bits; not for the term-by-term RBF); False: row by row.
+    ``reads_dense``: the table is held, so compute_dense can take dense rows.
     """
 
     cdef Machine m
@@ -275,7 +319,7 @@ cdef class DecisionFunction:
         cdef Py_ssize_t stride = (self.m.n_sv + 7) // 8 * 8 + 8
         cdef double[:, ::1] table_v
         cdef int t
-        if (tiles and one_vs_one and kind != "precomputed" and self.m.n_sv > 0 and self.m.sv_cols > 0
+        if (tiles and kind != "precomputed" and self.m.n_sv > 0 and self.m.sv_cols > 0
                 and <double>self.m.sv_cols * stride * sizeof(double) <= TABLE_MAX_BYTES):
             table = np.zeros((self.m.sv_cols, stride))
             table_v = table
@@ -300,7 +344,7 @@ cdef class DecisionFunction:
             return
         n_threads = max(1, min(n_threads, A.n_rows))
         cdef int width = max(A.n_cols, self.m.sv_cols, 1)
-        cdef bint tiles = self.m.table != NULL
+        cdef bint tiles = self.m.table != NULL and not self.m.term_by_term
         cdef double[::1] dense = np.zeros(1 if tiles else <Py_ssize_t>n_threads * width)
         cdef Py_ssize_t per_thread = TILE_ROWS * row_slice(self.m.n_sv) if tiles else max(self.m.n_sv, 1)
         cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * per_thread)
@@ -320,6 +364,35 @@ cdef class DecisionFunction:
                                    self.n_dec, n_threads)
                 lo = hi
                 if lo < A.n_rows:
+                    with gil:
+                        PyErr_CheckSignals()
+
+    @property
+    def reads_dense(self):
+        return self.m.table != NULL
+
+    def compute_dense(self, const double[:, ::1] X, double[:, ::1] out, int n_threads=1):
+        """compute() for the rows of a dense C-ordered X (reads_dense models only): BLAS's dot
+        products, so values within rounding of compute()'s on the same rows as CSR."""
+        if self.m.table == NULL:
+            raise ValueError("this model holds no table of its support vectors: predict CSR rows")
+        if out.shape[0] != X.shape[0] or out.shape[1] != self.n_dec:
+            raise ValueError("output has the wrong shape")
+        cdef int n = X.shape[0], p = X.shape[1]
+        if n == 0 or self.n_dec == 0:
+            return
+        n_threads = max(1, min(n_threads, (n + TILE_ROWS - 1) // TILE_ROWS))
+        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * TILE_ROWS * row_slice(self.m.n_sv))
+        cdef double work = <double>self.m.n_sv * (p + max(self.m.nr_class - 1, 1)) + p + 1.0
+        cdef int block = <int>min(max(BLOCK_WORK / work, <double>TILE_ROWS * n_threads), <double>n)
+        cdef int lo = 0, hi
+        cdef const double* xp = &X[0, 0] if p > 0 else NULL
+        with nogil:
+            while lo < n:
+                hi = min(lo + block, n)
+                decision_tiles_dense(&self.m, xp, p, lo, hi, &kvalue[0], &out[0, 0], self.n_dec, n_threads)
+                lo = hi
+                if lo < n:
                     with gil:
                         PyErr_CheckSignals()
 

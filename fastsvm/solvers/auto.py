@@ -2,6 +2,9 @@
 faster at its size: block_smo from BLOCKED_FROM dual variables on (its outer steps' fixed costs
 are then paid back), smo below. Both give LIBSVM's optimum at -e; only smo takes LIBSVM's steps.
 """
+from dataclasses import replace
+
+from ..csr import is_dense, to_csr
 from ..problems.libsvm_dual import FORMULATIONS
 from . import get_solver
 from .base import SolverSpec
@@ -18,12 +21,22 @@ def pick(sub):
     return get_solver("block_smo" if variables >= BLOCKED_FROM else "smo")
 
 
+def _for(spec, sub):
+    """sub as ``spec`` reads it: dense rows made CSR (the subproblem's only) for a solver that reads CSR."""
+    if spec.reads_dense or not is_dense(sub.X):
+        return sub
+    X = sub.X if sub.rows is None else sub.X[sub.rows]
+    return replace(sub, X=to_csr(X), rows=None)
+
+
 def solve(sub):
-    return pick(sub).solve(sub)
+    spec = pick(sub)
+    return spec.solve(_for(spec, sub))
 
 
 def solve_path(sub, Cs, state=None):
-    return pick(sub).solve_path(sub, Cs)
+    spec = pick(sub)
+    return spec.solve_path(_for(spec, sub), Cs)
 
 
 SPEC = SolverSpec(
@@ -38,4 +51,5 @@ SPEC = SolverSpec(
     stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
     stops_on_signals=True,
     solve_path=solve_path,
+    reads_dense=True,
 )

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..csr import take_rows, to_csr
+from ..csr import take_rows, to_csr, to_rows
 from ..errors import FastSVMError, ParameterError
 from ..params import Params
 
@@ -29,7 +29,8 @@ class Subproblem:
     """One problem of ALGORITHMS.md section 0 for one solver call.
 
     X : canonical CSR (fastsvm.csr.to_csr): the subproblem's rows, or the data they are taken
-        from when ``rows`` is given.
+        from when ``rows`` is given; for a solver whose SolverSpec.reads_dense, possibly the dense
+        layout of fastsvm.csr.to_rows.
     rows : the subproblem's rows of X in order, or None (all of X). A one-vs-one pair names its
         rows instead of copying them; solvers that cannot read rows in place (SMO's kernel
         cache can) get the copy from checked_arrays.
@@ -70,10 +71,11 @@ def checked_arrays(sub):
     return (X if rows is None else take_rows(X, rows, sub.stop)), y, upper
 
 
-def checked_rows(sub, infinite_bounds=False):
+def checked_rows(sub, infinite_bounds=False, dense=False):
     """(X, rows, y, upper): checked_arrays for a solver that reads the rows in place (rows None:
-    all of X). ``infinite_bounds``: the solver takes C_i = inf (the hard margin) as LIBSVM does."""
-    X = to_csr(sub.X)
+    all of X). ``infinite_bounds``: the solver takes C_i = inf (the hard margin) as LIBSVM does;
+    ``dense``: it reads dense rows too (X is then either layout of fastsvm.csr.to_rows)."""
+    X = to_rows(sub.X) if dense else to_csr(sub.X)
     rows = None
     if sub.rows is not None:
         rows = np.asarray(sub.rows, dtype=np.int64).ravel()
@@ -101,7 +103,7 @@ def checked_libsvm_problem(sub, spec):
                              f"(it solves: {', '.join(spec.formulations)})")
     if sub.kernel.kind not in spec.kernels:
         raise ParameterError(f"{spec.name} does not support the {sub.kernel.kind!r} kernel")
-    X, rows, y, upper = checked_rows(sub, infinite_bounds=True)
+    X, rows, y, upper = checked_rows(sub, infinite_bounds=True, dense=spec.reads_dense)
     params = sub.params
     tol = spec.default_tol if params.tol is None else float(params.tol)
     if not tol > 0:
@@ -354,6 +356,9 @@ class SolverSpec:
     # solve_nu_path(sub, nus) -> [Solution per nu]: the problems of an increasing nu grid (nu_svc,
     # one_class) in order, reusing work; None: the trainer solves them one by one
     solve_nu_path: Callable[[Subproblem, Sequence[float]], list] | None = None
+    # its solve reads dense rows (fastsvm.csr.to_rows) as they are: the trainer hands it dense
+    # input unchanged, every other solver gets it as CSR
+    reads_dense: bool = False
 
     @property
     def options(self):

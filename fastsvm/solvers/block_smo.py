@@ -14,6 +14,7 @@ import numpy as np
 from .._core._block_smo import BlockSMO
 from .._core._kernel_block import KernelRows
 from .._core._status import Status
+from ..csr import is_dense, take_rows, to_csr
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import MB, check_request
 from ..parallel import one_blas_thread
@@ -47,17 +48,23 @@ class Config:
 
 
 def _data_rows(X, rows, kind, config):
-    """The subproblem's rows for KernelRows: CSR, or a dense C-ordered copy when dense pays."""
-    if rows is not None:
-        X = X[rows]
-    if kind == "precomputed" or config.dense == "no":
-        return X
-    n, p = X.shape
-    if config.dense == "auto" and not (X.nnz >= config.dense_fraction * n * p
-                                       and X.nnz >= config.dense_row_values * n):
+    """The subproblem's rows for KernelRows: CSR, or dense C-ordered rows when dense pays (dense
+    input read as it is when it is all of the rows)."""
+    if is_dense(X) and rows is not None:
+        X, rows = take_rows(X, rows), None
+    n, p = (X.shape[0] if rows is None else rows.size), X.shape[1]
+    if is_dense(X):
+        stored = np.count_nonzero(X)
+    else:
+        stored = X.nnz if rows is None else int(np.sum(X.indptr[rows + 1] - X.indptr[rows]))
+    dense = config.dense == "yes" or (config.dense == "auto" and stored >= config.dense_fraction * n * p
+                                      and stored >= config.dense_row_values * n)
+    if kind == "precomputed" or not dense:
+        return to_csr(X) if is_dense(X) else X if rows is None else X[rows]
+    if is_dense(X):
         return X
     check_request(8 * n * p, "the dense rows of the blocked solver", "use -o dense=no")
-    return np.ascontiguousarray(X.toarray())
+    return np.ascontiguousarray((X if rows is None else X[rows]).toarray())
 
 
 def working_set_size(l, n, cache_bytes, requested):
@@ -185,4 +192,5 @@ SPEC = SolverSpec(
     config=Config,
     stops_on_signals=True,
     solve_path=solve_path,
+    reads_dense=True,
 )
