@@ -138,6 +138,7 @@ def solve(sub: Subproblem) -> Solution:
                                  "working_set": int(solver.q), "slots": int(solver.n_slots),
                                  "dense": bool(kernel_rows.dense),
                                  "seconds": {"select": solver.seconds_select, "rows": solver.seconds_rows,
+                                             "block": solver.seconds_gather,
                                              "subproblems": solver.seconds_inner, "gradient": solver.seconds_update}})
     solution.cache_peak_bytes = solver.slot_bytes
     solution.dual = scattered(alpha, keep, n_all, regression)
