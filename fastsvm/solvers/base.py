@@ -1,6 +1,7 @@
 """What every solver takes and returns. A solver solves one binary (or regression, or one-class)
 subproblem; fastsvm.train splits multi-class data and assembles the model."""
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from enum import Enum
 from collections.abc import Callable, Sequence
@@ -8,6 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._core._status import Status
 from ..csr import take_rows, to_csr, to_rows
 from ..errors import FastSVMError, ParameterError
 from ..params import Params
@@ -157,6 +159,34 @@ def is_milestone(epoch):
     while epoch >= 10 and epoch % 10 == 0:
         epoch //= 10
     return epoch in (1, 2, 5)
+
+
+def run_in_chunks(run, counter, first_chunk, chunk_seconds, smallest, largest, on_chunk, no_memory, nonfinite):
+    """Drive a resumable Cython loop to its end and return its SolveStatus: ``run(limit)`` goes on
+    until ``counter()`` reaches limit (Status.CHUNK_DONE) or the loop ends; chunks are sized to take
+    about chunk_seconds each (from first_chunk, within [smallest, largest]), ``on_chunk(elapsed)``
+    is called after each (progress, history). An interrupted loop raises KeyboardInterrupt, one out
+    of memory MemoryError(no_memory), one whose steps became non-finite FastSVMError(nonfinite)."""
+    chunk = first_chunk
+    while True:
+        start = time.perf_counter()
+        status = run(counter() + chunk)
+        elapsed = time.perf_counter() - start
+        on_chunk(elapsed)
+        raise_for_status(status, no_memory, nonfinite)
+        if status != Status.CHUNK_DONE:
+            return SolveStatus.MAX_ITER if status == Status.MAX_ITER else SolveStatus.CONVERGED
+        chunk = int(min(max(chunk * chunk_seconds / max(elapsed, 1e-4), smallest), largest))
+
+
+def raise_for_status(status, no_memory, nonfinite):
+    """run_in_chunks's exceptions for a Cython loop's Status (nothing for the others)."""
+    if status == Status.INTERRUPTED:
+        raise KeyboardInterrupt
+    if status == Status.NO_MEMORY:
+        raise MemoryError(no_memory)
+    if status == Status.NONFINITE:
+        raise FastSVMError(nonfinite)
 
 
 def next_milestone(epoch):

@@ -6,22 +6,20 @@ stopping rule (-e: the maximal violating pair's gap) and rho, so -e means what i
 LIBSVM; not LIBSVM's steps, so not its models bit for bit (smo gives those).
 """
 import threading
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._core._block_smo import BlockSMO
 from .._core._kernel_block import KernelRows
-from .._core._status import Status
 from ..csr import is_dense, take_rows, to_csr
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import MB, check_request
 from ..parallel import one_blas_thread
 from ..problems.libsvm_dual import (FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_rho, libsvm_statistics,
                                     max_violation, scattered, warm_alpha)
-from .base import (Solution, SolverSpec, SolveStatus, Subproblem, checked_libsvm_problem, option, solve_path_warm,
-                   solver_config)
+from .base import (Solution, SolverSpec, Subproblem, checked_libsvm_problem, option, raise_for_status, run_in_chunks,
+                   solve_path_warm, solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 WORKING_SET_MAX = 1024   # variables of the default working set at most
@@ -123,7 +121,7 @@ def solve(sub: Subproblem) -> Solution:
     solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C, tol, nu_variant, q, slots, max_iter, stop,
                       threading.current_thread() is threading.main_thread(), config.inner_ratio)
     with one_blas_thread():   # dgemm runs on our threads, one call each
-        _raise_for(solver.init())
+        raise_for_status(solver.init(), NO_MEMORY, NONFINITE)
         status, history = _iterate(solver, sub.log, config)
     alpha, G = solver.state()
     rho, r = libsvm_rho(alpha, G, signs, C, nu_variant)
@@ -151,33 +149,25 @@ def solve_path(sub, Cs, state=None):
     return solve_path_warm(lambda problem, C: solve(problem), sub, Cs)
 
 
-def _raise_for(status):
-    if status == Status.INTERRUPTED:
-        raise KeyboardInterrupt
-    if status == Status.NO_MEMORY:
-        raise MemoryError("the blocked solver ran out of kernel-row slots (lower the working set, -o working_set)")
-    if status == Status.NONFINITE:
-        raise FastSVMError("a blocked SMO step became NaN or infinite (kernel values or C far too large?)")
+NO_MEMORY = "the blocked solver ran out of kernel-row slots (lower the working set, -o working_set)"
+NONFINITE = "a blocked SMO step became NaN or infinite (kernel values or C far too large?)"
 
 
 def _iterate(solver, log, config):
     """Outer steps in chunks of about config.chunk_seconds, one progress line each."""
     history = []
-    chunk = 2
-    while True:
-        start = time.perf_counter()
-        status = solver.run(solver.n_outer + chunk)
-        elapsed = time.perf_counter() - start
+
+    def progress(elapsed):
         objective = solver.objective()
         history.append({"outer": solver.n_outer, "iter": solver.n_inner, "max_violation": solver.gap,
                         "objective": objective, "rows": solver.n_rows_computed, "seconds": elapsed})
         if log is not None:
             log(f"outer {solver.n_outer:6d}  max violation {solver.gap:.3e}  obj {objective:.10g}  "
                 f"inner steps {solver.n_inner}  kernel rows {solver.n_rows_computed}")
-        _raise_for(status)
-        if status != Status.CHUNK_DONE:
-            return (SolveStatus.MAX_ITER if status == Status.MAX_ITER else SolveStatus.CONVERGED), history
-        chunk = int(min(max(chunk * config.chunk_seconds / max(elapsed, 1e-4), 1), 100_000))
+
+    status = run_in_chunks(solver.run, lambda: solver.n_outer, 2, config.chunk_seconds, 1, 100_000, progress,
+                           NO_MEMORY, NONFINITE)
+    return status, history
 
 
 SPEC = SolverSpec(

@@ -11,20 +11,18 @@ become sum_i alpha_i = nu sum_i C_i (LIBSVM: nu l for bounds of 1).
 """
 import dataclasses
 import threading
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._core._cache import KernelCache
 from .._core._smo import SMO
-from .._core._status import Status
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import check_kernel_cache
 from ..problems.libsvm_dual import (FORMULATIONS, SUM_RTOL, dual_problem, libsvm_max_iter, libsvm_statistics,
                                     scattered, warm_alpha)
-from .base import (Solution, SolverSpec, SolveStatus, Subproblem, checked_libsvm_problem, solve_path_warm,
-                   solver_config)
+from .base import (Solution, SolverSpec, Subproblem, checked_libsvm_problem, raise_for_status,
+                   run_in_chunks, solve_path_warm, solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 DEFAULT_TOL = 1e-3
@@ -187,7 +185,7 @@ def _solve(sub, columns, checked=None):
         smo.parallel_scan_min = config.parallel_scan_min
     del p, alpha0   # SMO holds its own copies: their memory serves the cache's columns
 
-    _raise_for(smo.init() if base is None else smo.init_from(*base))
+    raise_for_status(smo.init() if base is None else smo.init_from(*base), NO_MEMORY, NONFINITE)
     status, history = _iterate(smo, sub.log, config)
     res = smo.result()
     if columns is not None:
@@ -207,33 +205,24 @@ def _solve(sub, columns, checked=None):
     return solution
 
 
-def _raise_for(status):
-    if status == Status.INTERRUPTED:
-        raise KeyboardInterrupt
-    if status == Status.NO_MEMORY:
-        raise MemoryError("SMO: cannot allocate a kernel column (lower -m / cache_size?)")
-    if status == Status.NONFINITE:
-        raise FastSVMError("SMO step became NaN or infinite (kernel values or C far too large?)")
+NO_MEMORY = "SMO: cannot allocate a kernel column (lower -m / cache_size?)"
+NONFINITE = "SMO step became NaN or infinite (kernel values or C far too large?)"
 
 
 def _iterate(smo, log, config):
     """Run in chunks of iterations (the state stays in ``smo``), one progress line per chunk."""
     history = []
-    chunk = config.first_chunk
-    while True:
-        start = time.perf_counter()
-        status = smo.run(smo.n_iter + chunk)
-        elapsed = time.perf_counter() - start
-        entry = {"iter": smo.n_iter, "max_violation": smo.gap, "objective": smo.objective,
-                 "active": smo.active_size, "seconds": elapsed}
-        history.append(entry)
+
+    def progress(elapsed):
+        history.append({"iter": smo.n_iter, "max_violation": smo.gap, "objective": smo.objective,
+                        "active": smo.active_size, "seconds": elapsed})
         if log is not None:
             log(f"iter {smo.n_iter:9d}  max violation {smo.gap:.3e}  obj {smo.objective:.10g}  "
                 f"active {smo.active_size}/{smo.l}")
-        _raise_for(status)
-        if status != Status.CHUNK_DONE:
-            return (SolveStatus.MAX_ITER if status == Status.MAX_ITER else SolveStatus.CONVERGED), history
-        chunk = int(min(max(chunk * config.chunk_seconds / max(elapsed, 1e-4), 100), 10_000_000))
+
+    status = run_in_chunks(smo.run, lambda: smo.n_iter, config.first_chunk, config.chunk_seconds, 100, 10_000_000,
+                           progress, NO_MEMORY, NONFINITE)
+    return status, history
 
 
 SPEC = SolverSpec(
