@@ -28,6 +28,30 @@ def shared_file(name):
     return path
 
 
+def read_shared(name, n=None):
+    """(canonical CSR rows, float64 labels) of a shared LIBSVM file, its first n rows when given."""
+    import numpy as np
+    from sklearn.datasets import load_svmlight_file
+    from fastsvm.csr import to_csr
+    X, y = load_svmlight_file(str(shared_file(name)), zero_based=False)
+    if n is not None:
+        X, y = X[:n], y[:n]
+    return to_csr(X), np.asarray(y, dtype=np.float64)
+
+
+@pytest.fixture(scope="module")
+def heart():
+    """heart_scale with labels +1/-1."""
+    import numpy as np
+    X, y = read_shared("heart_scale")
+    return X, np.where(y > 0, 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def housing():
+    return read_shared("housing_scale")
+
+
 def stops_within_a_second(solve, sub, after=0.3):
     """Sets sub's stop flag ``after`` seconds into solve(sub): it must raise KeyboardInterrupt within
     a second of that (the solvers' Ctrl-C contract)."""

@@ -9,7 +9,8 @@ and the subproblem's SMO are checked against plain NumPy.
 import numpy as np
 import pytest
 
-from test_smo import (CLASSIFICATION, KERNELS, REGRESSION, _data, _kernel_of, _read, assert_matches_libsvm,
+from conftest import read_shared
+from test_smo import (CLASSIFICATION, KERNELS, REGRESSION, _data, _kernel_of, assert_matches_libsvm,
                       fastsvm_solve)
 from fastsvm._core._block_smo import BlockSMO
 from fastsvm._core._kernel_block import KernelRows
@@ -22,17 +23,6 @@ from fastsvm.solvers.base import Kernel, Subproblem
 
 SPEC = block_smo.SPEC
 SMALL_BLOCKS = {"working_set": 16}   # heart's 270 rows: many outer steps, rows dropped and formed again
-
-
-@pytest.fixture(scope="module")
-def heart():
-    X, y = _read("heart_scale")
-    return X, np.where(y > 0, 1.0, -1.0)
-
-
-@pytest.fixture(scope="module")
-def housing():
-    return _read("housing_scale")
 
 
 # ---------------------------------------------------------------- the kernel block
@@ -193,7 +183,7 @@ def test_weights_and_zero_bounds_match_libsvm(heart):
 
 def test_same_optimum_as_smo_on_a_larger_set():
     """a1a (1,605 rows), default working set: LIBSVM's objective and rho within the tolerance."""
-    X, y = _read("a1a")
+    X, y = read_shared("a1a")
     kernel = _kernel_of("rbf", X.shape[1])
     sol = fastsvm_solve("c_svc", X, y, kernel, C=4.0, spec=SPEC)
     ref = fastsvm_solve("c_svc", X, y, kernel, C=4.0)
@@ -205,7 +195,7 @@ def test_rho_and_violation_from_the_gradient_are_smos():
     """libsvm_rho and max_violation (NumPy, from alpha and G) equal SMO's own at its solution."""
     from fastsvm._core._cache import KernelCache
     from fastsvm._core._smo import SMO
-    X, y = _read("a1a", 400)
+    X, y = read_shared("a1a", 400)
     for formulation in ("c_svc", "nu_svc"):
         p, signs, alpha0, C, nu_variant, _ = dual_problem(formulation, y, np.ones(400), 0.3, 0.1)
         cache = KernelCache(X, "rbf", 0.05, sign=signs)
@@ -223,7 +213,7 @@ def test_rho_and_violation_from_the_gradient_are_smos():
 # ---------------------------------------------------------------- threads, progress, stopping
 
 def test_threads_give_the_same_bits():
-    X, y = _read("a1a")
+    X, y = read_shared("a1a")
     kernel = _kernel_of("rbf", X.shape[1])
     results = []
     for threads in (1, 2, 3):

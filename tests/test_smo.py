@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import libsvm_one_thread, shared_file
+from conftest import libsvm_one_thread, read_shared
 from fastsvm._core._cache import KernelCache
 from fastsvm._core._kernel import kernel_matrix
 from fastsvm._core._smo import SMO
@@ -35,29 +35,9 @@ REGRESSION = ("epsilon_svr", "nu_svr")
 
 # ---------------------------------------------------------------- data and oracles
 
-def _read(name, n=None):
-    from sklearn.datasets import load_svmlight_file
-
-    X, y = load_svmlight_file(str(shared_file(name)), zero_based=False)
-    if n is not None:
-        X, y = X[:n], y[:n]
-    return to_csr(X), np.asarray(y, dtype=np.float64)
-
-
-@pytest.fixture(scope="module")
-def heart():
-    X, y = _read("heart_scale")
-    return X, np.where(y > 0, 1.0, -1.0)
-
-
-@pytest.fixture(scope="module")
-def housing():
-    return _read("housing_scale")
-
-
 @pytest.fixture(scope="module")
 def abalone():
-    return _read("abalone_scale", 600)
+    return read_shared("abalone_scale", 600)
 
 
 def _kernel_of(kind, n_features):
@@ -278,7 +258,7 @@ def test_tiny_cache_same_result_as_large(formulation, heart, housing):
 
 
 def test_threads_and_chunking_do_not_change_the_result():
-    X, y = _read("abalone_scale", 1500)  # columns long enough to be computed by two threads
+    X, y = read_shared("abalone_scale", 1500)  # columns long enough to be computed by two threads
     kernel = _kernel_of("rbf", X.shape[1])
     reference = fastsvm_solve("epsilon_svr", X, y, kernel)
     sub = Subproblem("epsilon_svr", X, y, np.ones(len(y)), kernel,
@@ -300,7 +280,7 @@ def test_threads_and_chunking_do_not_change_the_result():
 def test_scans_split_among_threads_give_the_serial_result(formulation):
     """Selection and gradient update over parts of the active set, combined in order, pick the
     same pairs as one scan: the same iterations and coefficients for 1, 2 and 3 parts."""
-    X, y = _read("abalone_scale", 600)
+    X, y = read_shared("abalone_scale", 600)
     if formulation != "epsilon_svr":
         y = np.where(y > 9, 1.0, -1.0)
     kernel = _kernel_of("rbf", X.shape[1])
@@ -700,7 +680,7 @@ def test_cache_budget_lent_and_taken_back(heart):
 
 
 def test_cache_threaded_columns_equal_serial():
-    X, _ = _read("abalone_scale", 2500)
+    X, _ = read_shared("abalone_scale", 2500)
     serial = KernelCache(X, "rbf", 0.7, n_threads=1)
     threaded = KernelCache(X, "rbf", 0.7, n_threads=2)
     assert threaded.parallel_min <= 2500    # the threads compute the full columns
@@ -715,10 +695,10 @@ def test_cache_threaded_columns_equal_serial():
 @pytest.mark.parametrize("formulation", list(SVM_TYPE))
 def test_matches_libsvm_larger(formulation):
     if formulation in CLASSIFICATION:
-        X, y = _read("a9a", 3000)
+        X, y = read_shared("a9a", 3000)
         y = np.where(y > 0, 1.0, -1.0)
     else:
-        X, y = _read("abalone_scale")
+        X, y = read_shared("abalone_scale")
     kernel = _kernel_of("rbf", X.shape[1])
     K = kernel_matrix(X, X, "rbf", kernel.gamma)
     assert_matches_libsvm(formulation, X, y, kernel, K, nu=0.3)  # a9a is 24% positive
