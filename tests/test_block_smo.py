@@ -64,6 +64,19 @@ def test_kernel_block_groups_and_threads_give_the_same_bits(layout):
     np.testing.assert_allclose(blocks[0], kernel_twin(A, rows, Kernel("rbf", gamma=1e-3)), rtol=3e-7, atol=1e-7)
 
 
+@pytest.mark.parametrize("kind", ["linear", "polynomial", "rbf", "sigmoid"])
+def test_kernel_values_among_rows_are_their_kernel_rows_values(kind):
+    """The block of Q among a working set's CSR rows, formed from the data (more rows than one pass
+    serves), holds the bits of their kernel rows' values, which the gradient update reads."""
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((900, 600)) * (rng.random((900, 600)) < 0.3)
+    rows = rng.permutation(900)[:400]
+    kernel_rows = KernelRows(to_csr(A), kind, 1e-3, 3, 0.5, 2)
+    np.testing.assert_array_equal(kernel_rows.among(rows), kernel_rows.rows(rows)[:, rows])
+    with pytest.raises(ValueError, match="CSR rows"):
+        KernelRows(np.ascontiguousarray(A), kind, 1e-3).among(rows)
+
+
 def test_kernel_block_precomputed(heart):
     X, _ = heart
     A = X.toarray()

@@ -179,6 +179,9 @@ cdef class BlockSMO:
     cdef long long* ws_key               # (data row << 32) | position: the working set by data row
     cdef int* ws_order                   # positions in W by data row, and their data rows
     cdef int* ws_col
+    cdef int* row_pos                    # a working-set data row's position among them
+    cdef float* among                    # K among the working set's data rows (CSR rows)
+    cdef bint among_rows                 # the block of Q formed from the data (CSR rows), not gathered
     cdef int* slot_pos                   # a slot's entry in the moved rows' list, or -1
     cdef unsigned char* row_mark         # scratch marks by data row (distinct rows of a batch)
     cdef int* new_rows
@@ -245,6 +248,9 @@ cdef class BlockSMO:
         self.ws_key = <long long*>malloc(w * sizeof(long long))
         self.ws_order = <int*>malloc(w * sizeof(int))
         self.ws_col = <int*>malloc(w * sizeof(int))
+        self.row_pos = <int*>malloc(max(self.n, 1) * sizeof(int))
+        self.among_rows = not rows.dense and rows.serial == NULL
+        self.among = <float*>malloc((<Py_ssize_t>w * w if self.among_rows else 1) * sizeof(float))
         self.slot_pos = <int*>malloc(self.n_slots * sizeof(int))
         self.row_mark = <unsigned char*>calloc(max(self.n, 1), sizeof(unsigned char))
         self.new_rows = <int*>malloc(keys * sizeof(int))
@@ -261,6 +267,7 @@ cdef class BlockSMO:
                 or self.idx_b == NULL or self.Qw == NULL or self.la == NULL or self.lg == NULL
                 or self.ws_slot == NULL or self.slot_pos == NULL or self.row_mark == NULL
                 or self.ws_key == NULL or self.ws_order == NULL or self.ws_col == NULL
+                or self.row_pos == NULL or self.among == NULL
                 or self.new_rows == NULL or self.new_ptr == NULL
                 or self.move_row == NULL or self.move_coef == NULL or self.u == NULL
                 or self.tile_buf == NULL or self.tile_ptr == NULL):
@@ -306,6 +313,8 @@ cdef class BlockSMO:
         free(self.ws_key)
         free(self.ws_order)
         free(self.ws_col)
+        free(self.row_pos)
+        free(self.among)
         free(self.slot_pos)
         free(self.row_mark)
         free(self.new_rows)
@@ -556,14 +565,26 @@ cdef class BlockSMO:
             self.ws_slot[a] = self.row_slot[self.index[self.ws[a]]]
             self.la[a] = self.alpha[self.ws[a]]
             self.lg[a] = self.G[self.ws[a]]
-            self.ws_key[a] = (<long long>self.index[self.ws[a]] << 32) | a
-        # each row's q values read in address order (the prefetcher's order), rows side by side
-        qsort(self.ws_key, w, sizeof(long long), ascending)
-        for b in range(w):
-            self.ws_col[b] = <int>(self.ws_key[b] >> 32)
-            self.ws_order[b] = <int>(self.ws_key[b] - (<long long>self.ws_col[b] << 32))
-        for a in prange(w, num_threads=self.n_threads if w >= 128 else 1, schedule="static"):
-            self.gather_row(a)
+        if self.among_rows:
+            # m x m kernel values from the CSR rows cost less than q x q reads scattered over q slots
+            for a in range(m):
+                self.row_pos[self.idx_a[a]] = a
+                self.new_ptr[a] = self.among + <Py_ssize_t>a * m
+            r = self.K.compute_among(self.idx_a, m, self.new_ptr, &self.stop[0])
+            if r != CONVERGED:
+                return r
+            for a in prange(w, num_threads=self.n_threads if w >= 128 else 1, schedule="static"):
+                self.among_row(a, m)
+        else:
+            for a in range(w):
+                self.ws_key[a] = (<long long>self.index[self.ws[a]] << 32) | a
+            # each row's q values read in address order (the prefetcher's order), rows side by side
+            qsort(self.ws_key, w, sizeof(long long), ascending)
+            for b in range(w):
+                self.ws_col[b] = <int>(self.ws_key[b] >> 32)
+                self.ws_order[b] = <int>(self.ws_key[b] - (<long long>self.ws_col[b] << 32))
+            for a in prange(w, num_threads=self.n_threads if w >= 128 else 1, schedule="static"):
+                self.gather_row(a)
         self.seconds_gather += now_seconds() - t0
         return CONVERGED
 
@@ -576,6 +597,15 @@ cdef class BlockSMO:
         for k in range(w):
             b = self.ws_order[k]
             out[b] = ya * self.y[self.ws[b]] * <double>row[self.ws_col[k]]
+
+    cdef void among_row(self, int a, int m) noexcept nogil:
+        """Row a of the block Qw from the kernel values among the working set's m data rows."""
+        cdef int w = self.ws_size, b
+        cdef const float* row = self.among + <Py_ssize_t>self.row_pos[self.index[self.ws[a]]] * m
+        cdef double* out = self.Qw + <Py_ssize_t>a * w
+        cdef int ya = self.y[self.ws[a]]
+        for b in range(w):
+            out[b] = ya * self.y[self.ws[b]] * <double>row[self.row_pos[self.index[self.ws[b]]]]
 
     cdef inline bint local_upper(self, int a) noexcept nogil:
         return self.la[a] >= self.C[self.ws[a]]

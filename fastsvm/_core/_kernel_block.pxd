@@ -23,8 +23,10 @@ cdef class KernelRows:
 
     cdef double diagonal(self, int t) noexcept nogil
     cdef int compute(self, const int* rows, int m, float** out, const int* stop) noexcept nogil
+    cdef int compute_among(self, const int* rows, int m, float** out, const int* stop) noexcept nogil
     cdef int group_rows(self, int m) noexcept nogil
+    cdef int hold_feature_major(self, const int* rows, int g) noexcept nogil
     cdef void tile_sparse(self, const int* rows, int g, int gs, int i0, int i1, double* tile,
-                          float** out) noexcept nogil
+                          float** out, const int* at) noexcept nogil
     cdef void tile_dense(self, const int* rows, int g, int i0, int i1, double* tile, float** out) noexcept nogil
     cdef void finish(self, const int* rows, int g, int i0, int i1, double* col, float* out) noexcept nogil

@@ -135,7 +135,7 @@ cdef class KernelRows:
 
     cdef int compute(self, const int* rows, int m, float** out, const int* stop) noexcept nogil:
         """out[j][t] = K(x_rows[j], x_t) for t < n; INTERRUPTED when *stop is set between passes."""
-        cdef int j0, g, gs, j, f, k, b, tiles, tile
+        cdef int j0, g, gs, j, f, b, tiles, tile
         cdef double* w = self.wbuf
         cdef Py_ssize_t r
         if self.n == 0 or m == 0:
@@ -165,36 +165,58 @@ cdef class KernelRows:
                     self.tile_dense(rows + j0, g, tile * TILE_DENSE, min(self.n, (tile + 1) * TILE_DENSE),
                                     self.work + threadid() * self.work_per_thread, out + j0)
             else:
-                # the group's rows, feature-major: feature f of row j at w[f * gs + j]
-                gs = padded(g)
-                memset(w, 0, <Py_ssize_t>gs * self.p * sizeof(double))
-                for j in range(g):
-                    for k in range(self.X.indptr[rows[j0 + j]], self.X.indptr[rows[j0 + j] + 1]):
-                        w[<Py_ssize_t>self.X.indices[k] * gs + j] = self.X.data[k]
+                gs = self.hold_feature_major(rows + j0, g)
                 tiles = (self.n + TILE_SPARSE - 1) // TILE_SPARSE
                 for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="dynamic"):
                     self.tile_sparse(rows + j0, g, gs, tile * TILE_SPARSE, min(self.n, (tile + 1) * TILE_SPARSE),
-                                     self.work + threadid() * self.work_per_thread, out + j0)
+                                     self.work + threadid() * self.work_per_thread, out + j0, NULL)
             j0 += g
         return Status.CONVERGED
 
+    cdef int compute_among(self, const int* rows, int m, float** out, const int* stop) noexcept nogil:
+        """out[j][i] = K(x_rows[j], x_rows[i]) for i, j < m over CSR rows (not precomputed): the
+        values compute() stores for them, by the same arithmetic, at the cost of m x m values."""
+        cdef int j0 = 0, g, gs, tile, tiles
+        while j0 < m:
+            if stop != NULL and read_flag(stop):
+                return Status.INTERRUPTED
+            g = self.group_rows(m - j0)
+            gs = self.hold_feature_major(rows + j0, g)
+            tiles = (m + TILE_SPARSE - 1) // TILE_SPARSE
+            for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="dynamic"):
+                self.tile_sparse(rows + j0, g, gs, tile * TILE_SPARSE, min(m, (tile + 1) * TILE_SPARSE),
+                                 self.work + threadid() * self.work_per_thread, out + j0, rows)
+            j0 += g
+        return Status.CONVERGED
+
+    cdef int hold_feature_major(self, const int* rows, int g) noexcept nogil:
+        """The g rows' values in wbuf, feature-major: feature f of row j at wbuf[f * gs + j]; returns gs."""
+        cdef int gs = padded(g), j, k
+        memset(self.wbuf, 0, <Py_ssize_t>gs * self.p * sizeof(double))
+        for j in range(g):
+            for k in range(self.X.indptr[rows[j]], self.X.indptr[rows[j] + 1]):
+                self.wbuf[<Py_ssize_t>self.X.indices[k] * gs + j] = self.X.data[k]
+        return gs
+
     cdef void tile_sparse(self, const int* rows, int g, int gs, int i0, int i1, double* tile,
-                          float** out) noexcept nogil:
-        """Data rows [i0, i1) against the group's g rows (held feature-major at stride gs): each data
-        row's g dot products, made kernel values in place, then stored into the g kernel rows."""
-        cdef int i, j
+                          float** out, const int* at) noexcept nogil:
+        """Data rows [i0, i1) (rows at[i0:i1] when ``at`` is given) against the group's g rows (held
+        feature-major at stride gs): each data row's g dot products, made kernel values in place,
+        then stored at [i0:i1] of the g kernel rows."""
+        cdef int i, j, r
         cdef double* v
         cdef double* sqw = tile + <Py_ssize_t>(i1 - i0) * gs   # the group's squared norms
         for j in range(g):
             sqw[j] = self.sqnorm[rows[j]]
         for i in range(i0, i1):
+            r = i if at == NULL else at[i]
             v = tile + <Py_ssize_t>(i - i0) * gs
-            sparse_row_dots(self.X.data, self.X.indices, self.X.indptr[i], self.X.indptr[i + 1], self.wbuf, gs, gs, v)
+            sparse_row_dots(self.X.data, self.X.indices, self.X.indptr[r], self.X.indptr[r + 1], self.wbuf, gs, gs, v)
             if self.kp.kind == RBF:
-                rbf_block(self.kp.gamma, self.sqnorm[i], sqw, v, g)
+                rbf_block(self.kp.gamma, self.sqnorm[r], sqw, v, g)
             else:
                 for j in range(g):
-                    v[j] = kernel_from_dot(self.kp, v[j], self.sqnorm[i], sqw[j])
+                    v[j] = kernel_from_dot(self.kp, v[j], self.sqnorm[r], sqw[j])
         store_transposed(tile, gs, i1 - i0, g, out, i0)
 
     cdef void tile_dense(self, const int* rows, int g, int i0, int i1, double* tile, float** out) noexcept nogil:
@@ -245,6 +267,28 @@ cdef class KernelRows:
             free(out)
         if status == Status.INTERRUPTED:
             raise KeyboardInterrupt
+        return block.astype(np.float64)
+
+    def among(self, rows):
+        """K[rows, rows] as float64 by compute_among (CSR rows, not precomputed)."""
+        if self.dense or self.serial != NULL:
+            raise ValueError("compute_among reads CSR rows of a computed kernel")
+        cdef int[::1] r = np.ascontiguousarray(rows, dtype=np.int32)
+        cdef int m = r.shape[0], j
+        if m and (np.min(r) < 0 or np.max(r) >= self.n):
+            raise IndexError("row out of range")
+        block = np.empty((m, m), dtype=np.float32)
+        cdef float[:, ::1] b = block
+        cdef float** out = <float**>malloc(max(m, 1) * sizeof(float*))
+        if out == NULL:
+            raise MemoryError
+        try:
+            for j in range(m):
+                out[j] = &b[j, 0]
+            with nogil:
+                self.compute_among(&r[0] if m else NULL, m, out, NULL)
+        finally:
+            free(out)
         return block.astype(np.float64)
 
     def diagonals(self):
