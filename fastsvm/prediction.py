@@ -19,7 +19,6 @@ last digits (~1e-15 relative), so ``exact`` decides where that path applies:
 """
 import numpy as np
 
-from ._core._kernel import kernel_matrix
 from ._core._linear_predict import LinearDecisionFunction
 from ._core._predict import DecisionFunction
 from .columns import NARROW_WIDTH, columns_to_keep, compressed, first_columns
@@ -115,9 +114,12 @@ def predict_many(models, X, n_jobs=None):
                   np.searchsorted(rows, model.support_vectors.rows).astype(np.int32)) for model in models]
     values = [np.empty((X.shape[0], function.n_dec)) for function, _ in functions]
     Z = base[rows]
+    union = DecisionFunction(Z, np.zeros((1, rows.size)), [0.0], [0, rows.size, rows.size], np.zeros(0),
+                             first.kernel_type, first.gamma, first.degree, first.coef0, True, kernel_values=True)
     step = max(1, SHARED_BLOCK_VALUES // max(rows.size, 1))
     for lo in range(0, X.shape[0], step):
-        K = kernel_matrix(X[lo:lo + step], Z, first.kernel_type, first.gamma, first.degree, first.coef0, n_threads)
+        K = np.empty((min(step, X.shape[0] - lo), rows.size))
+        union.compute(X[lo:lo + step], K, n_threads)
         for (function, columns), out in zip(functions, values):
             function.compute_from_kernel(K, columns, out[lo:lo + step], n_threads)
     return [_predict_from(model, dec) for model, dec in zip(models, values)]

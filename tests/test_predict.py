@@ -389,7 +389,10 @@ def test_predict_many_shares_one_kernel_block_and_gives_predicts_bits(kernel, n_
     for model, values in zip(models, expected):
         base = model.support_vectors.base
         rows = model.support_vectors.rows
-        K = kernel_matrix(X, base, kernel, model.gamma, model.degree, model.coef0)
+        K = np.empty((X.shape[0], base.shape[0]))
+        DecisionFunction(base, np.zeros((1, base.shape[0])), [0.0], [0, base.shape[0], base.shape[0]], np.zeros(0),
+                         kernel, model.gamma, model.degree, model.coef0, True, kernel_values=True).compute(X, K)
+        assert_close(K, kernel_matrix(X, base, kernel, model.gamma, model.degree, model.coef0))
         function = DecisionFunction(model.support_vectors, model.sv_coef, model.rho,
                                     np.concatenate([[0], np.cumsum(model.n_sv)]), np.zeros(0), kernel,
                                     model.gamma, model.degree, model.coef0, True)

@@ -18,14 +18,14 @@
 # bits; the caller keeps BLAS on one thread, as our threads call it.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm
 cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport CSR, csr_view, row_sqnorm, span_dot, span_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, exp_neg_inline, kernel_params, kernel_from_dot, sparse_row_dots_exact,
-                       scatter_row, unscatter_row)
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, exp_neg_block, exp_neg_inline, kernel_params, kernel_from_dot,
+                       sparse_row_dots_exact, scatter_row, unscatter_row)
 from ..csr import row_spans
 
 cnp.import_array()
@@ -59,6 +59,7 @@ cdef struct Machine:
     bint term_by_term           # RBF: |x - z|^2 summed as LIBSVM sums it (see the top)
     const double* table         # feature f of support vector s at table[f * stride + s], or NULL
     Py_ssize_t stride
+    bint kernel_values          # a row's output is its kernel values, not its decisions
 
 
 cdef inline double squared_distance(const double* x_data, const int* x_indices, int x_lo, int x_hi,
@@ -95,7 +96,6 @@ cdef void kernel_values(const Machine* m, CSR X, int i, const double* x_dense, i
     """k(x_i, sv_s) for every support vector s; x_dense holds row i scattered."""
     cdef int s
     cdef cnp.int64_t c
-    cdef double x_sqnorm
     if m.kernel.kind == PRECOMPUTED:
         for s in range(m.n_sv):
             c = m.serial[s]
@@ -106,20 +106,34 @@ cdef void kernel_values(const Machine* m, CSR X, int i, const double* x_dense, i
                 X.data, X.indices, X.indptr[i], X.indptr[i + 1],
                 m.sv_data, m.sv_indices, m.sv_start[s], m.sv_stop[s]))
     else:
-        x_sqnorm = row_sqnorm(X, i)
         for s in range(m.n_sv):
-            kvalue[s] = kernel_from_dot(m.kernel, span_dot(m.sv_data, m.sv_indices, m.sv_start[s],
-                                                           m.sv_stop[s], x_dense),
-                                        x_sqnorm, m.sv_sqnorm[s])
+            kvalue[s] = span_dot(m.sv_data, m.sv_indices, m.sv_start[s], m.sv_stop[s], x_dense)
+        kernel_from_dots(m, kvalue, row_sqnorm(X, i))
+
+
+cdef inline void kernel_from_dots(const Machine* m, double* kv, double x_sqnorm) noexcept nogil:
+    """kv[s] = k(x, sv_s) from kv[s] = x . sv_s: the RBF's exponentials in one vectorized block."""
+    cdef int s
+    if m.kernel.kind == RBF:
+        for s in range(m.n_sv):
+            kv[s] = m.kernel.gamma * (x_sqnorm + m.sv_sqnorm[s] - 2.0 * kv[s])
+        exp_neg_block(kv, m.n_sv)
+    else:
+        for s in range(m.n_sv):
+            kv[s] = kernel_from_dot(m.kernel, kv[s], x_sqnorm, m.sv_sqnorm[s])
 
 
 cdef void combine(const Machine* m, const double* kvalue, double* out) noexcept nogil:
-    """out[p] for every pair p (one-vs-one) or out[0] (regression, one-class)."""
+    """out[p] for every pair p (one-vs-one) or out[0] (regression, one-class); the kernel values
+    themselves for a Machine of kernel_values."""
     cdef int a, b, t, p = 0
     cdef Py_ssize_t l = m.n_sv
     cdef double s
     cdef const double* coef_a
     cdef const double* coef_b
+    if m.kernel_values:
+        memcpy(out, kvalue, l * sizeof(double))
+        return
     if not m.one_vs_one:
         s = 0.0
         for t in range(l):
@@ -156,9 +170,8 @@ cdef void decision_tile(const Machine* m, CSR X, int lo, int hi, double* kvalue,
     """Rows lo .. hi-1 (at most TILE_ROWS) from the support vectors' table: each row's kernel values
     in its slice of kvalue (row_slice(n_sv) each: the dot products come in whole vectors of 8),
     chunk by chunk, then its pairwise sums."""
-    cdef int i, j, c0, g, top
+    cdef int i, c0, g, top
     cdef double* kv
-    cdef double x_sqnorm
     cdef Py_ssize_t l = row_slice(m.n_sv)
     c0 = 0
     while c0 < m.n_sv:
@@ -173,9 +186,7 @@ cdef void decision_tile(const Machine* m, CSR X, int lo, int hi, double* kvalue,
         c0 += g
     for i in range(lo, hi):
         kv = kvalue + (i - lo) * l
-        x_sqnorm = row_sqnorm(X, i)
-        for j in range(m.n_sv):
-            kv[j] = kernel_from_dot(m.kernel, kv[j], x_sqnorm, m.sv_sqnorm[j])
+        kernel_from_dots(m, kv, row_sqnorm(X, i))
         combine(m, kv, out + <Py_ssize_t>i * n_dec)
 
 
@@ -194,7 +205,7 @@ cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, 
                               double* out, int n_dec) noexcept nogil:
     """Dense rows lo .. hi-1 (at most TILE_ROWS, p values each): their dot products with every support
     vector by one dgemm from the table (row i's in its row_slice(n_sv) of kvalue), then as decision_tile."""
-    cdef int i, j, f, rows = hi - lo, g = m.n_sv, k = min(p, m.sv_cols)
+    cdef int i, f, rows = hi - lo, g = m.n_sv, k = min(p, m.sv_cols)
     cdef int lda = <int>m.stride, ldc = <int>row_slice(m.n_sv)
     cdef double one = 1.0, zero = 0.0, x_sqnorm
     cdef char no = b'N'
@@ -212,8 +223,7 @@ cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, 
         x_sqnorm = 0.0
         for f in range(p):
             x_sqnorm += x[f] * x[f]
-        for j in range(m.n_sv):
-            kv[j] = kernel_from_dot(m.kernel, kv[j], x_sqnorm, m.sv_sqnorm[j])
+        kernel_from_dots(m, kv, x_sqnorm)
         combine(m, kv, out + <Py_ssize_t>i * n_dec)
 
 
@@ -256,7 +266,9 @@ cdef class DecisionFunction:
     support vectors (one-vs-one only); serial : int64 column of x holding k(x, sv_s)
     (precomputed kernel only). tiles : kernel values in tiles from a feature-major table of the
     support vectors where it fits (the same bits; not for the term-by-term RBF); False: row by row.
-    ``reads_dense``: the table is held, so compute_dense can take dense rows.
+    ``reads_dense``: the table is held, so compute_dense can take dense rows. kernel_values :
+    compute() writes each row's kernel values k(x, sv_s), one column per support vector, with
+    the bits the decision values are summed from (several models' shared block, predict_many).
     """
 
     cdef Machine m
@@ -265,7 +277,7 @@ cdef class DecisionFunction:
     cdef object _keep   # the arrays the Machine's pointers point into
 
     def __init__(self, sv, coef, rho, start, serial, str kind, double gamma, int degree,
-                 double coef0, bint one_vs_one, bint tiles=True):
+                 double coef0, bint one_vs_one, bint tiles=True, bint kernel_values=False):
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         rho = np.ascontiguousarray(rho, dtype=np.float64)
         start = np.ascontiguousarray(start, dtype=np.int32)
@@ -292,6 +304,9 @@ cdef class DecisionFunction:
         self.n_dec = nr_class * (nr_class - 1) // 2 if one_vs_one else 1
         if rho.shape[0] != self.n_dec:
             raise ValueError("rho does not match the number of classifiers")
+        self.m.kernel_values = kernel_values
+        if kernel_values:
+            self.n_dec = sv.shape[0]
         if kind == "precomputed" and serial.shape[0] != sv.shape[0]:
             raise ValueError("a precomputed kernel needs one serial number per support vector")
         self.m.kernel = kernel_params(kind, gamma, degree, coef0)

@@ -35,33 +35,47 @@ static inline void fastsvm_exp_neg_block(double *v, int n) {
     const double magic = 6755399441055744.0;
     int64_t magic_bits;
     memcpy(&magic_bits, &magic, sizeof magic_bits);
-    for (int i = 0; i < n; i++) {
-        double x = -v[i];
-        x = x > 0.0 ? 0.0 : x;
-        x = x < -708.0 ? -708.0 : x;
-        double kd = x * 1.4426950408889634 + magic;
-        int64_t k_bits;
-        memcpy(&k_bits, &kd, sizeof k_bits);
-        double k = kd - magic;
-        double r = (x - k * 0.6931471803691238) - k * 1.9082149292705877e-10;
-        double p = 1.0 / 6227020800.0;
-        p = p * r + 1.0 / 479001600.0;
-        p = p * r + 1.0 / 39916800.0;
-        p = p * r + 1.0 / 3628800.0;
-        p = p * r + 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
-        p = p * r + 1.0 / 24.0;
-        p = p * r + 1.0 / 6.0;
-        p = p * r + 0.5;
-        p = p * r + 1.0;
-        p = p * r + 1.0;
-        int64_t scale_bits = (k_bits - magic_bits + 1023) << 52;
-        double scale;
-        memcpy(&scale, &scale_bits, sizeof scale);
-        v[i] = x > -708.0 ? p * scale : 0.0;
+    /* eight values at a time, the last few through a padded copy: every value goes through the
+       same vector code, so its bits do not depend on its place in the block */
+    double tail[8];
+    const int body = n - n % 8;
+    for (int i0 = 0; i0 < n; i0 += 8) {
+        double *w = v + i0;
+        if (i0 == body) {
+            memset(tail, 0, sizeof tail);
+            memcpy(tail, w, (size_t)(n - body) * sizeof(double));
+            w = tail;
+        }
+        for (int i = 0; i < 8; i++) {
+            double x = -w[i];
+            x = x > 0.0 ? 0.0 : x;
+            x = x < -708.0 ? -708.0 : x;
+            double kd = x * 1.4426950408889634 + magic;
+            int64_t k_bits;
+            memcpy(&k_bits, &kd, sizeof k_bits);
+            double k = kd - magic;
+            double r = (x - k * 0.6931471803691238) - k * 1.9082149292705877e-10;
+            double p = 1.0 / 6227020800.0;
+            p = p * r + 1.0 / 479001600.0;
+            p = p * r + 1.0 / 39916800.0;
+            p = p * r + 1.0 / 3628800.0;
+            p = p * r + 1.0 / 362880.0;
+            p = p * r + 1.0 / 40320.0;
+            p = p * r + 1.0 / 5040.0;
+            p = p * r + 1.0 / 720.0;
+            p = p * r + 1.0 / 120.0;
+            p = p * r + 1.0 / 24.0;
+            p = p * r + 1.0 / 6.0;
+            p = p * r + 0.5;
+            p = p * r + 1.0;
+            p = p * r + 1.0;
+            int64_t scale_bits = (k_bits - magic_bits + 1023) << 52;
+            double scale;
+            memcpy(&scale, &scale_bits, sizeof scale);
+            w[i] = x > -708.0 ? p * scale : 0.0;
+        }
+        if (w == tail)
+            memcpy(v + body, tail, (size_t)(n - body) * sizeof(double));
     }
 }
 
