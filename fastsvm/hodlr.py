@@ -43,6 +43,9 @@ POWER_STEPS = 20        # power iterations for a node's principal direction
 LLOYD_STEPS = 10        # Lloyd iterations for a node's 2-means centres
 CORE_RTOL = 1e-12       # a core eigenvalue below this fraction of the largest counts as zero
 MB = 1 << 20
+LEAF_SIZE = 512         # the default shape (the paper-mode runs' leaves and rank), taken whenever it fits the limit
+MAX_RANK = 100
+SMALLEST_LEAF = 32      # a chosen shape's smallest leaf: below it the tree's nodes cost more than their rows
 
 
 def _direction(Xs, split, rng):
@@ -105,13 +108,52 @@ def estimate_bytes(n, leaf_size, max_rank):
     return 8 * (n * min(leaf_size, n) + levels * 2 * n * max_rank + n * max_rank)
 
 
+def fitting_shape(n, memory_limit, leaf_size=None, max_rank=None):
+    """(leaf_size, max_rank, chosen) for n rows: the ones given, each missing one chosen so that
+    estimate_bytes fits memory_limit (bytes, None: no limit). LEAF_SIZE and MAX_RANK when they
+    fit; else the largest rank (<= MAX_RANK) over the leaf sizes LEAF_SIZE, LEAF_SIZE / 2, ...,
+    SMALLEST_LEAF, the larger leaf on a tie: a rank capped below what the tolerance asks leaves a
+    coupling that can make K~ + beta I indefinite, so the budget goes to the rank first. chosen
+    names what was chosen ("" when nothing was). Raises FastSVMError when nothing fits; a shape
+    given in full is checked by HODLRFactor."""
+    if leaf_size is not None and max_rank is not None:
+        return leaf_size, max_rank, ""
+    leaves = [leaf_size] if leaf_size is not None else [LEAF_SIZE >> k for k in range(6)
+                                                         if LEAF_SIZE >> k >= SMALLEST_LEAF]
+    fits = []
+    for leaf in leaves:
+        if max_rank is not None:
+            rank = max_rank
+        elif memory_limit is None:
+            rank = MAX_RANK
+        else:   # estimate_bytes is affine in the rank
+            base = estimate_bytes(n, leaf, 0)
+            per_rank = estimate_bytes(n, leaf, 1) - base
+            rank = MAX_RANK if per_rank == 0 else min(MAX_RANK, int((memory_limit - base) // per_rank))
+        if rank >= 0 and (memory_limit is None or estimate_bytes(n, leaf, rank) <= memory_limit):
+            fits.append((rank, leaf))
+    if not fits:
+        rank = 0 if max_rank is None else max_rank
+        given = " or ".join(name for name, value in (("leaf_size", leaf_size), ("max_rank", max_rank))
+                            if value is not None)
+        raise FastSVMError(f"the hierarchical approximation of {n} rows needs at least "
+                           f"{estimate_bytes(n, leaves[-1], rank) / MB:.2f} MB (leaf_size {leaves[-1]}, max_rank "
+                           f"{rank}), more than the limit of {memory_limit / MB:.2f} MB; "
+                           + (f"lower {given} or raise the limit" if given else "raise the limit"))
+    rank, leaf = max(fits)
+    chosen = " and ".join(name for name, given in (("leaf_size", leaf_size), ("max_rank", max_rank))
+                          if given is None)
+    return leaf, rank, chosen
+
+
 class HODLRFactor:
     """K~ + beta I for the kernel matrix of X's rows, compressed and factored once.
 
     X : anything fastsvm.csr.to_csr takes; kernel : fastsvm.solvers.base.Kernel (kind, gamma,
     degree, coef0), linear, polynomial, rbf or sigmoid; beta > 0. tol : relative Frobenius
     tolerance of each off-diagonal block; max_rank : at most this many crosses per block (0: the
-    dense leaves alone); leaf_size : the largest leaf; seed : the clustering's start vectors and
+    dense leaves alone); leaf_size : the largest leaf (max_rank and leaf_size: None, chosen by
+    fitting_shape to fit memory_limit; a shape over the limit is refused); seed : the clustering's start vectors and
     ACA's sampled entries; n_threads : threads over the independent nodes of a level (each node's
     kernel values and BLAS calls run on one); stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
     log : called with one line per phase; memory_limit : bytes, or None; split : "pca" or
@@ -125,7 +167,7 @@ class HODLRFactor:
 
     backend = "hodlr"
 
-    def __init__(self, X, kernel, beta, *, tol=1e-2, max_rank=100, leaf_size=512, seed=0, n_threads=1,
+    def __init__(self, X, kernel, beta, *, tol=1e-2, max_rank=None, leaf_size=None, seed=0, n_threads=1,
                  stop=None, log=None, memory_limit=None, split="pca"):
         kind = kernel.kind
         if kind not in KERNELS:
@@ -135,9 +177,9 @@ class HODLRFactor:
             raise ParameterError(f"beta must be finite and > 0, not {beta!r}")
         if not (np.isfinite(tol) and tol >= 0):
             raise ParameterError(f"the approximation tolerance must be finite and >= 0, not {tol!r}")
-        if int(max_rank) != max_rank or max_rank < 0:
+        if max_rank is not None and (int(max_rank) != max_rank or max_rank < 0):
             raise ParameterError(f"max_rank must be an integer >= 0, not {max_rank!r}")
-        if int(leaf_size) != leaf_size or leaf_size < 1:
+        if leaf_size is not None and (int(leaf_size) != leaf_size or leaf_size < 1):
             raise ParameterError(f"leaf_size must be an integer >= 1, not {leaf_size!r}")
         if split not in SPLITS:
             raise ParameterError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
@@ -146,14 +188,23 @@ class HODLRFactor:
             raise FastSVMError("the hierarchical approximation needs at least one row")
         self.n = X.shape[0]
         self.beta = float(beta)
+        self._log = log or (lambda line: None)
+        leaf_size, max_rank, chosen = fitting_shape(self.n, memory_limit, leaf_size, max_rank)
         self.tol, self.max_rank, self.leaf_size = float(tol), int(max_rank), int(leaf_size)
+        need = estimate_bytes(self.n, self.leaf_size, self.max_rank)
+        if memory_limit is not None and need > memory_limit:
+            raise FastSVMError(f"the hierarchical approximation of {self.n} rows needs up to {need / MB:.2f} MB "
+                               f"(leaf_size {self.leaf_size}, max_rank {self.max_rank}), more than the limit of "
+                               f"{memory_limit / MB:.2f} MB; lower leaf_size or max_rank, or raise the limit")
+        if chosen and memory_limit is not None:
+            self._log(f"hodlr shape: leaf_size {self.leaf_size}, max_rank {self.max_rank} ({chosen} chosen to fit "
+                      f"the limit of {memory_limit / MB:.2f} MB; up to {need / MB:.2f} MB)")
         self._kernel = (kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0))
         self._threads = max(1, int(n_threads))
         self._stop = np.zeros(1, dtype=np.int32) if stop is None else stop
-        self._log = log or (lambda line: None)
         self.timings = {}
         with self._blas():
-            self._build(X, split, seed, memory_limit)
+            self._build(X, split, seed)
 
     @staticmethod
     def _blas():
@@ -163,7 +214,7 @@ class HODLRFactor:
 
     # ------------------------------------------------------------------------------ building
 
-    def _build(self, X, split, seed, memory_limit):
+    def _build(self, X, split, seed):
         started = time.perf_counter()
         self.perm, self._lo, self._hi, self._left, self._right = cluster_tree(X, self.leaf_size, split, seed)
         self._parent = np.full(len(self._lo), -1)
@@ -174,12 +225,6 @@ class HODLRFactor:
         self._order = self._waves()
         self._phase("clustering", started, f"{self.levels} levels, {int(np.sum(self._left < 0))} leaves")
         self._check(self._stop)
-
-        need = estimate_bytes(self.n, self.leaf_size, self.max_rank)
-        if memory_limit is not None and need > memory_limit:
-            raise FastSVMError(f"the hierarchical approximation of {self.n} rows needs up to {need / MB:.2f} MB "
-                               f"(leaf_size {self.leaf_size}, max_rank {self.max_rank}), more than the limit of "
-                               f"{memory_limit / MB:.2f} MB; lower leaf_size or max_rank, or raise the limit")
         started = time.perf_counter()
         self._compress(X, seed)
         self._phase("compression", started, f"ranks {min(self.ranks, default=0)}..{max(self.ranks, default=0)}")

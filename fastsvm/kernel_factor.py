@@ -159,10 +159,11 @@ class NystroemFactor:
         return self.features @ (self.features.T @ np.asarray(V, dtype=np.float64))
 
 
-def factor_kernel(X, kernel, beta, backend, *, tol=1e-2, max_rank=100, leaf_size=512, n_landmarks=None,
+def factor_kernel(X, kernel, beta, backend, *, tol=1e-2, max_rank=None, leaf_size=None, n_landmarks=None,
                   seed=0, n_threads=1, stop=None, log=None, memory_limit=None):
     """K~ + beta I of ``kernel`` (a fastsvm.solvers.Kernel) over the rows of X, factored by
-    ``backend`` (BACKENDS). tol, max_rank and leaf_size are the hierarchical backend's;
+    ``backend`` (BACKENDS). tol, max_rank and leaf_size are the hierarchical backend's (max_rank
+    and leaf_size by default 100 and 512, or chosen to fit memory_limit: fastsvm.hodlr.fitting_shape);
     n_landmarks (default min(n, 500)) and seed the Nystroem backend's. memory_limit: bytes the
     factor may hold (-m), None: the machine's. Raises KeyboardInterrupt on stop[0]."""
     if not (np.isfinite(beta) and beta > 0):

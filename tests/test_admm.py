@@ -21,6 +21,7 @@ from fastsvm.datafile import load_svmlight_file
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.kernel_approximation import nystroem_map, sample_landmarks
 from fastsvm.kernel_factor import ExactFactor, cholesky_in_place, factor_kernel
+from fastsvm.hodlr import LEAF_SIZE, MAX_RANK, estimate_bytes, fitting_shape
 from fastsvm.modelfile import load_model, save_model
 from fastsvm.params import Params
 from fastsvm.prediction import decision_values, predict
@@ -35,8 +36,8 @@ def load(name):
     return load_svmlight_file(shared_file(name))
 
 
-def subproblem(X, y, tol=1e-6, C=1.0, **options):
-    params = Params(solver="admm", gamma=0.5, tol=tol, options=options)
+def subproblem(X, y, tol=1e-6, C=1.0, mode="converged", **options):
+    params = Params(solver="admm", gamma=0.5, tol=tol, options={"mode": mode, **options})
     return Subproblem("c_svc", X, np.asarray(y, dtype=np.float64), np.full(X.shape[0], C), RBF, params)
 
 
@@ -134,6 +135,67 @@ def test_factor_refuses_bad_beta_backend_and_memory():
         factor_kernel(X, RBF, 1.0, "nystroem", n_landmarks=400, memory_limit=1 << 16)
 
 
+def test_fitting_shape_gives_the_budget_to_the_rank():
+    MB = 2**20
+    assert fitting_shape(50_000, 2000 * MB) == (LEAF_SIZE, MAX_RANK, "leaf_size and max_rank")
+    assert fitting_shape(50_000, None) == (LEAF_SIZE, MAX_RANK, "leaf_size and max_rank")
+    # the default shape needs 767.52 MB here: the largest rank over leaves 512 .. 32, 21 at
+    # leaves 64 and 32 (the larger taken)
+    limit = 200 * MB
+    assert estimate_bytes(50_000, LEAF_SIZE, MAX_RANK) > limit
+    leaf, rank, chosen = fitting_shape(50_000, limit)
+    assert (leaf, rank, chosen) == (64, 21, "leaf_size and max_rank")
+    assert estimate_bytes(50_000, 64, 21) <= limit < estimate_bytes(50_000, 64, 22)
+    assert all(estimate_bytes(50_000, other, rank + 1) > limit for other in (512, 256, 128, 64, 32))
+    assert estimate_bytes(50_000, 32, 21) <= limit
+    # one of the two given: the other chosen around it, the given one kept
+    assert fitting_shape(50_000, limit, leaf_size=256) == (256, 15, "max_rank")
+    assert fitting_shape(50_000, limit, max_rank=10) == (256, 10, "leaf_size")
+    assert fitting_shape(50_000, limit, leaf_size=512, max_rank=100) == (512, 100, "")
+    with pytest.raises(FastSVMError, match=r"50000 rows needs at least 12\.21 MB .*; raise the limit$"):
+        fitting_shape(50_000, 5 * MB)
+    with pytest.raises(FastSVMError, match=r"max_rank 100\), more than .*; lower max_rank or raise the limit$"):
+        fitting_shape(50_000, limit, max_rank=100)
+
+
+def test_default_hodlr_shape_is_chosen_to_fit_the_limit_and_said():
+    """At -m 0.3 neither the exact factor (0.56 MB) nor the default hierarchical shape (0.76 MB)
+    of heart_scale fits: the fit takes a shape that does, names it and holds no more."""
+    X, y = load("heart_scale")
+    limit = 0.3 * 2**20
+    assert estimate_bytes(X.shape[0], LEAF_SIZE, MAX_RANK) > limit and 8 * X.shape[0] ** 2 > limit
+    lines = []
+    model = fit_model(X, y, Params(solver="admm", gamma=0.5, cache_size=0.3), log=lines.append)
+    said = [re.fullmatch(r"hodlr shape: leaf_size (\d+), max_rank (\d+) \(leaf_size and max_rank chosen to fit "
+                         r"the limit of 0\.30 MB; up to ([\d.]+) MB\)", line) for line in lines]
+    said = [m for m in said if m]
+    assert len(said) == 1, lines
+    leaf, rank = int(said[0].group(1)), int(said[0].group(2))
+    assert (leaf, rank) == (32, 12)
+    assert estimate_bytes(X.shape[0], leaf, rank) <= limit
+    assert float(said[0].group(3)) == pytest.approx(estimate_bytes(X.shape[0], leaf, rank) / 2**20, abs=0.005)
+    details = model.info["details"][0]
+    assert details["backend"] == "hodlr" and details["factor_bytes"] <= limit
+    assert np.mean(predict(model, X) == y) > max(np.mean(y == 1), np.mean(y == -1))
+    # the same shape given by hand: the same model, and nothing said about a choice
+    given = []
+    same = fit_model(X, y, Params(solver="admm", gamma=0.5, cache_size=0.3,
+                                  options={"leaf_size": leaf, "rank": rank}), log=given.append)
+    np.testing.assert_array_equal(same.sv_coef, model.sv_coef)
+    assert not any(line.startswith("hodlr shape") for line in given)
+
+
+def test_default_mode_is_the_papers():
+    assert admm.Config().mode == "paper"
+    X, y = load("heart_scale")
+    default = get_solver("admm").solve(Subproblem("c_svc", X, y, np.ones(X.shape[0]), RBF,
+                                                  Params(solver="admm", gamma=0.5)))
+    paper = get_solver("admm").solve(subproblem(X, y, mode="paper"))
+    assert default.details["mode"] == "paper" and default.n_iter == admm.PAPER_ITERATIONS
+    assert default.details["beta"] == admm.paper_beta(X.shape[0])
+    np.testing.assert_array_equal(default.dual, paper.dual)
+
+
 def test_auto_backend_is_exact_within_m_else_the_large_backend(count_factors):
     X, y = load("heart_scale")       # the exact factor: 270 x 270 doubles, 0.56 MB
     sub = subproblem(X, y)
@@ -212,7 +274,7 @@ def test_converged_heart_scale_equals_libsvm():
 def test_converged_a1a_equals_libsvm_with_its_test_accuracy():
     X, y = load("a1a")
     Xt, yt = load("a1a.t")
-    model = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-6))
+    model = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-6, options={"mode": "converged"}))
     assert model.info["objective"][0] == pytest.approx(-455.42373476, rel=1e-6)
     assert -model.rho[0] == pytest.approx(-0.612906, abs=1e-4)
     assert model.info["stop_measure"][0] <= 1e-6
@@ -224,7 +286,8 @@ def test_class_weights_are_per_coordinate_bounds():
     """-w1 2 -w-1 0.5 against SMO (LIBSVM's solver) on the same problem."""
     X, y = load("heart_scale")
     weights = {1: 2.0, -1: 0.5}
-    ours = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7, class_weight=weights))
+    ours = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7, class_weight=weights,
+                                  options={"mode": "converged"}))
     smo = fit_model(X, y, Params(solver="smo", gamma=0.5, tol=1e-6, class_weight=weights))
     assert ours.info["objective"][0] == pytest.approx(smo.info["objective"][0], rel=1e-6)
     assert ours.rho[0] == pytest.approx(smo.rho[0], abs=1e-4)
@@ -309,7 +372,7 @@ def test_nystroem_backend_equals_libsvm_on_the_precomputed_nystroem_kernel():
 
 def test_one_vs_rest_shares_one_factor_and_predicts_the_argmax(count_factors, tmp_path):
     X, y = load("iris.scale")
-    model = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7))
+    model = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7, options={"mode": "converged"}))
     assert count_factors == ["exact"]        # three classes, one factorization
     # each class against the rest, solved alone: f_c, and the model must pick argmax_c f_c
     K = kernel_matrix(X, X, "rbf", 0.5)
@@ -329,9 +392,10 @@ def test_one_vs_rest_shares_one_factor_and_predicts_the_argmax(count_factors, tm
     np.testing.assert_array_equal(predict(load_model(path), X), expected)
     # a path over C on two threads: still the one factorization, each C as fit alone
     before = len(count_factors)
-    models = fit_path(X, y, [1.0, 10.0], Params(solver="admm", gamma=0.5, tol=1e-7, n_jobs=2))
+    models = fit_path(X, y, [1.0, 10.0], Params(solver="admm", gamma=0.5, tol=1e-7, n_jobs=2,
+                                                options={"mode": "converged"}))
     assert len(count_factors) == before + 1
-    alone = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7, C=10.0))
+    alone = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-7, C=10.0, options={"mode": "converged"}))
     np.testing.assert_allclose(models[1].info["objective"], alone.info["objective"], rtol=1e-7)
 
 
@@ -345,14 +409,19 @@ def test_one_vs_rest_nystroem_model_is_the_same_for_any_thread_count():
         np.testing.assert_array_equal(model.rho, models[0].rho)
 
 
-def test_svc_estimator_takes_admm():
+def test_svc_estimator_takes_admm_at_its_defaults(capsys):
+    """SVC(solver="admm") is paper mode, and at a budget the default shape does not fit it
+    trains on the chosen one and says so (verbose)."""
     from fastsvm.estimators import SVC
 
     X, y = load("heart_scale")
-    ours = SVC(solver="admm", gamma=0.5, tol=1e-7).fit(X, y)
-    smo = SVC(gamma=0.5, tol=1e-6).fit(X, y)
-    np.testing.assert_allclose(ours.decision_function(X), smo.decision_function(X), atol=1e-4)
-    assert ours.score(X, y) == smo.score(X, y)
+    ours = SVC(solver="admm", gamma=0.5).fit(X, y)
+    model = fit_model(X, y, Params(solver="admm", gamma=0.5, tol=1e-3, cache_size=200, options={"mode": "paper"}))
+    assert ours.n_iter_ == admm.PAPER_ITERATIONS and ours.support_vectors_.shape[0] == X.shape[0]
+    np.testing.assert_array_equal(ours.predict(X), predict(model, X))
+    small = SVC(solver="admm", gamma=0.5, cache_size=0.3, verbose=True).fit(X, y)
+    assert "hodlr shape: leaf_size 32, max_rank 12 (leaf_size and max_rank chosen" in capsys.readouterr().out
+    assert small.score(X, y) > max(np.mean(y == 1), np.mean(y == -1))
 
 
 # ---------------------------------------------------------------------------- CLI, bad input, Ctrl-C
@@ -366,7 +435,7 @@ def test_cli_writes_a_model_libsvm_predicts(tmp_path):
     svmutil = pytest.importorskip("libsvm.svmutil")
     data = shared_file("heart_scale")
     model = tmp_path / "hs.model"
-    result = train_cli("-s", "admm", "-g", "0.5", "-e", "1e-6", data, model)
+    result = train_cli("-s", "admm", "-o", "mode=converged", "-g", "0.5", "-e", "1e-6", data, model)
     assert result.returncode == 0, result.stderr
     assert "admm: exact factor" in result.stdout and "obj = -90.01794" in result.stdout
     yy, xx = svmutil.svm_read_problem(str(data))
@@ -383,6 +452,13 @@ def test_cli_writes_a_model_libsvm_predicts(tmp_path):
     (["-t", "0"], r"admm does not support the linear kernel"),
     (["-s", "3"], r"admm does not solve epsilon_svr"),
     (["-o", "backend=exact", "-m", "0.1"], r"exact kernel factor .* more than -m 0.1"),
+    # a hierarchical shape given in full, or in part, that does not fit -m: refused, not changed
+    (["-o", "backend=hodlr", "-o", "rank=100", "-o", "leaf_size=512", "-m", "0.3"],
+     r"hierarchical approximation of 270 rows needs up to 0\.76 MB \(leaf_size 512, max_rank 100\), more than the "
+     r"limit of 0\.30 MB; lower leaf_size or max_rank, or raise the limit$"),
+    (["-o", "backend=hodlr", "-o", "rank=100", "-m", "0.3"],
+     r"needs at least .* \(leaf_size 32, max_rank 100\), .*; lower max_rank or raise the limit$"),
+    (["-m", "0.01"], r"hierarchical approximation of 270 rows needs at least .*; raise the limit$"),
 ])
 def test_bad_options_are_one_line(args, pattern, tmp_path, capsys):
     """fastsvm-train's own error handling, in process (test_cli runs it as a program)."""
@@ -396,5 +472,5 @@ def test_bad_options_are_one_line(args, pattern, tmp_path, capsys):
 def test_stop_flag_is_honoured():
     X, y = load("a1a")
     sub = replace(subproblem(X, y, tol=1e-300), params=Params(solver="admm", gamma=0.5, tol=1e-300,
-                                                                max_iter=10**8))
+                                                                max_iter=10**8, options={"mode": "converged"}))
     stops_within_a_second(get_solver("admm").solve, sub)

@@ -358,7 +358,14 @@ def test_progress_memory_and_timings():
     assert set(f.timings) == {"clustering", "compression", "factorization"}
     assert 0 < f.nbytes <= estimate_bytes(800, 100, 100)
     with pytest.raises(FastSVMError, match="needs up to .* MB.*limit of 1.00 MB"):
-        HODLRFactor(X, RBF, 5.0, leaf_size=100, memory_limit=1 << 20)
+        HODLRFactor(X, RBF, 5.0, leaf_size=100, max_rank=100, memory_limit=1 << 20)
+    # the rank left to choose: the largest that fits, said before the phases
+    lines.clear()
+    f = HODLRFactor(X, RBF, 5.0, leaf_size=100, memory_limit=2 << 20, log=lines.append)
+    assert f.max_rank == 32 and estimate_bytes(800, 100, 32) <= 2 << 20 < estimate_bytes(800, 100, 33)
+    assert lines[0] == ("hodlr shape: leaf_size 100, max_rank 32 (max_rank chosen to fit the limit of 2.00 MB; "
+                        "up to 1.98 MB)")
+    assert f.nbytes <= 2 << 20
 
 
 def test_bad_input_is_one_clear_error():

@@ -5,15 +5,19 @@ Kinds:
            L2 norm per row; labels +-1 from a hidden sparse linear model plus Gaussian noise.
   covtype  dense covtype-like rows: 54 features (10 scaled continuous measurements, 4 one-hot
            wilderness areas, 40 one-hot soil types); labels +-1 from a nonlinear rule plus noise.
+  moons    two interleaving half circles in the plane (scikit-learn's make_moons geometry), one
+           per label, plus isotropic Gaussian noise (default 0.3: the classes overlap, the Bayes
+           rule is right on ~91.5 % of the rows).
 
 Usage:
   python tools/make_synthetic.py text --rows 1000000 --out synthetic_text.libsvm --test-fraction 0.2
   python tools/make_synthetic.py covtype --rows 2000000 --out synthetic_covtype.libsvm
   python tools/make_synthetic.py text --target-mb 300 --out bench_out/synthetic_300mb.libsvm
+  python tools/make_synthetic.py moons --rows 50000 --test-fraction 0.2 --out bench_out/moons
 
 The same seed gives the same files. A held-out test file (``OUT.t``) is drawn from the same
 hidden model with its own random stream. Importable: ``text_like_blocks``,
-``covtype_like_blocks``, ``write_libsvm``.
+``covtype_like_blocks``, ``moons_blocks``, ``write_libsvm``.
 """
 import argparse
 import os
@@ -119,6 +123,19 @@ def covtype_like_blocks(n_rows=2_000_000, *, noise=0.25, seed=0, part="train"):
         yield sp.csr_matrix(dense), np.where(f >= 0, 1, -1)
 
 
+def moons_blocks(n_rows=50_000, *, noise=0.3, seed=0, part="train"):
+    """Yield (X csr float64 with 2 columns, y int +-1) blocks of the two-moons problem: label +1
+    on the upper half circle (cos t, sin t), label -1 on the lower one (1 - cos t, 1/2 - sin t),
+    t uniform on [0, pi], each point moved by N(0, noise^2 I)."""
+    _, rows_seq = _streams(seed, part)
+    for size, rng in _block_rngs(rows_seq, n_rows):
+        upper = rng.random(size) < 0.5
+        t = np.pi * rng.random(size)
+        points = np.where(upper[:, None], np.c_[np.cos(t), np.sin(t)], np.c_[1.0 - np.cos(t), 0.5 - np.sin(t)])
+        points += noise * rng.standard_normal((size, 2))
+        yield sp.csr_matrix(points), np.where(upper, 1, -1)
+
+
 def write_libsvm(path, blocks, target_bytes=None):
     """Write blocks of (X, y) as one-based LIBSVM text; stop after target_bytes when given.
     Written to a temporary name and renamed, so a file that exists is complete.
@@ -139,9 +156,9 @@ def write_libsvm(path, blocks, target_bytes=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["text", "covtype"])
+    ap.add_argument("kind", choices=["text", "covtype", "moons"])
     ap.add_argument("--rows", type=int, default=None,
-                    help="training rows (default 1,000,000 for text, 2,000,000 for covtype)")
+                    help="training rows (default 1,000,000 for text, 2,000,000 for covtype, 50,000 for moons)")
     ap.add_argument("--features", type=int, default=100_000, help="text: number of features")
     ap.add_argument("--mean-nnz", type=float, default=40, help="text: mean tokens per row")
     ap.add_argument("--noise", type=float, default=None, help="label noise (kind-specific scale)")
@@ -155,13 +172,14 @@ def main(argv=None):
 
     out = args.out or f"synthetic_{args.kind}.libsvm"
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    n_rows = args.rows if args.rows is not None else (1_000_000 if args.kind == "text" else 2_000_000)
+    default_rows = {"text": 1_000_000, "covtype": 2_000_000, "moons": 50_000}
+    n_rows = args.rows if args.rows is not None else default_rows[args.kind]
     extra = {} if args.noise is None else {"noise": args.noise}
     if args.kind == "text":
         extra.update(n_features=args.features, mean_nnz=args.mean_nnz)
         make = text_like_blocks
     else:
-        make = covtype_like_blocks
+        make = covtype_like_blocks if args.kind == "covtype" else moons_blocks
     target = None if args.target_mb is None else int(args.target_mb * 1e6)
     rows, nnz, size = write_libsvm(out, make(None if target else n_rows, seed=args.seed, **extra), target)
     print(f"{out}: synthetic {args.kind}, {rows} rows, {nnz} stored values, {size / 1e6:.1f} MB")

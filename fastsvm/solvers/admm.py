@@ -7,11 +7,16 @@ min 1/2 x^T Y K~ Y x - e^T x  s.t. y^T x = 0 (the x-block), 0 <= z <= C_i (the z
     bias             b = w2/w1, the multiplier of y^T x = 0 (rho = -b; the paper prints the other sign).
 The model is z's: support vectors z_i > 0, coefficients y_i z_i, predicted with the exact kernel.
 
-Modes (-o mode=): ``converged`` (the default: the SVM asked for) iterates until eta of section 0,
-one K~ product per check, is below -e, from the previous C's point clipped to the new box along a
-path; ``paper`` runs the paper's 10 iterations from zero at its beta (1e2 below 1e5 rows, also
-below the paper's smallest size of 1e4; 1e3 below 1e6; 1e4 beyond): an early-stopped classifier
-that does not change with C above ~0.2 (every row a support vector).
+Modes (-o mode=): ``paper`` (the default: the fast approximate classifier the solver is for) runs
+the paper's 10 iterations from zero at its beta (1e2 below 1e5 rows, also below the paper's
+smallest size of 1e4; 1e3 below 1e6; 1e4 beyond): an early-stopped classifier that does not change
+with C above ~0.2 (every row a support vector) and that a coarse K~ (the hierarchical factor cut to
+fit -m) barely moves; ``converged`` (the SVM asked for, on K~) iterates until eta of section 0, one
+K~ product per check, is below -e, from the previous C's point clipped to the new box along a
+path: LIBSVM's model with the exact factor, but about as slow as LIBSVM on large sets, and its
+iterates stopped early (-M) need not be good classifiers.
+The hierarchical factor's leaf_size and rank, unless given, are chosen to fit -m
+(fastsvm.hodlr.fitting_shape) and said in the log; a shape given that does not fit is refused.
 The factor (fastsvm.kernel_factor: exact, nystroem or hodlr) is built by prepare and serves every
 C of solve_path and, through the trainer (SolverSpec.prepare_shared), every one-vs-rest class;
 multi-class models are one-vs-rest, written in LIBSVM's layout (fastsvm.multiclass.kernel_ovr_layout).
@@ -43,8 +48,8 @@ CONVERGED_ITERATIONS = 100_000
 class Config:
     """ADMM's knobs: its -o options, then two internal ones."""
 
-    mode: str = option("converged", "converged: iterate to eta <= -e (the SVM asked for); paper: the "
-                       "paper's beta and 10 iterations (-M) from zero, an early-stopped classifier",
+    mode: str = option("paper", "paper: the paper's beta and 10 iterations (-M) from zero, a fast early-stopped "
+                       "classifier; converged: iterate to eta <= -e (the SVM asked for, LIBSVM's time)",
                        choices=("converged", "paper"))
     beta: float | None = option(None, f"the penalty beta of K~ + beta I; default {CONVERGED_BETA:g} "
                                 "(converged), by rows as the paper (paper)", kind=float, low=0.0, low_open=True)
@@ -52,8 +57,12 @@ class Config:
                           f"(hierarchical); auto: exact when n x n fits in -m, else {LARGE_BACKEND}",
                           choices=("auto", "exact", "nystroem", "hodlr"))
     approx_tol: float = option(1e-2, "hodlr: relative tolerance of the low-rank blocks", low=0.0, low_open=True)
-    rank: int = option(100, "hodlr: largest rank of an off-diagonal block (0: the dense leaves alone)", low=0)
-    leaf_size: int = option(512, "hodlr: rows of the largest dense leaf block", low=1)
+    rank: int | None = option(None, "hodlr: largest rank of an off-diagonal block (0: the dense leaves alone); "
+                              "default 100, or the largest that fits in -m over leaf sizes 512 .. 32",
+                              kind=int, low=0)
+    leaf_size: int | None = option(None, "hodlr: rows of the largest dense leaf block; default 512, or the one of "
+                                   "512 .. 32 at which the largest rank fits in -m (the larger on a tie)",
+                                   kind=int, low=1)
     landmarks: int | None = option(None, "nystroem: landmarks, by default min(rows, 500, what fits in -m)",
                                    kind=int, low=1)
     large_backend: str = LARGE_BACKEND   # what backend=auto takes when the exact factor does not fit
