@@ -10,7 +10,8 @@ training and prediction wall time (prediction: the test rows, through the side's
 test accuracy, support vectors, the dual objective (fastsvm's sides; '-' where a side does not
 report it), the peak RSS increase during training (VmHWM reset through /proc/self/clear_refs)
 and, for block_smo, where its training time went. The table shows medians over --repeat runs
-and the ratios block_smo / oneDAL, block_smo / LIBSVM and block_smo / smo.
+and the ratios block_smo / oneDAL, block_smo / LIBSVM and block_smo / smo (auto's when there is no
+block_smo side: fastsvm.SVC's default); --check adds block_smo's optimum against smo's.
 
 Cells (the issue's table, plus the covtype-like dense rows of tools/make_synthetic.py):
 a9a, w8a, ijcnn1 with their .t test files; phishing, mushrooms and letter.scale with seeded 80/20
@@ -20,6 +21,7 @@ every side. Sparse sets reach every side as CSR (LIBSVM: its own rows).
     pip install ".[bench]"
     python tools/bench_kernel.py --out bench_out/kernel.md
     python tools/bench_kernel.py --cells a9a:1:p,w8a:8:0.125 --sides block_smo,onedal --repeat 3
+    python tools/bench_kernel.py --sides block_smo,smo --tol 1e-6 --repeat 1 --check   # the optima
 """
 import argparse
 import json
@@ -78,21 +80,21 @@ def reset_peak():
     return peak_rss()["VmRSS"]
 
 
-def run_side(side, cell, data_dir, work_dir, cache):
+def run_side(side, cell, data_dir, work_dir, cache, tol=1e-3):
     """One training and prediction of ``side`` on ``cell`` in this process: a dict of figures."""
     import time
     name, C, g = cell.split(":")
     X, y, Xt, yt, dense = load(name, data_dir, work_dir)
     C = float(C)
     gamma = 1.0 / X.shape[1] if g == "p" else float(g)
-    objective, details = None, None
+    objective, details, violation = None, None, None
     if side == "libsvm":
         from libsvm import svmutil
         import scipy.sparse as sp
         Xs = sp.csr_matrix(X)
         Xts = sp.csr_matrix(Xt)
         prob = svmutil.svm_problem(y, Xs, isKernel=False)
-        param = svmutil.svm_parameter(f"-s 0 -t 2 -c {C!r} -g {gamma!r} -e 0.001 -m {cache} -q")
+        param = svmutil.svm_parameter(f"-s 0 -t 2 -c {C!r} -g {gamma!r} -e {tol!r} -m {cache} -q")
         base = reset_peak()
         start = time.perf_counter()
         model = svmutil.svm_train(prob, param)
@@ -105,13 +107,13 @@ def run_side(side, cell, data_dir, work_dir, cache):
     else:
         if side in ("block_smo", "smo", "auto"):
             import fastsvm
-            clf = fastsvm.SVC(C=C, gamma=gamma, tol=1e-3, cache_size=cache, solver=side, n_jobs=THREADS)
+            clf = fastsvm.SVC(C=C, gamma=gamma, tol=tol, cache_size=cache, solver=side, n_jobs=THREADS)
         elif side == "onedal":
             from sklearnex.svm import SVC
-            clf = SVC(C=C, gamma=gamma, tol=1e-3, cache_size=cache)
+            clf = SVC(C=C, gamma=gamma, tol=tol, cache_size=cache)
         else:
             from sklearn.svm import SVC
-            clf = SVC(C=C, gamma=gamma, tol=1e-3, cache_size=cache)
+            clf = SVC(C=C, gamma=gamma, tol=tol, cache_size=cache)
         base = reset_peak()
         start = time.perf_counter()
         clf.fit(X, y)
@@ -124,16 +126,17 @@ def run_side(side, cell, data_dir, work_dir, cache):
         if side in ("block_smo", "smo", "auto"):
             info = clf.model_.info
             objective = info["objective"][0] if len(info["objective"]) == 1 else None   # binary cells
+            violation = max(info["stop_measure"])
             details = info["details"]
     accuracy = 100.0 * float(np.mean(np.asarray(pred) == yt))
     return {"train": train, "predict": predict, "accuracy": accuracy, "n_sv": n_sv, "peak_mb": peak / 2**20,
-            "objective": objective, "details": details, "dense": dense}
+            "objective": objective, "max_violation": violation, "details": details, "dense": dense}
 
 
 def subprocess_run(side, cell, args):
     env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
     cmd = [sys.executable, __file__, "--one", side, cell, "--data-dir", args.data_dir, "--work-dir", args.work_dir,
-           "--cache", str(args.cache)]
+           "--cache", str(args.cache), "--tol", repr(args.tol)]
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout, check=True)
     except subprocess.TimeoutExpired:
@@ -183,6 +186,20 @@ def table(results, sides):
     return "\n".join(lines)
 
 
+def check_table(results, tol):
+    """block_smo's optimum against smo's at the same -e: relative dual-objective difference, final violation."""
+    lines = [f"| cell (-e {tol:g}) | block_smo objective | smo objective | relative difference | "
+             "block_smo max violation |",
+             "|---|---|---|---|---|"]
+    for cell, by_side in results.items():
+        ours, theirs = by_side.get("block_smo", [{}])[0], by_side.get("smo", [{}])[0]
+        a, b = ours.get("objective"), theirs.get("objective")
+        diff = fmt(abs(a - b) / abs(b), ".2e") if a is not None and b else "-"
+        violation = fmt(ours.get("max_violation"), ".2e")
+        lines.append(f"| {cell} | {fmt(a, '.10g')} | {fmt(b, '.10g')} | {diff} | {violation} |")
+    return "\n".join(lines)
+
+
 def warm_memory(gib):
     """Touch gib GiB once before the runs: a virtual machine's first use of a page costs far more
     than a later one (the host backs it then), and that cost would fall on whichever side runs first."""
@@ -198,13 +215,17 @@ def main():
     ap.add_argument("--sides", default=",".join(SIDES))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cache", type=float, default=500, help="kernel cache, MB, every side")
+    ap.add_argument("--tol", type=float, default=1e-3, help="-e of every side (1e-6 with --sides block_smo,smo: "
+                    "the optimum check, --check)")
+    ap.add_argument("--check", action="store_true", help="print, per cell, block_smo's dual objective against smo's "
+                    "(relative difference) and its final maximal violation")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     ap.add_argument("--out", help="also write the table (and the raw runs as JSON beside it, after every cell) here")
     ap.add_argument("--warm-memory", type=float, default=8, help="GiB touched once before the runs (0: none)")
     ap.add_argument("--one", nargs=2, metavar=("SIDE", "CELL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_side(args.one[0], args.one[1], args.data_dir, args.work_dir, args.cache)))
+        print(json.dumps(run_side(args.one[0], args.one[1], args.data_dir, args.work_dir, args.cache, args.tol)))
         return
     sides = [s for s in args.sides.split(",") if s]
     warm_memory(args.warm_memory)
@@ -219,7 +240,7 @@ def main():
         if args.out:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             Path(args.out).with_suffix(".json").write_text(json.dumps(results, indent=1))
-    text = table(results, sides)
+    text = table(results, sides) + ("\n\n" + check_table(results, args.tol) if args.check else "")
     print(text)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
