@@ -51,6 +51,11 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    gradient kept on every row (recomputed in float64 before the stop below
    Config.exact_gradient_tol, where the float32 columns' rounding reaches eta's scale).
 
+4. Hand-over (handover.py, docs/ssnal.md): where the free sets make the rounds dearer than a
+   blocked solve, the solve stops once it has spent Config.handover_share of an estimate of
+   one and hands its point (or LIBSVM's cold start) to solver "block_smo"; -o handover=0
+   forbids it.
+
 The sigmoid kernel matrix is indefinite in general and (P) then nonconvex: the method still
 reaches a KKT point (as SMO does) while the Newton matrices on the free sets stay positive
 definite, and stops with a clear FastSVMError when one is not.
