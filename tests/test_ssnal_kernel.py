@@ -985,3 +985,113 @@ def test_well_conditioned_newton_systems_take_cg():
         x = dual_vector(sol, y, "c_svc")
         assert np_eta(Q, c, a, u, x) <= TOL and sol.stop_measure <= TOL
         assert np_objective(Q, c, x) == pytest.approx(f_lib, rel=1e-6)
+
+
+# ---------------------------------------------------------------- the hand-over to block_smo
+
+def free_data(n=120, p=5, seed=3):
+    """Gaussian points and labels with much noise: at a large gamma and C nearly every
+    variable is a free support vector (the free set, and so every Newton system, is large)."""
+    rng = np.random.default_rng(seed)
+    D = rng.normal(size=(n, p))
+    y = np.where(D[:, 0] + rng.normal(scale=1.0, size=n) > 0, 1.0, -1.0)
+    return to_csr(sp.csr_matrix(D)), y
+
+
+def assert_libsvm_optimum(sol, X, y, kernel, C, tol):
+    """The solution's dual objective (recomputed with scikit-learn's kernel) is SMO's within 1e-6
+    relative, its own final maximal violation is at most tol, and the one recomputed here at its
+    dual vector too, but for the rounding of block_smo's float32 kernel rows."""
+    from fastsvm.problems.libsvm_dual import max_violation
+    x = dual_vector(sol, y, "c_svc")
+    Q, c, _, _ = np_dual(np_kernel(X, X, kernel), y, "c_svc", C)
+    smo = get_solver("smo").solve(subproblem(X, y, kernel, C=C, tol=tol))
+    assert np_objective(Q, c, x) == pytest.approx(smo.objective, rel=1e-6)
+    signs = y.astype(np.int8)
+    assert sol.stop_measure <= tol
+    assert max_violation(x, Q @ x + c, signs, np.full(len(y), C), False) <= 1.5 * tol
+
+
+HANDOVER_NOW = Config(handover_min_variables=0, handover_rows=1e-12)   # any solve is past its share
+
+
+def test_hands_over_to_block_smo_where_the_free_set_is_large():
+    X, y = free_data()
+    kernel, C = Kernel("rbf", gamma=2.0), 100.0
+    lines = []
+    sub = subproblem(X, y, kernel, C=C, config=HANDOVER_NOW)
+    sub.log = lines.append
+    sol = ssnal.solve(sub)
+    said = [line for line in lines if "handing over to block_smo" in line]
+    assert len(said) == 1 and "-o handover=0" in said[0] and "free" in said[0]
+    handover = sol.details["handover"]
+    assert handover["solver"] == "block_smo" and sol.status == "converged"
+    assert sol.stop_measure <= TOL and sol.dual.shape == (X.shape[0],)
+    x = sol.dual
+    assert np.count_nonzero((x > 0) & (x < C)) > 0.5 * X.shape[0]      # the free set is large
+    assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+
+
+def test_hands_over_its_point_during_the_rounds(monkeypatch):
+    """A hand-over during the rounds (here the fourth check of the budget, made to pass) starts
+    block_smo from the current point when its objective is below 0's, and reaches the optimum."""
+    from fastsvm.solvers.ssnal import handover
+    calls = []
+
+    def reason(self, next_step=0.0, free=0):
+        calls.append(free)
+        return "made to pass in this test" if len(calls) >= 4 else None
+
+    monkeypatch.setattr(handover.HandoverBudget, "reason", reason)
+    X, y = free_data()
+    kernel, C = Kernel("rbf", gamma=2.0), 100.0
+    lines = []
+    sub = subproblem(X, y, kernel, C=C, config=Config(handover_min_variables=0))
+    sub.log = lines.append
+    sol = ssnal.solve(sub)
+    said = [line for line in lines if "handing over to block_smo" in line]
+    assert len(said) == 1 and "at round" in said[0] and "made to pass in this test" in said[0]
+    assert sol.details["handover"]["warm"] == (sol.history[-1]["dual"] < 0.0)
+    assert sol.details["newton"] > 0 and len(calls) == 4
+    assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+
+
+def test_option_handover_0_forbids_the_hand_over():
+    X, y = free_data()
+    kernel, C = Kernel("rbf", gamma=2.0), 100.0
+    lines = []
+    sub = subproblem(X, y, kernel, C=C, tol=1e-4, config=HANDOVER_NOW, handover=0)
+    sub.log = lines.append
+    sol = ssnal.solve(sub)
+    assert "handover" not in sol.details and not any("handing over" in line for line in lines)
+    Q, c, a, u = np_dual(np_kernel(X, X, kernel), y, "c_svc", C)
+    assert np_eta(Q, c, a, u, dual_vector(sol, y, "c_svc")) <= 1e-4 and sol.stop_measure <= 1e-4
+    with pytest.raises(ParameterError, match="handover"):
+        ssnal.solve(subproblem(X, y, kernel, C=C, handover=2))
+
+
+def test_no_hand_over_on_small_problems_by_default():
+    """Below Config.handover_min_variables the solve is SSsNAL's own, however its time compares."""
+    X, y = free_data()
+    lines = []
+    sub = subproblem(X, y, Kernel("rbf", gamma=2.0), C=100.0, tol=1e-4)
+    sub.log = lines.append
+    sol = ssnal.solve(sub)
+    assert "handover" not in sol.details and not any("handing over" in line for line in lines)
+
+
+def test_budget_passes_where_a_large_free_set_makes_the_next_newton_step_dear():
+    """The budget's rule alone: the time spent plus the next Newton step's predicted seconds
+    (the last step's, grown as |J|^3 above cubic_from) against the share of the estimate."""
+    import time
+    from fastsvm.solvers.ssnal.handover import HandoverBudget, StepClock
+    clock = StepClock(cubic_from=400)
+    clock.record(0.01, 100)
+    assert clock.predict(300) == pytest.approx(0.01)              # small systems: the last step's
+    assert clock.predict(4000) == pytest.approx(0.01 * 10 ** 3)    # from 400 on: cubic
+    budget = HandoverBudget(start=time.perf_counter(), row_seconds=1e-3, rows_per_support=2.0,
+                            min_rows=2048, share=0.5, support=1000)
+    assert budget.blocked_seconds() == pytest.approx(2.0 * 2048 * 1e-3)
+    assert budget.reason(clock.predict(300), 300) is None             # a small free set: no hand-over
+    said = budget.reason(clock.predict(4000), 4000)
+    assert said is not None and "4000 free variables" in said and "4.10s" in said

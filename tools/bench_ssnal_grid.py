@@ -1,24 +1,26 @@
 """SSsNAL on the RBF kernel across the (C, gamma) grid users tune over (issue 39), side by side
-with fastsvm's SMO and LIBSVM (libsvm-official), one run.
+with fastsvm's SMO, its blocked solver (block_smo) and LIBSVM (libsvm-official), one run.
 
 Cells: binary C-SVC, RBF kernel, on each dataset (a9a, w8a, ijcnn1 tested on their .t files;
 mushrooms, phishing on bench_smo's seeded 80/20 split) for every gamma in --gammas (default
-1/n_features, 0.05, 0.5) and C in --Cs (default 0.1, 1, 10). Three sides per cell, each with 2
-threads and the same -e and -m: fastsvm -s ssnal, fastsvm -s smo (n_jobs = 2) and LIBSVM
-(OMP_NUM_THREADS = 2, set before the library loads). Every run is a fresh process measured by
+1/n_features, 0.05, 0.5) and C in --Cs (default 0.1, 1, 10). Four sides per cell (--sides: some
+of them), each with 2 threads and the same -e and -m: fastsvm -s ssnal (--ssnal-option: its -o
+options), fastsvm -s smo and -s block_smo (n_jobs = 2) and LIBSVM (OMP_NUM_THREADS = 2, set
+before the library loads). Every run is a fresh process measured by
 tools/bench_ssnal_kernel.py's child (bench_smo's protocol: data loaded and a warm-up training
 on a few rows before the clock starts; wall time of training only; peak = extra resident memory
-during training; test accuracy). Runs are interleaved (repeat r of the three sides before
+during training; test accuracy). Runs are interleaved (repeat r of every side before
 repeat r + 1) and the table shows medians. A run that passes --timeout seconds is killed and
 reported as timed out (that side is not run again in the cell); the grid goes on. The limit
 covers the run's whole process (loading, warm-up, training).
 
 For every solution the script recomputes, from the returned dual vector, the dual objective and
 eta (ALGORITHMS.md section 0: relative KKT residual) with fastsvm's kernel products
-(bench_ssnal_kernel's dual_quality), so the three stopping rules' accuracies can be compared.
+(bench_ssnal_kernel's dual_quality), so the stopping rules' accuracies can be compared.
 
 Targets per cell (issue 39): SSsNAL <= 0.5x LIBSVM's time and <= 1.0x SMO's, test accuracy
-within 0.1 pp of LIBSVM's, SSsNAL's peak <= LIBSVM's peak + the -m budget.
+within 0.1 pp of LIBSVM's, SSsNAL's peak <= LIBSVM's peak + the -m budget; and (issue 64) SSsNAL
+<= 1.5x block_smo's time (where its free sets make Newton steps dear, it hands over to block_smo).
 
 --check trains one quick cell and holds the recomputed eta and objective against a pure-NumPy
 twin (dense kernel, projection by bisection) and SSsNAL's own reported eta: the script's
@@ -27,6 +29,8 @@ arithmetic checked in seconds.
     python tools/bench_ssnal_grid.py --out bench_out/ssnal_grid.md --json bench_out/ssnal_grid.json
     python tools/bench_ssnal_grid.py --datasets mushrooms,phishing --repeat 1
     python tools/bench_ssnal_grid.py --quick --datasets mushrooms --gammas 0.05 --Cs 1
+    python tools/bench_ssnal_grid.py --datasets w8a --gammas 0.1 --Cs 4 --sides ssnal,block_smo --repeat 1
+    python tools/bench_ssnal_grid.py --datasets w8a --sides ssnal --ssnal-option handover=0 --timeout 120
     python tools/bench_ssnal_grid.py --check
 """
 import argparse
@@ -51,9 +55,11 @@ DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing")
 GAMMAS = "1/n,0.05,0.5"       # "1/n": 1/n_features of the training file, LIBSVM's default
 CS = "0.1,1,10"
 THREADS = 2
-SIDES = (("fastsvm", "ssnal"), ("fastsvm", "smo"), ("libsvm", "libsvm"))   # (child side, solver = column)
+SIDES = (("fastsvm", "ssnal"), ("fastsvm", "smo"), ("fastsvm", "block_smo"),
+         ("libsvm", "libsvm"))   # (child side, solver = column)
 TARGET_VS_LIBSVM = 0.5        # SSsNAL time / LIBSVM time
 TARGET_VS_SMO = 1.0           # SSsNAL time / SMO time
+TARGET_VS_BLOCKED = 1.5       # SSsNAL time / block_smo time
 TARGET_ACCURACY_PP = 0.1
 MB = 2**20
 
@@ -63,7 +69,8 @@ MB = 2**20
 def run_side(side, solver, npz, C, gamma, args):
     """One measured run: the child's JSON record, or {"status": "timeout" | "failed", ...}."""
     cmd, env = child_command(side, THREADS, npz, C, gamma, args.e, args.m, solver=solver,   # LIBSVM ignores it
-                             fastsvm_e=args.ssnal_e if solver == "ssnal" else None)
+                             fastsvm_e=args.ssnal_e if solver == "ssnal" else None,
+                             options=args.ssnal_option if solver == "ssnal" else ())
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -77,9 +84,11 @@ def run_side(side, solver, npz, C, gamma, args):
 def bench_cell(X, y, npz, gamma, C, args):
     """{column: summary} of one (gamma, C) cell: medians of the runs, the recomputed dual
     objective and eta of the first run's solution."""
-    runs = {name: [] for _, name in SIDES}
+    runs = {name: [] for _, name in SIDES if name in args.sides}
     for _ in range(args.repeat):
         for side, name in SIDES:
+            if name not in runs:
+                continue
             if runs[name] and runs[name][-1]["status"] != "ok":
                 continue    # a side that timed out or failed is not run again in this cell
             runs[name].append(run_side(side, name, npz, C, gamma, args))
@@ -87,7 +96,7 @@ def bench_cell(X, y, npz, gamma, C, args):
             print(f"  gamma {gamma:.4g} C {C:g} {name}: "
                   + (f"{r['seconds']:.2f} s" if r["status"] == "ok" else r["status"] + " " + r.get("error", "")),
                   file=sys.stderr, flush=True)
-    cell = {}
+    cell = {name: {"status": "not run"} for _, name in SIDES if name not in runs}
     for name, rs in runs.items():
         ok = [r for r in rs if r["status"] == "ok"]
         if len(ok) < len(rs):
@@ -120,6 +129,24 @@ def positive_values(text, allow_default=False):
     return values
 
 
+def sides_of(text):
+    """A comma-separated list of side names (argparse type)."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    known = [name for _, name in SIDES]
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"sides are some of {', '.join(known)} (got {text!r})")
+    return names
+
+
+def option_of(text):
+    """name=value (argparse type)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError("options are name=value")
+    return name, value
+
+
 def shown(values):
     return ", ".join("1/n" if v is None else f"{v:g}" for v in values)
 
@@ -149,28 +176,33 @@ def append_json(path, row):
 
 # ---------------------------------------------------------------- report
 
-HEADER = ("| dataset | γ | C | s SSsNAL / SMO / LIBSVM | SSsNAL / LIBSVM | SSsNAL / SMO "
-          "| test acc. SSsNAL / SMO / LIBSVM | Δacc. SSsNAL − LIBSVM (pp) | peak MB SSsNAL / SMO / LIBSVM "
-          "| η SSsNAL / SMO / LIBSVM | dual obj. SSsNAL / SMO / LIBSVM | dual obj. rel. diff. SSsNAL − LIBSVM "
-          "| nSV SSsNAL / SMO / LIBSVM "
+SIDE_NAMES = "SSsNAL / SMO / block_smo / LIBSVM"
+HEADER = (f"| dataset | γ | C | s {SIDE_NAMES} | SSsNAL / LIBSVM | SSsNAL / SMO | SSsNAL / block_smo "
+          f"| test acc. {SIDE_NAMES} | Δacc. SSsNAL − LIBSVM (pp) | peak MB {SIDE_NAMES} "
+          f"| η {SIDE_NAMES} | dual obj. {SIDE_NAMES} | dual obj. rel. diff. SSsNAL − LIBSVM "
+          f"| nSV {SIDE_NAMES} "
           "| targets |")
 RULE = "|" + "---|" * (HEADER.count(" | ") + 1)
 
 
 def targets(cell, m):
-    """{target: True / False / None (not measurable: a side timed out or failed)} of one cell."""
-    s, smo, lib = (cell[name] for _, name in SIDES)
+    """{target: True / False / None (not measurable: a side timed out, failed or was not run)} of
+    one cell."""
+    s, smo, blocked, lib = (cell[name] for _, name in SIDES)
     ok = {name: cell[name]["status"] == "ok" for _, name in SIDES}
+    if s["status"] == "not run":
+        return {"vs LIBSVM": None, "vs SMO": None, "vs block_smo": None, "accuracy": None, "memory": None}
     if not ok["ssnal"]:
-        return {"vs LIBSVM": False, "vs SMO": False, "accuracy": False, "memory": False}
+        return {"vs LIBSVM": False, "vs SMO": False, "vs block_smo": False, "accuracy": False, "memory": False}
     return {"vs LIBSVM": s["seconds"] <= TARGET_VS_LIBSVM * lib["seconds"] if ok["libsvm"] else None,
             "vs SMO": s["seconds"] <= TARGET_VS_SMO * smo["seconds"] if ok["smo"] else None,
+            "vs block_smo": s["seconds"] <= TARGET_VS_BLOCKED * blocked["seconds"] if ok["block_smo"] else None,
             "accuracy": (abs(s["accuracy"] - lib["accuracy"]) * 100 <= TARGET_ACCURACY_PP + 1e-9
                          if ok["libsvm"] else None),
             "memory": s["peak"] <= lib["peak"] + m * MB if ok["libsvm"] else None}
 
 
-def _three(cell, fmt):
+def _each(cell, fmt):
     return " / ".join(fmt(cell[name]) if cell[name]["status"] == "ok" else cell[name]["status"]
                       for _, name in SIDES)
 
@@ -196,13 +228,14 @@ def cell_line(name, c, args):
     if cell["ssnal"]["status"] == "timeout":
         verdict += f" (SSsNAL > {args.timeout:g} s)"
     return (f"| {name} | {c['gamma']:.4g} | {c['C']:g} "
-            f"| {_three(cell, lambda r: format(r['seconds'], '.2f'))} "
+            f"| {_each(cell, lambda r: format(r['seconds'], '.2f'))} "
             f"| {_ratio(cell, 'ssnal', 'libsvm')} | {_ratio(cell, 'ssnal', 'smo')} "
-            f"| {_three(cell, lambda r: format(100 * r['accuracy'], '.2f') + '%')} | {dacc} "
-            f"| {_three(cell, lambda r: format(r['peak'] / MB, '.0f'))} "
-            f"| {_three(cell, lambda r: format(r['eta'], '.1e'))} "
-            f"| {_three(cell, lambda r: format(r['objective'], '.7g'))} | {dobj} "
-            f"| {_three(cell, lambda r: str(r['n_sv']))} | {verdict} |")
+            f"| {_ratio(cell, 'ssnal', 'block_smo')} "
+            f"| {_each(cell, lambda r: format(100 * r['accuracy'], '.2f') + '%')} | {dacc} "
+            f"| {_each(cell, lambda r: format(r['peak'] / MB, '.0f'))} "
+            f"| {_each(cell, lambda r: format(r['eta'], '.1e'))} "
+            f"| {_each(cell, lambda r: format(r['objective'], '.7g'))} | {dobj} "
+            f"| {_each(cell, lambda r: str(r['n_sv']))} | {verdict} |")
 
 
 def markdown_rows(row, args):
@@ -211,14 +244,17 @@ def markdown_rows(row, args):
 
 def header_line(args, load_before):
     mode = f"quick mode ({QUICK_TRAIN} training / {QUICK_TEST} test rows per set), " if args.quick else ""
-    return (f"{machine_line(load_before)}. {mode}C-SVC, RBF kernel, -e {args.e:g} -m {args.m:g} for all three sides"
-            + (f" (SSsNAL -e {args.ssnal_e:g})" if args.ssnal_e else "") + ", "
+    options = " ".join(f"-o {name}={value}" for name, value in args.ssnal_option)
+    return (f"{machine_line(load_before)}. {mode}C-SVC, RBF kernel, -e {args.e:g} -m {args.m:g} for every side"
+            + (f" (SSsNAL -e {args.ssnal_e:g})" if args.ssnal_e else "")
+            + (f" (SSsNAL {options})" if options else "") + ", "
             f"{THREADS} threads each (fastsvm n_jobs, LIBSVM OMP_NUM_THREADS); γ in {shown(args.gammas)} "
             f"(1/n = 1/n_features), C in {shown(args.Cs)}. Median of {args.repeat} run(s), interleaved, each a "
             f"fresh process; per-run limit {args.timeout:g} s. Wall time of training only; peak = extra "
             "resident memory during training; η (relative KKT residual, ALGORITHMS.md §0) and the dual "
             "objective recomputed here from each returned dual vector. Targets: SSsNAL <= "
-            f"{TARGET_VS_LIBSVM:g}x LIBSVM and <= {TARGET_VS_SMO:g}x SMO in time, accuracy within "
+            f"{TARGET_VS_LIBSVM:g}x LIBSVM, <= {TARGET_VS_SMO:g}x SMO and <= {TARGET_VS_BLOCKED:g}x block_smo "
+            "in time, accuracy within "
             f"{TARGET_ACCURACY_PP:g} pp of LIBSVM, peak <= LIBSVM's + -m.")
 
 
@@ -260,6 +296,8 @@ def check(args, tmpdir):
     save(npz, X, y, Xt, yt)
     gamma, C, failures = 0.05, 1.0, []
     for side, name in SIDES:
+        if name not in args.sides:
+            continue
         run = run_side(side, name, npz, C, gamma, args)
         if run["status"] != "ok":
             failures.append(f"{name}: {run['status']} {run.get('error', '')}")
@@ -287,10 +325,14 @@ def main(argv=None):
                     help="comma-separated; 1/n = 1/n_features (default %(default)s)")
     ap.add_argument("--Cs", default=CS, type=positive_values, help="comma-separated (default %(default)s)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per side and cell (medians)")
-    ap.add_argument("--e", type=float, default=1e-3, help="stopping tolerance (-e) of all three sides")
+    ap.add_argument("--e", type=float, default=1e-3, help="stopping tolerance (-e) of every side")
     ap.add_argument("--ssnal-e", type=float, default=None,
                     help="SSsNAL's tolerance (eta) alone, e.g. to reach the eta SMO and LIBSVM reach at -e")
-    ap.add_argument("--m", type=float, default=100.0, help="kernel cache MB (-m) of all three sides")
+    ap.add_argument("--sides", default=",".join(name for _, name in SIDES), type=sides_of,
+                    help="comma-separated sides to run (default %(default)s)")
+    ap.add_argument("--ssnal-option", type=option_of, action="append", default=[],
+                    help="an -o name=value of the ssnal side (e.g. handover=0), repeatable")
+    ap.add_argument("--m", type=float, default=100.0, help="kernel cache MB (-m) of every side")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds after which a run is killed")
     ap.add_argument("--quick", action="store_true", help=f"train on seeded {QUICK_TRAIN}-row subsets")
     ap.add_argument("--check", action="store_true", help="check the eta / objective recomputation on one quick cell")

@@ -36,6 +36,8 @@ class Config:
                              low_open=True, kernels=NONLINEAR)
     theta: float = option(0.0, "margin band whose rows join the working set", low=0.0,
                           kernels=NONLINEAR)
+    handover: int = option(1, "hand the current point to block_smo once the rounds cost a share of a blocked "
+                           "solve (0: never)", low=0, below=2, kernels=NONLINEAR)
 
     # ---- the sigma schedule and the inner tolerance (schedule.py)
     primal_lag: float = 0.1        # sigma grows while the AL primal residual is >= this fraction of eta
@@ -97,6 +99,15 @@ class Config:
     coordinate_max_epochs: int = 50
     # ---- the kernel front end (kernel.py, working_set.py)
     kernel_max_rounds: int = 50    # working-set rounds
+    # the hand-over (handover.py): a blocked solve is estimated at this many of its kernel rows per
+    # support vector, handover_min_rows at least (its first working sets' rows), and the solve may
+    # spend this share of it before it hands over: the low end of block_smo's measured rows, so the
+    # estimate stays below its time (tools/bench_ssnal_grid.py measures both sides)
+    handover_rows: float = 2.0
+    handover_min_variables: int = 6000  # where block_smo's fixed costs are paid back (solver "auto")
+    handover_min_rows: int = 2048
+    handover_share: float = 0.5
+    handover_probe_rows: int = 128  # block_smo's kernel rows timed for the estimate
     # rows joining the working set per round at most, the largest KKT violations first: a warm start
     # far from the solution (random Fourier features at a large gamma) marks ~10k rows of w8a at
     # gamma = 0.05, and on all of them at once the Newton systems reach |J| ~ 5,000 (CG on columns

@@ -51,6 +51,11 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    gradient kept on every row (recomputed in float64 before the stop below
    Config.exact_gradient_tol, where the float32 columns' rounding reaches eta's scale).
 
+4. Hand-over (handover.py, docs/ssnal.md): where the free sets make the rounds dearer than a
+   blocked solve, the solve stops once it has spent Config.handover_share of an estimate of
+   one and hands its point (or LIBSVM's cold start) to solver "block_smo"; -o handover=0
+   forbids it.
+
 The sigmoid kernel matrix is indefinite in general and (P) then nonconvex: the method still
 reaches a KKT point (as SMO does) while the Newton matrices on the free sets stay positive
 definite, and stops with a clear FastSVMError when one is not.
@@ -72,6 +77,7 @@ from ...problems.dual import OverDual, SvmDual, kkt_residual, svm_dual
 from ...problems.vector import dot, norm
 from ..base import Kernel, Solution, SolveStatus, Subproblem, checked_arrays
 from .config import DEFAULT_MAX_OUTER, DEFAULT_TOL, NONLINEAR
+from .handover import StepClock, hand_over, handover_budget
 from .kernel_inner import KernelCounters, RoundContext, solve_working_set
 from .schedule import first_sigma
 from .warm import warm_start
@@ -200,6 +206,16 @@ def first_point(sub, dual, config, tol):
                        "eta": warm.stop_measure}
 
 
+def handed_over(sub, dual, x, reason, when, warm, history, details, n_iter):
+    """The hand-over's progress line, then block_smo's solution (handover.hand_over) from x when
+    ``warm``, else from LIBSVM's cold start."""
+    if sub.log is not None:
+        free = int(np.count_nonzero((x > 0) & (x < dual.K.upper)))
+        sub.log(f"ssnal: handing over to block_smo {when} ({int(np.count_nonzero(x))} support vectors, {free} free): "
+                f"{reason}; " + ("from this point" if warm else "from 0") + "; -o handover=0 forbids it")
+    return hand_over(sub, x if warm else None, reason, history=history, details=details, n_iter=n_iter)
+
+
 def solve_kernel(sub: Subproblem, config) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem with an RBF, polynomial or sigmoid kernel."""
     params = sub.params
@@ -223,6 +239,16 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
 
     k = sub.kernel
     threads = max(1, int(sub.n_threads))
+    time_budget = handover_budget(config, t0, dual.X, k, threads, x, dual.n)
+    reason = None if time_budget is None else time_budget.reason()
+    if reason is not None:
+        # before the gradient the point's worth is unknown, and spurious support vectors of the
+        # warm start would cost block_smo more rows than its cold start
+        times["total"] = time.perf_counter() - t0
+        return handed_over(sub, dual, x, reason, "after the warm start", warm=False, history=[],
+                           details={"rounds": 0, "time": times, "warm_start": started, "sigma0": sigma0,
+                                    "tol": tol},
+                           n_iter=0)
     products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, threads, sub.stop)
     budget = int(params.cache_size * (1 << 20))
     check_kernel_cache(params.cache_size, dual.n)
@@ -235,7 +261,8 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
     history = []
     counters = KernelCounters()
     run = RoundContext(tol=tol, max_outer=max_outer, counters=counters, stop=sub.stop,
-                       log=log, t0=t0)
+                       log=log, t0=t0, budget=time_budget,
+                       clock=StepClock(cubic_from=config.always_dense_j))
     eta, b = kkt_residual(x, grad, dual.K)
     b_last = b
     status = SolveStatus.MAX_ITER
@@ -267,6 +294,11 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
             target_scale *= 0.1              # no violators outside U: solve U more tightly
         if new.shape[0] == 0 and ws_rows.shape[0] == 0:
             break                            # nothing to work on (eta is rounding-limited)
+        if time_budget is not None:
+            time_budget.support = int(np.count_nonzero(x))
+            run.handover = time_budget.reason()
+            if run.handover is not None:
+                break
         in_set[new] = True
         ws_rows = np.concatenate([ws_rows, new])
         ws = None                # the last round's kept values of K_UU released before the new ones
@@ -284,6 +316,9 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
         x_new, hx_new, sigma, lam = solve_working_set(ws, x_u, hx, sigma0, target, run, entry["dual"])
         if not math.isnan(lam):
             b_last = lam
+        if run.handover is not None:
+            x[ws.vars] = x_new               # feasible: the round keeps a^T x over U
+            break
         t_update = time.perf_counter()
         times["working_set"] = times.get("working_set", 0.0) + t_update - t_round
         update_outside(dual, products, ws, x, grad, x_new, hx_new, in_set, stats)
@@ -293,6 +328,15 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
 
     stats["kernel_values"] += int(cache.n_computed)
     times["total"] = time.perf_counter() - t0
+    details = {"newton": counters.newton, "rounds": rounds, "working_set": int(in_set.sum()),
+               "trials": counters.trials, "cg": counters.cg, "systems": dict(counters.systems),
+               "sigma": sigma, "b_kkt": b, "time": times, "kernel_values": stats["kernel_values"],
+               "warm_start": started, "sigma0": sigma0, "tol": tol}
+    if run.handover is not None:
+        # a point above LIBSVM's cold start (f(0) = 0; the warm start's at a large gamma) would only
+        # give block_smo support vectors to undo; the round's steps lower f from its start's
+        return handed_over(sub, dual, x, run.handover, f"at round {rounds}", warm=history[-1]["dual"] < 0.0,
+                           history=history, details=details, n_iter=counters.outer)
     n = dual.n
     coef = dual.K.a * x if sub.formulation == "c_svc" else x[:n] - x[n:]
     return Solution(
@@ -305,8 +349,5 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
         upper=np.asarray(sub.upper, dtype=np.float64),
         status=status,
         history=history,
-        details={"newton": counters.newton, "rounds": rounds, "working_set": int(in_set.sum()),
-                 "trials": counters.trials, "cg": counters.cg, "systems": dict(counters.systems),
-                 "sigma": sigma, "b_kkt": b, "time": times, "kernel_values": stats["kernel_values"],
-                 "warm_start": started, "sigma0": sigma0, "tol": tol},
+        details=details,
     )

@@ -2,13 +2,14 @@
 coefficients (KernelInner), the linear solver's sigma schedule and line search."""
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..._core._linesearch import line_point
 from ...problems.dual import kkt_residual
 from ...problems.vector import dot, norm
+from .handover import HandoverBudget, StepClock
 from .kernel_newton import newton_direction, not_psd
 from .linesearch import line_minimum
 from .schedule import REJECTED_NOTE, next_sigma
@@ -87,7 +88,8 @@ class KernelInner:
 @dataclass
 class RoundContext:
     """What every round's solve_working_set shares: the tolerance, the AL iterations allowed in
-    all, the work counters, the stop flag, the log and the start time."""
+    all, the work counters, the stop flag, the log and the start time; the hand-over's budget
+    (None: forbidden) and, once it is spent, why (``handover``)."""
 
     tol: float
     max_outer: int
@@ -95,6 +97,9 @@ class RoundContext:
     stop: np.ndarray
     log: object
     t0: float
+    budget: HandoverBudget | None = None
+    handover: str | None = None
+    clock: StepClock = field(default_factory=lambda: StepClock(cubic_from=0))
 
 
 def solve_working_set(ws, x, hx, sigma, target, run, objective):
@@ -102,7 +107,8 @@ def solve_working_set(ws, x, hx, sigma, target, run, objective):
     until its KKT residual |x - Pi(x - grad)| is <= target or max_outer AL iterations were done
     in all. ``objective`` is f at the start (whole problem; f - f_start = D.(grad_start +
     Q_UU D / 2) over the step D on U, so it stays exact). Returns (x, hx, sigma, lam): lam the
-    multiplier of the last projection (NaN if none)."""
+    multiplier of the last projection (NaN if none). When the hand-over's budget (run.budget)
+    would be passed by the next Newton step, run.handover says why and x is the last AL iterate."""
     tol, max_outer, counters, stop, log, cfg = run.tol, run.max_outer, run.counters, run.stop, run.log, ws.cfg
     lam = math.nan
     x_start, grad_start, hx_start = x, hx + ws.c, hx
@@ -121,8 +127,15 @@ def solve_working_set(ws, x, hx, sigma, target, run, objective):
             inner_ok = gnorm <= eps / math.sqrt(sigma)
             if inner_ok or steps >= cfg.max_newton:
                 break
+            free = inner.J.shape[0]
+            if run.budget is not None:
+                run.handover = run.budget.reason(run.clock.predict(free), free)
+                if run.handover is not None:
+                    return x, hx, sigma, lam
+            t_step = time.perf_counter()
             delta, hdelta = newton_direction(ws, inner.J, r, hr, sigma, counters)
             alpha = inner.step(delta, hdelta, r, counters)
+            run.clock.record(time.perf_counter() - t_step, free)
             steps += 1
             counters.newton += 1
             if alpha < 1e-10:
