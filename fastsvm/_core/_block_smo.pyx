@@ -172,7 +172,7 @@ cdef class BlockSMO:
     cdef int* idx_a
     cdef double* key_b
     cdef int* idx_b
-    cdef double* Qw
+    cdef float* Qw                       # the block of Q: +-1 times float32 kernel values, exact in float32
     cdef double* la
     cdef double* lg
     cdef int* ws_slot
@@ -241,7 +241,7 @@ cdef class BlockSMO:
         self.idx_a = <int*>malloc(keys * sizeof(int))
         self.key_b = <double*>malloc(keys * sizeof(double))
         self.idx_b = <int*>malloc(keys * sizeof(int))
-        self.Qw = <double*>malloc(<Py_ssize_t>w * w * sizeof(double))
+        self.Qw = <float*>malloc(<Py_ssize_t>w * w * sizeof(float))
         self.la = <double*>malloc(w * sizeof(double))
         self.lg = <double*>malloc(w * sizeof(double))
         self.ws_slot = <int*>malloc(w * sizeof(int))
@@ -592,20 +592,20 @@ cdef class BlockSMO:
         """Row a of the block Qw from its kernel row's slot."""
         cdef int w = self.ws_size, k, b
         cdef const float* row = self.slot_data + <Py_ssize_t>self.ws_slot[a] * self.stride
-        cdef double* out = self.Qw + <Py_ssize_t>a * w
+        cdef float* out = self.Qw + <Py_ssize_t>a * w
         cdef int ya = self.y[self.ws[a]]
         for k in range(w):
             b = self.ws_order[k]
-            out[b] = ya * self.y[self.ws[b]] * <double>row[self.ws_col[k]]
+            out[b] = (ya * self.y[self.ws[b]]) * row[self.ws_col[k]]
 
     cdef void among_row(self, int a, int m) noexcept nogil:
         """Row a of the block Qw from the kernel values among the working set's m data rows."""
         cdef int w = self.ws_size, b
         cdef const float* row = self.among + <Py_ssize_t>self.row_pos[self.index[self.ws[a]]] * m
-        cdef double* out = self.Qw + <Py_ssize_t>a * w
+        cdef float* out = self.Qw + <Py_ssize_t>a * w
         cdef int ya = self.y[self.ws[a]]
         for b in range(w):
-            out[b] = ya * self.y[self.ws[b]] * <double>row[self.row_pos[self.index[self.ws[b]]]]
+            out[b] = (ya * self.y[self.ws[b]]) * row[self.row_pos[self.index[self.ws[b]]]]
 
     cdef inline bint local_upper(self, int a) noexcept nogil:
         return self.la[a] >= self.C[self.ws[a]]
@@ -619,9 +619,9 @@ cdef class BlockSMO:
         cdef int w = self.ws_size, t, j, ip = -1, in_ = -1, i, best = -1
         cdef double gp = -INFINITY, gn = -INFINITY, gp2 = -INFINITY, gn2 = -INFINITY
         cdef double grad_diff, quad, obj, obj_min = INFINITY, g_i
-        cdef const double* Q_i
-        cdef const double* Q_p
-        cdef const double* Q_n
+        cdef const float* Q_i
+        cdef const float* Q_p
+        cdef const float* Q_n
         cdef signed char yt
         for t in range(w):
             yt = self.y[self.ws[t]]
@@ -704,8 +704,8 @@ cdef class BlockSMO:
     cdef int local_step(self, int i, int j) noexcept nogil:
         """LIBSVM's two-variable step on working-set members i and j, and the subproblem's G."""
         cdef int w = self.ws_size, k
-        cdef const double* Q_i = self.Qw + <Py_ssize_t>i * w
-        cdef const double* Q_j = self.Qw + <Py_ssize_t>j * w
+        cdef const float* Q_i = self.Qw + <Py_ssize_t>i * w
+        cdef const float* Q_j = self.Qw + <Py_ssize_t>j * w
         cdef double* a = self.la
         cdef double* G = self.lg
         cdef double C_i = self.C[self.ws[i]], C_j = self.C[self.ws[j]]

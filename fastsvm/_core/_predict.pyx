@@ -14,8 +14,10 @@
 # them at a time, each row's stored values scaling lines of the table
 # (fastsvm_sparse_row_dots_exact) -- the same products summed in the same order as the dot product
 # above, without FMA: the same bits, vectorized. Dense rows (a C-ordered float64 array) take a tile's
-# dot products from the table by one dgemm (docs/blocked_solver.md): BLAS's sums, not LIBSVM's
-# bits; the caller keeps BLAS on one thread, as our threads call it.
+# dot products from the table a chunk of support vectors at a time by dgemm (docs/blocked_solver.md):
+# BLAS's sums, not LIBSVM's bits; the caller keeps BLAS on one thread, as our threads call it.
+# A classifier's decision values sum their terms in four partial sums (only their signs, and %g
+# probabilities, are written); regression and one-class models in LIBSVM's one sum, in order.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
 from libc.string cimport memcpy, memset
@@ -37,6 +39,7 @@ cdef enum:
     TILE_ROWS = 32        # rows against one chunk of support vectors
     SV_CHUNK = 512        # support vectors of a chunk: its table lines stay in L2 over a tile
     TABLE_MAX_BYTES = 1 << 28   # the feature-major table of the support vectors at most
+    DENSE_ROWS = 128      # dense rows per dgemm tile: each chunk of the table read once for them
 
 
 cdef struct Machine:
@@ -111,21 +114,44 @@ cdef void kernel_values(const Machine* m, CSR X, int i, const double* x_dense, i
         kernel_from_dots(m, kvalue, row_sqnorm(X, i))
 
 
-cdef inline void kernel_from_dots(const Machine* m, double* kv, double x_sqnorm) noexcept nogil:
-    """kv[s] = k(x, sv_s) from kv[s] = x . sv_s: the RBF's exponentials in one vectorized block."""
+cdef inline void kernel_from_dots_at(const Machine* m, double* kv, double x_sqnorm, int c0, int g) noexcept nogil:
+    """kv[s] = k(x, sv_(c0+s)) for s < g from kv[s] = x . sv_(c0+s): the RBF's exponentials in one
+    vectorized block."""
     cdef int s
     if m.kernel.kind == RBF:
-        for s in range(m.n_sv):
-            kv[s] = m.kernel.gamma * (x_sqnorm + m.sv_sqnorm[s] - 2.0 * kv[s])
-        exp_neg_block(kv, m.n_sv)
+        for s in range(g):
+            kv[s] = m.kernel.gamma * (x_sqnorm + m.sv_sqnorm[c0 + s] - 2.0 * kv[s])
+        exp_neg_block(kv, g)
     else:
-        for s in range(m.n_sv):
-            kv[s] = kernel_from_dot(m.kernel, kv[s], x_sqnorm, m.sv_sqnorm[s])
+        for s in range(g):
+            kv[s] = kernel_from_dot(m.kernel, kv[s], x_sqnorm, m.sv_sqnorm[c0 + s])
+
+
+cdef inline void kernel_from_dots(const Machine* m, double* kv, double x_sqnorm) noexcept nogil:
+    kernel_from_dots_at(m, kv, x_sqnorm, 0, m.n_sv)
+
+
+cdef inline double sum4(const double* c, const double* k, int lo, int hi) noexcept nogil:
+    """sum of c[t] k[t] over lo <= t < hi in four interleaved partial sums: a fixed order (the
+    same bits everywhere) that is not one chain of dependent additions."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef int t = lo
+    while t + 4 <= hi:
+        s0 += c[t] * k[t]
+        s1 += c[t + 1] * k[t + 1]
+        s2 += c[t + 2] * k[t + 2]
+        s3 += c[t + 3] * k[t + 3]
+        t += 4
+    while t < hi:
+        s0 += c[t] * k[t]
+        t += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef void combine(const Machine* m, const double* kvalue, double* out) noexcept nogil:
-    """out[p] for every pair p (one-vs-one) or out[0] (regression, one-class); the kernel values
-    themselves for a Machine of kernel_values."""
+    """out[p] for every pair p (one-vs-one, whose labels only need the sign: sums in four
+    partial sums) or out[0] (regression, one-class: LIBSVM's one sum in order, its bits); the
+    kernel values themselves for a Machine of kernel_values."""
     cdef int a, b, t, p = 0
     cdef Py_ssize_t l = m.n_sv
     cdef double s
@@ -144,12 +170,8 @@ cdef void combine(const Machine* m, const double* kvalue, double* out) noexcept 
         for b in range(a + 1, m.nr_class):
             coef_a = m.coef + (b - 1) * l   # class a's coefficients in classifier (a, b)
             coef_b = m.coef + a * l         # class b's coefficients in classifier (a, b)
-            s = 0.0
-            for t in range(m.start[a], m.start[a + 1]):
-                s += coef_a[t] * kvalue[t]
-            for t in range(m.start[b], m.start[b + 1]):
-                s += coef_b[t] * kvalue[t]
-            out[p] = s - m.rho[p]
+            out[p] = (sum4(coef_a, kvalue, m.start[a], m.start[a + 1])
+                      + sum4(coef_b, kvalue, m.start[b], m.start[b + 1])) - m.rho[p]
             p += 1
 
 
@@ -201,41 +223,76 @@ cdef void decision_tiles(const Machine* m, CSR X, int lo, int hi, double* kvalue
                       out, n_dec)
 
 
-cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, int hi, double* kvalue,
+cdef void add_chunk(const Machine* m, const double* kv, int c0, int c1, double* acc) noexcept nogil:
+    """acc[p] += support vectors c0 .. c1-1's part of decision p's sum (kv[s - c0] = k(x, sv_s))."""
+    cdef int a, b, p = 0, lo, hi
+    cdef Py_ssize_t l = m.n_sv
+    if not m.one_vs_one:
+        acc[0] += sum4(m.coef + c0, kv, 0, c1 - c0)
+        return
+    for a in range(m.nr_class):
+        for b in range(a + 1, m.nr_class):
+            lo, hi = max(m.start[a], c0), min(m.start[a + 1], c1)   # class a's, coefficients in row b - 1
+            if lo < hi:
+                acc[p] += sum4(m.coef + (b - 1) * l + c0, kv, lo - c0, hi - c0)
+            lo, hi = max(m.start[b], c0), min(m.start[b + 1], c1)   # class b's, in row a
+            if lo < hi:
+                acc[p] += sum4(m.coef + a * l + c0, kv, lo - c0, hi - c0)
+            p += 1
+
+
+cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, int hi, double* work,
                               double* out, int n_dec) noexcept nogil:
-    """Dense rows lo .. hi-1 (at most TILE_ROWS, p values each): their dot products with every support
-    vector by one dgemm from the table (row i's in its row_slice(n_sv) of kvalue), then as decision_tile."""
-    cdef int i, f, rows = hi - lo, g = m.n_sv, k = min(p, m.sv_cols)
-    cdef int lda = <int>m.stride, ldc = <int>row_slice(m.n_sv)
-    cdef double one = 1.0, zero = 0.0, x_sqnorm
+    """Dense rows lo .. hi-1 (at most DENSE_ROWS, p values each), a chunk of SV_CHUNK support
+    vectors at a time: the chunk's dot products by one dgemm from the table, made kernel values and
+    added to each decision's sum (in chunk order: the same bits for any thread count)."""
+    cdef int i, r, f, c0, g, rows = hi - lo, k = min(p, m.sv_cols), q
+    cdef int lda = <int>m.stride, ldc = SV_CHUNK
+    cdef double one = 1.0, zero = 0.0, t
     cdef char no = b'N'
     cdef const double* x
-    cdef double* kv
-    if k > 0:
-        # column-major: kvalue^T (g x rows) = table^T (g x k) . X[lo:hi, :k]^T (k x rows)
-        dgemm(&no, &no, &g, &rows, &k, &one, <double*>m.table, &lda, <double*>(X + <Py_ssize_t>lo * p), &p,
-              &zero, kvalue, &ldc)
-    else:
-        memset(kvalue, 0, <size_t>rows * ldc * sizeof(double))
-    for i in range(lo, hi):
-        kv = kvalue + <Py_ssize_t>(i - lo) * ldc
-        x = X + <Py_ssize_t>i * p
-        x_sqnorm = 0.0
+    cdef double* kbuf = work                                  # rows x SV_CHUNK dot products
+    cdef double* sq = work + <Py_ssize_t>DENSE_ROWS * SV_CHUNK  # the rows' squared norms
+    cdef double* acc = sq + DENSE_ROWS                          # rows x n_dec sums
+    for r in range(rows):
+        x = X + <Py_ssize_t>(lo + r) * p
+        t = 0.0
         for f in range(p):
-            x_sqnorm += x[f] * x[f]
-        kernel_from_dots(m, kv, x_sqnorm)
-        combine(m, kv, out + <Py_ssize_t>i * n_dec)
+            t += x[f] * x[f]
+        sq[r] = t
+    memset(acc, 0, <size_t>rows * n_dec * sizeof(double))
+    c0 = 0
+    while c0 < m.n_sv:
+        g = min(<int>SV_CHUNK, m.n_sv - c0)
+        if k > 0:
+            # column-major: kbuf^T (g x rows) = table[:, c0:c0+g]^T (g x k) . X[lo:hi, :k]^T (k x rows)
+            dgemm(&no, &no, &g, &rows, &k, &one, <double*>(m.table + c0), &lda,
+                  <double*>(X + <Py_ssize_t>lo * p), &p, &zero, kbuf, &ldc)
+        else:
+            memset(kbuf, 0, <size_t>rows * ldc * sizeof(double))
+        for r in range(rows):
+            kernel_from_dots_at(m, kbuf + <Py_ssize_t>r * ldc, sq[r], c0, g)
+            add_chunk(m, kbuf + <Py_ssize_t>r * ldc, c0, c0 + g, acc + <Py_ssize_t>r * n_dec)
+        c0 += g
+    for r in range(rows):
+        i = lo + r
+        for q in range(n_dec):
+            out[<Py_ssize_t>i * n_dec + q] = acc[<Py_ssize_t>r * n_dec + q] - m.rho[q]
 
 
-cdef void decision_tiles_dense(const Machine* m, const double* X, int p, int lo, int hi, double* kvalue,
+cdef inline Py_ssize_t dense_work(const Machine* m, int n_dec) noexcept nogil:
+    """doubles of one thread's buffer in decision_tile_dense"""
+    return <Py_ssize_t>DENSE_ROWS * (SV_CHUNK + 1 + n_dec)
+
+
+cdef void decision_tiles_dense(const Machine* m, const double* X, int p, int lo, int hi, double* work,
                                double* out, int n_dec, int n_threads) noexcept nogil:
-    """decision_tiles over dense rows."""
-    cdef int tile, t, tiles = (hi - lo + TILE_ROWS - 1) // TILE_ROWS
-    cdef Py_ssize_t per_thread = <Py_ssize_t>TILE_ROWS * row_slice(m.n_sv)
+    """Rows lo .. hi-1 by tiles of DENSE_ROWS; thread t uses the t-th dense_work of ``work``."""
+    cdef int tile, t, tiles = (hi - lo + DENSE_ROWS - 1) // DENSE_ROWS
     for tile in prange(tiles, num_threads=max(1, min(n_threads, tiles)), schedule="dynamic"):
         t = threadid()
-        decision_tile_dense(m, X, p, lo + tile * TILE_ROWS, min(hi, lo + (tile + 1) * TILE_ROWS),
-                            kvalue + t * per_thread, out, n_dec)
+        decision_tile_dense(m, X, p, lo + tile * DENSE_ROWS, min(hi, lo + (tile + 1) * DENSE_ROWS),
+                            work + t * dense_work(m, n_dec), out, n_dec)
 
 
 cdef void decision_block(const Machine* m, CSR X, int lo, int hi, double* dense, int width,
@@ -389,17 +446,17 @@ cdef class DecisionFunction:
     def compute_dense(self, const double[:, ::1] X, double[:, ::1] out, int n_threads=1):
         """compute() for the rows of a dense C-ordered X (reads_dense models only): BLAS's dot
         products, so values within rounding of compute()'s on the same rows as CSR."""
-        if self.m.table == NULL:
+        if self.m.table == NULL or self.m.kernel_values:
             raise ValueError("this model holds no table of its support vectors: predict CSR rows")
         if out.shape[0] != X.shape[0] or out.shape[1] != self.n_dec:
             raise ValueError("output has the wrong shape")
         cdef int n = X.shape[0], p = X.shape[1]
         if n == 0 or self.n_dec == 0:
             return
-        n_threads = max(1, min(n_threads, (n + TILE_ROWS - 1) // TILE_ROWS))
-        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * TILE_ROWS * row_slice(self.m.n_sv))
+        n_threads = max(1, min(n_threads, (n + DENSE_ROWS - 1) // DENSE_ROWS))
+        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * dense_work(&self.m, self.n_dec))
         cdef double work = <double>self.m.n_sv * (p + max(self.m.nr_class - 1, 1)) + p + 1.0
-        cdef int block = <int>min(max(BLOCK_WORK / work, <double>TILE_ROWS * n_threads), <double>n)
+        cdef int block = <int>min(max(BLOCK_WORK / work, <double>DENSE_ROWS * n_threads), <double>n)
         cdef int lo = 0, hi
         cdef const double* xp = &X[0, 0] if p > 0 else NULL
         with nogil:
