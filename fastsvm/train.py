@@ -24,7 +24,7 @@ from .prediction import decision_values
 from .probability import density_marks, fold_orders, platt_parameters, svr_probability
 from .schedule import run_within_budget
 from .solvers import Kernel, Solution, Subproblem, get_solver
-from .solvers.base import solve_path_cold
+from .solvers.base import solve_path_cold, takes_dense
 
 # LIBSVM casts class labels to int
 INT_MIN, INT_MAX = -2**31, 2**31 - 1
@@ -139,7 +139,8 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
         raise FastSVMError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values")
     if X.shape[0] == 0:
         raise FastSVMError("no training data")
-    if is_dense(X) and not (spec.reads_dense and (params.kernel_type or spec.default_kernel) != "precomputed"):
+    if is_dense(X) and ((params.kernel_type or spec.default_kernel) == "precomputed"
+                        or not takes_dense(spec, X.shape[0], params.svm_type)):
         X = to_csr(X)   # once, not once per subproblem
     if not np.all(np.isfinite(y)):
         raise FastSVMError("labels contain NaN or infinity")

@@ -131,3 +131,16 @@ def test_estimators_keep_dense_input_dense(monkeypatch):
     np.testing.assert_allclose(dense.decision_function(X), sparse.decision_function(sp.csr_matrix(X)),
                                rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(dense.predict(np.asfortranarray(X)), sparse.predict(X))
+
+
+def test_auto_keeps_dense_rows_for_its_blocked_pairs_and_gives_smo_the_rest_as_csr(monkeypatch):
+    from fastsvm.solvers import auto
+    X, y = dense_problem(n=360, p=70)          # three classes: pairs of about 240 rows
+    params = Params(solver="auto", gamma=0.02, verbose=False)
+    expected = fit_model(sp.csr_matrix(X), y, Params(solver="smo", gamma=0.02, verbose=False))
+    monkeypatch.setattr(auto, "BLOCKED_FROM", 300)   # the training is blocked, its pairs are not
+    assert auto.blocked(360, "c_svc") and not auto.blocked(240, "c_svc")
+    model = fit_model(X, y, params)
+    assert model.support_vectors.base is X
+    np.testing.assert_array_equal(model.sv_coef, expected.sv_coef)
+    np.testing.assert_array_equal(model.rho, expected.rho)

@@ -20,8 +20,8 @@
 # probabilities, are written); regression and one-class models in LIBSVM's one sum, in order.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.string cimport memcpy, memset
-from scipy.linalg.cython_blas cimport dgemm
 cimport numpy as cnp
 import numpy as np
 
@@ -40,6 +40,23 @@ cdef enum:
     SV_CHUNK = 512        # support vectors of a chunk: its table lines stay in L2 over a tile
     TABLE_MAX_BYTES = 1 << 28   # the feature-major table of the support vectors at most
     DENSE_ROWS = 128      # dense rows per dgemm tile: each chunk of the table read once for them
+
+
+ctypedef void (*dgemm_t)(char* transa, char* transb, int* m, int* n, int* k, double* alpha, double* a, int* lda,
+                         double* b, int* ldb, double* beta, double* c, int* ldc) noexcept nogil
+
+cdef dgemm_t _dgemm = NULL
+
+
+cdef dgemm_t blas_dgemm():
+    """scipy's dgemm, looked up on first use: the commands that never predict dense rows do not load
+    scipy.linalg (tests/test_startup.py)."""
+    global _dgemm
+    if _dgemm == NULL:
+        from scipy.linalg import cython_blas
+        capsule = cython_blas.__pyx_capi__["dgemm"]
+        _dgemm = <dgemm_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+    return _dgemm
 
 
 cdef struct Machine:
@@ -63,6 +80,7 @@ cdef struct Machine:
     const double* table         # feature f of support vector s at table[f * stride + s], or NULL
     Py_ssize_t stride
     bint kernel_values          # a row's output is its kernel values, not its decisions
+    dgemm_t dgemm               # BLAS's, set by compute_dense
 
 
 cdef inline double squared_distance(const double* x_data, const int* x_indices, int x_lo, int x_hi,
@@ -266,8 +284,8 @@ cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, 
         g = min(<int>SV_CHUNK, m.n_sv - c0)
         if k > 0:
             # column-major: kbuf^T (g x rows) = table[:, c0:c0+g]^T (g x k) . X[lo:hi, :k]^T (k x rows)
-            dgemm(&no, &no, &g, &rows, &k, &one, <double*>(m.table + c0), &lda,
-                  <double*>(X + <Py_ssize_t>lo * p), &p, &zero, kbuf, &ldc)
+            m.dgemm(&no, &no, &g, &rows, &k, &one, <double*>(m.table + c0), &lda,
+                    <double*>(X + <Py_ssize_t>lo * p), &p, &zero, kbuf, &ldc)
         else:
             memset(kbuf, 0, <size_t>rows * ldc * sizeof(double))
         for r in range(rows):
@@ -453,6 +471,7 @@ cdef class DecisionFunction:
         cdef int n = X.shape[0], p = X.shape[1]
         if n == 0 or self.n_dec == 0:
             return
+        self.m.dgemm = blas_dgemm()
         n_threads = max(1, min(n_threads, (n + DENSE_ROWS - 1) // DENSE_ROWS))
         cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * dense_work(&self.m, self.n_dec))
         cdef double work = <double>self.m.n_sv * (p + max(self.m.nr_class - 1, 1)) + p + 1.0

@@ -14,15 +14,19 @@ from .base import SolverSpec
 BLOCKED_FROM = 6000
 
 
+def blocked(n_rows, formulation):
+    """Whether a subproblem of n_rows rows goes to block_smo."""
+    return (2 * n_rows if formulation in ("epsilon_svr", "nu_svr") else n_rows) >= BLOCKED_FROM
+
+
 def pick(sub):
     """The SolverSpec that solves ``sub``."""
-    n = sub.y.shape[0]
-    variables = 2 * n if sub.formulation in ("epsilon_svr", "nu_svr") else n
-    return get_solver("block_smo" if variables >= BLOCKED_FROM else "smo")
+    return get_solver("block_smo" if blocked(sub.y.shape[0], sub.formulation) else "smo")
 
 
 def _for(spec, sub):
-    """sub as ``spec`` reads it: dense rows made CSR (the subproblem's only) for a solver that reads CSR."""
+    """sub as ``spec`` reads it: dense rows made CSR (the subproblem's only: a smaller pair of a
+    training whose largest subproblem is blocked) for a solver that reads CSR."""
     if spec.reads_dense or not is_dense(sub.X):
         return sub
     X = sub.X if sub.rows is None else sub.X[sub.rows]
@@ -51,5 +55,6 @@ SPEC = SolverSpec(
     stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
     stops_on_signals=True,
     solve_path=solve_path,
-    reads_dense=True,
+    # dense rows are kept where the whole training (its largest subproblem) is blocked
+    reads_dense=blocked,
 )

@@ -97,6 +97,11 @@ def checked_rows(sub, infinite_bounds=False, dense=False):
     return X, rows, y, upper
 
 
+def takes_dense(spec, n_rows, formulation):
+    """Whether ``spec`` reads the dense rows of a problem of n_rows rows as they are."""
+    return spec.reads_dense(n_rows, formulation) if callable(spec.reads_dense) else bool(spec.reads_dense)
+
+
 def checked_libsvm_problem(sub, spec):
     """(X, rows, y, upper, tol): checked_rows for a solver of LIBSVM's formulations (C_i = inf
     allowed, LIBSVM's hard margin) and LIBSVM's checks of -e, -n and -m."""
@@ -105,7 +110,8 @@ def checked_libsvm_problem(sub, spec):
                              f"(it solves: {', '.join(spec.formulations)})")
     if sub.kernel.kind not in spec.kernels:
         raise ParameterError(f"{spec.name} does not support the {sub.kernel.kind!r} kernel")
-    X, rows, y, upper = checked_rows(sub, infinite_bounds=True, dense=spec.reads_dense)
+    X, rows, y, upper = checked_rows(sub, infinite_bounds=True, dense=takes_dense(spec, sub.y.shape[0],
+                                                                                  sub.formulation))
     params = sub.params
     tol = spec.default_tol if params.tol is None else float(params.tol)
     if not tol > 0:
@@ -386,9 +392,10 @@ class SolverSpec:
     # solve_nu_path(sub, nus) -> [Solution per nu]: the problems of an increasing nu grid (nu_svc,
     # one_class) in order, reusing work; None: the trainer solves them one by one
     solve_nu_path: Callable[[Subproblem, Sequence[float]], list] | None = None
-    # its solve reads dense rows (fastsvm.csr.to_rows) as they are: the trainer hands it dense
-    # input unchanged, every other solver gets it as CSR
-    reads_dense: bool = False
+    # its solve reads dense rows (fastsvm.csr.to_rows) as they are (or a function of the rows and
+    # the formulation saying whether it does for them): the trainer hands it dense input
+    # unchanged, every other solver gets it as CSR (takes_dense)
+    reads_dense: bool | Callable[[int, str], bool] = False
 
     @property
     def options(self):
