@@ -248,47 +248,37 @@ cdef class KernelRows:
 
     def rows(self, rows, stop=None):
         """K[rows, :] as float64 (from the float32 values every block holds)."""
-        cdef int[::1] r = np.ascontiguousarray(rows, dtype=np.int32)
-        cdef int m = r.shape[0], j, status
-        cdef const int[::1] flag = np.zeros(1, np.int32) if stop is None else stop
-        if m and (np.min(r) < 0 or np.max(r) >= self.n):
-            raise IndexError("row out of range")
-        block = np.empty((m, self.n), dtype=np.float32)
-        cdef float[:, ::1] b = block
-        cdef float** out = <float**>malloc(max(m, 1) * sizeof(float*))
-        if out == NULL:
-            raise MemoryError
-        try:
-            for j in range(m):
-                out[j] = &b[j, 0] if self.n else NULL
-            with nogil:
-                status = self.compute(&r[0] if m else NULL, m, out, &flag[0])
-        finally:
-            free(out)
-        if status == Status.INTERRUPTED:
-            raise KeyboardInterrupt
-        return block.astype(np.float64)
+        return self._block(rows, False, stop)
 
     def among(self, rows):
         """K[rows, rows] as float64 by compute_among (CSR rows, not precomputed)."""
         if self.dense or self.serial != NULL:
             raise ValueError("compute_among reads CSR rows of a computed kernel")
+        return self._block(rows, True, None)
+
+    def _block(self, rows, bint among, stop):
         cdef int[::1] r = np.ascontiguousarray(rows, dtype=np.int32)
-        cdef int m = r.shape[0], j
+        cdef int m = r.shape[0], j, status
+        cdef const int[::1] flag = np.zeros(1, np.int32) if stop is None else stop
         if m and (np.min(r) < 0 or np.max(r) >= self.n):
             raise IndexError("row out of range")
-        block = np.empty((m, m), dtype=np.float32)
+        block = np.empty((m, m if among else self.n), dtype=np.float32)
         cdef float[:, ::1] b = block
         cdef float** out = <float**>malloc(max(m, 1) * sizeof(float*))
         if out == NULL:
             raise MemoryError
         try:
             for j in range(m):
-                out[j] = &b[j, 0]
+                out[j] = &b[j, 0] if b.shape[1] else NULL
             with nogil:
-                self.compute_among(&r[0] if m else NULL, m, out, NULL)
+                if among:
+                    status = self.compute_among(&r[0] if m else NULL, m, out, &flag[0])
+                else:
+                    status = self.compute(&r[0] if m else NULL, m, out, &flag[0])
         finally:
             free(out)
+        if status == Status.INTERRUPTED:
+            raise KeyboardInterrupt
         return block.astype(np.float64)
 
     def diagonals(self):
