@@ -442,6 +442,44 @@ def test_tiles_of_kernel_values_give_the_row_by_row_bits(kernel, svm_type, n_job
                 assert_close(outs[0], twin_decision_values(model, X))
 
 
+def binary_rows(rng, n, cols, density):
+    """0/1 rows (every stored value 1)."""
+    X = sp.random(n, cols, density=density, random_state=rng, format="csr")
+    X.data[:] = 1.0
+    return to_csr(X)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "polynomial", "sigmoid"])
+@pytest.mark.parametrize("svm_type", ["c_svc", "one_class"])
+def test_binary_rows_count_their_features_with_the_row_by_row_bits(kernel, svm_type):
+    """Support vectors whose values are all 1 give binary rows' dot products as counts from a byte
+    table (and RBF values from a table of exponentials): the bits of the dot products row by row,
+    over more support vectors than one chunk (sums carried from chunk to chunk), for binary rows,
+    rows with other values, rows of more than 255 features and rows wider than the support
+    vectors; and the NumPy twin's values."""
+    rng = np.random.default_rng(7)
+    sv = binary_rows(rng, 1300, 400, 0.05)
+    if svm_type == "c_svc":
+        n_sv = np.array([700, 100, 500])
+        model = Model("c_svc", kernel, sv, sv_coef=rng.normal(size=(2, 1300)), rho=rng.normal(size=3),
+                      degree=2, gamma=0.05, coef0=0.5, labels=np.arange(3) + 1, n_sv=n_sv)
+    else:
+        model = Model("one_class", kernel, sv, sv_coef=[rng.normal(size=1300)], rho=[0.3],
+                      degree=2, gamma=0.05, coef0=0.5)
+    scaled = binary_rows(rng, 50, 400, 0.05)
+    scaled.data *= rng.uniform(0.5, 2.0, size=scaled.data.shape[0])
+    wide = binary_rows(rng, 40, 410, 0.05)
+    rows = to_csr(sp.vstack([sp.hstack([block, sp.csr_matrix((block.shape[0], 10))])
+                             for block in (binary_rows(rng, 200, 400, 0.05), scaled,
+                                           binary_rows(rng, 10, 400, 0.8))] + [wide]).tocsr())
+    functions = [decision_function(model, tiles=tiles) for tiles in (True, False)]
+    outs = [np.empty((rows.shape[0], functions[0].n_dec)) for _ in functions]
+    for function, out in zip(functions, outs):
+        function.compute(rows, out, 2)
+    assert np.array_equal(outs[0], outs[1])
+    assert_close(outs[0], twin_decision_values(model, rows), rtol=1e-11)
+
+
 def decision_function(model, tiles=True):
     from fastsvm._core._predict import DecisionFunction
     start = np.concatenate([[0], np.cumsum(model.n_sv)]) if model.is_classification else np.zeros(0)

@@ -68,6 +68,8 @@ cdef extern from "_vectorized.h":
     void sparse_row_dots_exact "fastsvm_sparse_row_dots_exact"(const double* data, const int* indices, int lo,
                                                                int hi, const double* wt, Py_ssize_t stride, int g,
                                                                double* out) noexcept nogil
+    # sum_t c[t] k[t] in a fixed order of 32 lanes (the same bits everywhere)
+    double weighted_sum "fastsvm_weighted_sum"(const double* c, const double* k, int n) noexcept nogil
     # out[j][i0 + r] = float32 of tile[r * gs + j], r < nr, j < g (a tile of kernel values stored by row)
     void store_transposed "fastsvm_store_transposed"(const double* tile, int gs, int nr, int g, float** out,
                                                      int i0) noexcept nogil

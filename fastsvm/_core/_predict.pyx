@@ -16,7 +16,11 @@
 # above, without FMA: the same bits, vectorized. Dense rows (a C-ordered float64 array) take a tile's
 # dot products from the table a chunk of support vectors at a time by dgemm (docs/blocked_solver.md):
 # BLAS's sums, not LIBSVM's bits; the caller keeps BLAS on one thread, as our threads call it.
-# A classifier's decision values sum their terms in four partial sums (only their signs, and %g
+# Support vectors whose stored values are all 1 are also held as bytes: a binary row's dot products
+# are then counts of common features and, for RBF, its kernel values lookups in a table of the
+# exponentials at each integer squared distance -- exact integers, the same bits (a9a, w8a).
+# Each chunk's kernel values go into the sums while they are in cache. A classifier's decision
+# values sum their terms chunk by chunk in weighted_sum's fixed lanes (only their signs, and %g
 # probabilities, are written); regression and one-class models in LIBSVM's one sum, in order.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
@@ -26,8 +30,9 @@ cimport numpy as cnp
 import numpy as np
 
 from ._csr cimport CSR, csr_view, row_sqnorm, span_dot, span_sqnorm
-from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, exp_neg_block, exp_neg_inline, kernel_params, kernel_from_dot,
-                       sparse_row_dots_exact, scatter_row, unscatter_row)
+from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, count_slots, exp_neg_block, exp_neg_inline, kernel_params,
+                       kernel_from_dot, rbf_block, rbf_table_block, sparse_row_dots_exact, scatter_row, unscatter_row,
+                       weighted_sum)
 from ..csr import row_spans
 
 cnp.import_array()
@@ -39,7 +44,7 @@ cdef enum:
     TILE_ROWS = 32        # rows against one chunk of support vectors
     SV_CHUNK = 512        # support vectors of a chunk: its table lines stay in L2 over a tile
     TABLE_MAX_BYTES = 1 << 28   # the feature-major table of the support vectors at most
-    DENSE_ROWS = 128      # dense rows per dgemm tile: each chunk of the table read once for them
+    DENSE_ROWS = 256      # dense rows per dgemm tile: each chunk of the table read once for them
 
 
 ctypedef void (*dgemm_t)(char* transa, char* transb, int* m, int* n, int* k, double* alpha, double* a, int* lda,
@@ -79,6 +84,12 @@ cdef struct Machine:
     bint term_by_term           # RBF: |x - z|^2 summed as LIBSVM sums it (see the top)
     const double* table         # feature f of support vector s at table[f * stride + s], or NULL
     Py_ssize_t stride
+    # every support vector's values 1: the table as bytes (binary rows' dot products are counts)
+    const unsigned char* table8
+    Py_ssize_t stride8
+    double max_sv_sqnorm
+    const double* rbf_table     # RBF over binary rows: rbf_table[d] = k at squared distance d < rbf_table_len
+    int rbf_table_len
     bint kernel_values          # a row's output is its kernel values, not its decisions
     dgemm_t dgemm               # BLAS's, set by compute_dense
 
@@ -137,9 +148,7 @@ cdef inline void kernel_from_dots_at(const Machine* m, double* kv, double x_sqno
     vectorized block."""
     cdef int s
     if m.kernel.kind == RBF:
-        for s in range(g):
-            kv[s] = m.kernel.gamma * (x_sqnorm + m.sv_sqnorm[c0 + s] - 2.0 * kv[s])
-        exp_neg_block(kv, g)
+        rbf_block(m.kernel.gamma, x_sqnorm, m.sv_sqnorm + c0, kv, g)
     else:
         for s in range(g):
             kv[s] = kernel_from_dot(m.kernel, kv[s], x_sqnorm, m.sv_sqnorm[c0 + s])
@@ -149,114 +158,131 @@ cdef inline void kernel_from_dots(const Machine* m, double* kv, double x_sqnorm)
     kernel_from_dots_at(m, kv, x_sqnorm, 0, m.n_sv)
 
 
-cdef inline double sum4(const double* c, const double* k, int lo, int hi) noexcept nogil:
-    """sum of c[t] k[t] over lo <= t < hi in four interleaved partial sums: a fixed order (the
-    same bits everywhere) that is not one chain of dependent additions."""
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    cdef int t = lo
-    while t + 4 <= hi:
-        s0 += c[t] * k[t]
-        s1 += c[t + 1] * k[t + 1]
-        s2 += c[t + 2] * k[t + 2]
-        s3 += c[t + 3] * k[t + 3]
-        t += 4
-    while t < hi:
-        s0 += c[t] * k[t]
-        t += 1
-    return (s0 + s1) + (s2 + s3)
-
-
-cdef void combine(const Machine* m, const double* kvalue, double* out) noexcept nogil:
-    """out[p] for every pair p (one-vs-one, whose labels only need the sign: sums in four
-    partial sums) or out[0] (regression, one-class: LIBSVM's one sum in order, its bits); the
-    kernel values themselves for a Machine of kernel_values."""
-    cdef int a, b, t, p = 0
+cdef void add_chunk(const Machine* m, const double* kv, int c0, int c1, double* acc) noexcept nogil:
+    """acc[p] += support vectors c0 .. c1-1's part of decision p's sum (kv[s - c0] = k(x, sv_s)):
+    a classifier's in weighted_sum's fixed lanes, a regression or one-class model's one sum in
+    order (LIBSVM's, carried from chunk to chunk)."""
+    cdef int a, b, p = 0, lo, hi, t
     cdef Py_ssize_t l = m.n_sv
     cdef double s
-    cdef const double* coef_a
-    cdef const double* coef_b
-    if m.kernel_values:
-        memcpy(out, kvalue, l * sizeof(double))
-        return
     if not m.one_vs_one:
-        s = 0.0
-        for t in range(l):
-            s += m.coef[t] * kvalue[t]
-        out[0] = s - m.rho[0]
-        return
-    for a in range(m.nr_class):
-        for b in range(a + 1, m.nr_class):
-            coef_a = m.coef + (b - 1) * l   # class a's coefficients in classifier (a, b)
-            coef_b = m.coef + a * l         # class b's coefficients in classifier (a, b)
-            out[p] = (sum4(coef_a, kvalue, m.start[a], m.start[a + 1])
-                      + sum4(coef_b, kvalue, m.start[b], m.start[b + 1])) - m.rho[p]
-            p += 1
-
-
-cdef void decision_row(const Machine* m, CSR X, int i, double* dense, int width, double* kvalue,
-                       double* out) noexcept nogil:
-    scatter_row(X, i, dense)
-    kernel_values(m, X, i, dense, width, kvalue)
-    unscatter_row(X, i, dense)
-    combine(m, kvalue, out)
-
-
-cdef inline Py_ssize_t row_slice(int n_sv) noexcept nogil:
-    return (n_sv + 7) // 8 * 8
-
-
-cdef void decision_tile(const Machine* m, CSR X, int lo, int hi, double* kvalue, double* out,
-                        int n_dec) noexcept nogil:
-    """Rows lo .. hi-1 (at most TILE_ROWS) from the support vectors' table: each row's kernel values
-    in its slice of kvalue (row_slice(n_sv) each: the dot products come in whole vectors of 8),
-    chunk by chunk, then its pairwise sums."""
-    cdef int i, c0, g, top
-    cdef double* kv
-    cdef Py_ssize_t l = row_slice(m.n_sv)
-    c0 = 0
-    while c0 < m.n_sv:
-        g = min(<int>SV_CHUNK, m.n_sv - c0)
-        for i in range(lo, hi):
-            # the row's features the table holds (indices are sorted)
-            top = X.indptr[i + 1]
-            while top > X.indptr[i] and X.indices[top - 1] >= m.sv_cols:
-                top -= 1
-            sparse_row_dots_exact(X.data, X.indices, X.indptr[i], top, m.table + c0, m.stride, g,
-                                  kvalue + (i - lo) * l + c0)
-        c0 += g
-    for i in range(lo, hi):
-        kv = kvalue + (i - lo) * l
-        kernel_from_dots(m, kv, row_sqnorm(X, i))
-        combine(m, kv, out + <Py_ssize_t>i * n_dec)
-
-
-cdef void decision_tiles(const Machine* m, CSR X, int lo, int hi, double* kvalue, double* out, int n_dec,
-                         int n_threads) noexcept nogil:
-    """Rows lo .. hi-1 by tiles of TILE_ROWS; thread t uses the t-th TILE_ROWS x row_slice(n_sv) of kvalue."""
-    cdef int tile, t, tiles = (hi - lo + TILE_ROWS - 1) // TILE_ROWS
-    cdef Py_ssize_t per_thread = <Py_ssize_t>TILE_ROWS * row_slice(m.n_sv)
-    for tile in prange(tiles, num_threads=max(1, min(n_threads, tiles)), schedule="dynamic"):
-        t = threadid()
-        decision_tile(m, X, lo + tile * TILE_ROWS, min(hi, lo + (tile + 1) * TILE_ROWS), kvalue + t * per_thread,
-                      out, n_dec)
-
-
-cdef void add_chunk(const Machine* m, const double* kv, int c0, int c1, double* acc) noexcept nogil:
-    """acc[p] += support vectors c0 .. c1-1's part of decision p's sum (kv[s - c0] = k(x, sv_s))."""
-    cdef int a, b, p = 0, lo, hi
-    cdef Py_ssize_t l = m.n_sv
-    if not m.one_vs_one:
-        acc[0] += sum4(m.coef + c0, kv, 0, c1 - c0)
+        s = acc[0]
+        for t in range(c1 - c0):
+            s += m.coef[c0 + t] * kv[t]
+        acc[0] = s
         return
     for a in range(m.nr_class):
         for b in range(a + 1, m.nr_class):
             lo, hi = max(m.start[a], c0), min(m.start[a + 1], c1)   # class a's, coefficients in row b - 1
             if lo < hi:
-                acc[p] += sum4(m.coef + (b - 1) * l + c0, kv, lo - c0, hi - c0)
+                acc[p] += weighted_sum(m.coef + (b - 1) * l + lo, kv + lo - c0, hi - lo)
             lo, hi = max(m.start[b], c0), min(m.start[b + 1], c1)   # class b's, in row a
             if lo < hi:
-                acc[p] += sum4(m.coef + a * l + c0, kv, lo - c0, hi - c0)
+                acc[p] += weighted_sum(m.coef + a * l + lo, kv + lo - c0, hi - lo)
             p += 1
+
+
+cdef inline void start_sums(const Machine* m, double* out, int n_dec) noexcept nogil:
+    if not m.kernel_values:
+        memset(out, 0, <size_t>n_dec * sizeof(double))
+
+
+cdef inline void finish_sums(const Machine* m, double* out, int n_dec) noexcept nogil:
+    cdef int q
+    if not m.kernel_values:
+        for q in range(n_dec):
+            out[q] -= m.rho[q]
+
+
+cdef inline void take_chunk(const Machine* m, const double* kv, int c0, int g, double* out) noexcept nogil:
+    """A chunk's kernel values into a row's output: its sums, or the values themselves."""
+    if m.kernel_values:
+        memcpy(out + c0, kv, <size_t>g * sizeof(double))
+    else:
+        add_chunk(m, kv, c0, c0 + g, out)
+
+
+cdef void combine(const Machine* m, const double* kvalue, double* out, int n_dec) noexcept nogil:
+    """out[p] for every pair p (one-vs-one) or out[0] (regression, one-class) from a row's kernel
+    values, chunk by chunk as the tiles sum them (the same bits); the kernel values themselves
+    for a Machine of kernel_values."""
+    cdef int c0 = 0, g
+    start_sums(m, out, n_dec)
+    while c0 < m.n_sv:
+        g = min(<int>SV_CHUNK, m.n_sv - c0)
+        take_chunk(m, kvalue + c0, c0, g, out)
+        c0 += g
+    finish_sums(m, out, n_dec)
+
+
+cdef void decision_row(const Machine* m, CSR X, int i, double* dense, int width, double* kvalue,
+                       double* out, int n_dec) noexcept nogil:
+    scatter_row(X, i, dense)
+    kernel_values(m, X, i, dense, width, kvalue)
+    unscatter_row(X, i, dense)
+    combine(m, kvalue, out, n_dec)
+
+
+cdef inline bint all_ones(const double* data, int lo, int hi) noexcept nogil:
+    cdef int k
+    for k in range(lo, hi):
+        if data[k] != 1.0:
+            return False
+    return True
+
+
+cdef void decision_tile(const Machine* m, CSR X, int lo, int hi, double* kv, double* out,
+                        int n_dec) noexcept nogil:
+    """Rows lo .. hi-1 (at most TILE_ROWS) from the support vectors' table, a chunk of them at a
+    time (the chunk's lines stay in cache over the tile): each row's dot products with the chunk
+    (in kv, whole vectors of 8), made kernel values and taken into the row's output at once.
+    Binary rows against binary support vectors count their common features from the byte table
+    and, for RBF, look their kernel values up (exact integers and the same exponentials: the
+    same bits)."""
+    cdef int r, i, c0, g, k, rows = hi - lo
+    cdef int top[TILE_ROWS]
+    cdef double sq[TILE_ROWS]
+    cdef bint counts[TILE_ROWS]
+    cdef bint looks_up[TILE_ROWS]
+    for r in range(rows):
+        i = lo + r
+        # the row's features the table holds (indices are sorted)
+        k = X.indptr[i + 1]
+        while k > X.indptr[i] and X.indices[k - 1] >= m.sv_cols:
+            k -= 1
+        top[r] = k
+        sq[r] = row_sqnorm(X, i)
+        counts[r] = (m.table8 != NULL and k - X.indptr[i] <= 255
+                     and all_ones(X.data, X.indptr[i], X.indptr[i + 1]))
+        looks_up[r] = counts[r] and m.rbf_table != NULL and sq[r] + m.max_sv_sqnorm < m.rbf_table_len
+        start_sums(m, out + <Py_ssize_t>i * n_dec, n_dec)
+    c0 = 0
+    while c0 < m.n_sv:
+        g = min(<int>SV_CHUNK, m.n_sv - c0)
+        for r in range(rows):
+            i = lo + r
+            if counts[r]:
+                count_slots(X.indices + X.indptr[i], top[r] - X.indptr[i], m.table8 + c0, m.stride8, g, kv)
+            else:
+                sparse_row_dots_exact(X.data, X.indices, X.indptr[i], top[r], m.table + c0, m.stride, g, kv)
+            if looks_up[r]:
+                rbf_table_block(m.rbf_table, sq[r], m.sv_sqnorm + c0, kv, g)
+            else:
+                kernel_from_dots_at(m, kv, sq[r], c0, g)
+            take_chunk(m, kv, c0, g, out + <Py_ssize_t>i * n_dec)
+        c0 += g
+    for r in range(rows):
+        finish_sums(m, out + <Py_ssize_t>(lo + r) * n_dec, n_dec)
+
+
+cdef void decision_tiles(const Machine* m, CSR X, int lo, int hi, double* kvalue, double* out, int n_dec,
+                         int n_threads) noexcept nogil:
+    """Rows lo .. hi-1 by tiles of TILE_ROWS; thread t uses the t-th SV_CHUNK of kvalue."""
+    cdef int tile, t, tiles = (hi - lo + TILE_ROWS - 1) // TILE_ROWS
+    for tile in prange(tiles, num_threads=max(1, min(n_threads, tiles)), schedule="dynamic"):
+        t = threadid()
+        decision_tile(m, X, lo + tile * TILE_ROWS, min(hi, lo + (tile + 1) * TILE_ROWS),
+                      kvalue + <Py_ssize_t>t * SV_CHUNK, out, n_dec)
 
 
 cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, int hi, double* work,
@@ -321,12 +347,12 @@ cdef void decision_block(const Machine* m, CSR X, int lo, int hi, double* dense,
     cdef Py_ssize_t l = max(m.n_sv, 1)
     if n_threads <= 1:
         for i in range(lo, hi):
-            decision_row(m, X, i, dense, width, kvalue, out + <Py_ssize_t>i * n_dec)
+            decision_row(m, X, i, dense, width, kvalue, out + <Py_ssize_t>i * n_dec, n_dec)
         return
     for i in prange(lo, hi, num_threads=n_threads, schedule="dynamic", chunksize=16):
         t = threadid()
         decision_row(m, X, i, dense + <Py_ssize_t>t * width, width, kvalue + t * l,
-                     out + <Py_ssize_t>i * n_dec)
+                     out + <Py_ssize_t>i * n_dec, n_dec)
 
 
 cdef inline const double* dptr(const double[::1] a) noexcept:
@@ -400,12 +426,17 @@ cdef class DecisionFunction:
         self.m.one_vs_one = one_vs_one
         self.m.term_by_term = kind == "rbf" and not one_vs_one
         cdef int k
+        cdef bint binary = True
         self.sv_nnz = 0.0
         for k in range(self.m.n_sv):
             sqnorm_v[k] = span_sqnorm(self.m.sv_data, start_at[k], stop_at[k])
             self.sv_nnz += stop_at[k] - start_at[k]
+            binary = binary and all_ones(self.m.sv_data, start_at[k], stop_at[k])
         self.m.table = NULL
         self.m.stride = 0
+        self.m.table8 = NULL
+        self.m.rbf_table = NULL
+        self.m.rbf_table_len = 0
         cdef Py_ssize_t stride = (self.m.n_sv + 7) // 8 * 8 + 8
         cdef double[:, ::1] table_v
         cdef int t
@@ -419,6 +450,28 @@ cdef class DecisionFunction:
             self.m.table = &table_v[0, 0]
             self.m.stride = stride
             self._keep = self._keep + (table,)
+            if binary:
+                self.hold_binary(table)
+
+    cdef hold_binary(self, table):
+        """The byte table of binary support vectors, and for RBF their kernel values at every
+        squared distance a binary row of at most 256 values can have."""
+        cdef Py_ssize_t stride8 = (self.m.n_sv + 31) // 32 * 32 + 32
+        table8 = np.zeros((self.m.sv_cols, stride8), dtype=np.uint8)
+        table8[:, :self.m.n_sv] = table[:, :self.m.n_sv]
+        cdef const unsigned char[:, ::1] table8_v = table8
+        self.m.table8 = &table8_v[0, 0]
+        self.m.stride8 = stride8
+        cdef const double[::1] sq = self._keep[7]
+        self.m.max_sv_sqnorm = np.max(sq)
+        self._keep = self._keep + (table8,)
+        if self.m.kernel.kind != RBF:
+            return
+        cdef double[::1] rbf = self.m.kernel.gamma * np.arange(self.m.max_sv_sqnorm + 257.0)
+        exp_neg_block(&rbf[0], rbf.shape[0])
+        self.m.rbf_table = &rbf[0]
+        self.m.rbf_table_len = rbf.shape[0]
+        self._keep = self._keep + (rbf.base,)
 
     def compute(self, X, double[:, ::1] out, int n_threads=1):
         """Fill out (n_rows x n_dec) with the decision values of the rows of the canonical CSR X.
@@ -436,7 +489,7 @@ cdef class DecisionFunction:
         cdef int width = max(A.n_cols, self.m.sv_cols, 1)
         cdef bint tiles = self.m.table != NULL and not self.m.term_by_term
         cdef double[::1] dense = np.zeros(1 if tiles else <Py_ssize_t>n_threads * width)
-        cdef Py_ssize_t per_thread = TILE_ROWS * row_slice(self.m.n_sv) if tiles else max(self.m.n_sv, 1)
+        cdef Py_ssize_t per_thread = SV_CHUNK if tiles else max(self.m.n_sv, 1)
         cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * per_thread)
         # multiply-adds per row: kernel values, pairwise sums, the row's own entries
         cdef double work = (<double>self.sv_nnz
@@ -475,7 +528,7 @@ cdef class DecisionFunction:
         n_threads = max(1, min(n_threads, (n + DENSE_ROWS - 1) // DENSE_ROWS))
         cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * dense_work(&self.m, self.n_dec))
         cdef double work = <double>self.m.n_sv * (p + max(self.m.nr_class - 1, 1)) + p + 1.0
-        cdef int block = <int>min(max(BLOCK_WORK / work, <double>DENSE_ROWS * n_threads), <double>n)
+        cdef int block = <int>min(max(BLOCK_WORK / work, 4.0 * DENSE_ROWS * n_threads), <double>n)
         cdef int lo = 0, hi
         cdef const double* xp = &X[0, 0] if p > 0 else NULL
         with nogil:
@@ -511,4 +564,4 @@ cdef class DecisionFunction:
                 t = threadid()
                 for s in range(self.m.n_sv):
                     kvalue[t * l + s] = K[i, columns[s]]
-                combine(&self.m, &kvalue[t * l], &out[i, 0])
+                combine(&self.m, &kvalue[t * l], &out[i, 0], self.n_dec)

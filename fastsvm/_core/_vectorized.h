@@ -579,6 +579,38 @@ FASTSVM_SPARSE_ROW_DOTS(fastsvm_sparse_row_dots_exact)
 #pragma GCC pop_options
 #endif
 
+/* sum of c[t] k[t] over t < n in 32 lanes (lane l sums the terms t = l mod 32 of the whole blocks of
+   32, in order), the lanes added in a fixed tree, then the last terms in order: one fixed order, so
+   the same bits for any thread count and on any CPU (no FMA), without one chain of dependent
+   additions. A classifier's decision values, whose signs are what is written. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static double fastsvm_weighted_sum(const double *restrict c, const double *restrict k, int n) {
+    fastsvm_v8d a[4] = {{0}};
+    int t = 0;
+    for (; t + 32 <= n; t += 32) {
+        for (int v = 0; v < 4; v++) {
+            fastsvm_v8d x, y;
+            memcpy(&x, c + t + 8 * v, sizeof x);
+            memcpy(&y, k + t + 8 * v, sizeof y);
+            a[v] += x * y;
+        }
+    }
+    fastsvm_v8d s = (a[0] + a[1]) + (a[2] + a[3]);
+    double r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; t < n; t++)
+        r += c[t] * k[t];
+    return r;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
 /* out[j][i0 + r] = (float)tile[r gs + j] for r < nr, j < g: a tile of kernel values held one data
    row after another, stored into the g kernel rows. AVX-512 (chosen at run time): 8 x 8 blocks
    transposed in registers, 8 floats a store; else 16 rows at a time, the writes within a few
