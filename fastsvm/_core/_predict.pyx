@@ -45,6 +45,7 @@ cdef enum:
     SV_CHUNK = 512        # support vectors of a chunk: its table lines stay in L2 over a tile
     TABLE_MAX_BYTES = 1 << 28   # the feature-major table of the support vectors at most
     DENSE_ROWS = 256      # dense rows per dgemm tile: each chunk of the table read once for them
+    DENSE_WORK = DENSE_ROWS * (SV_CHUNK + 1)   # doubles of a thread's buffer: dot products, squared norms
 
 
 ctypedef void (*dgemm_t)(char* transa, char* transb, int* m, int* n, int* k, double* alpha, double* a, int* lda,
@@ -290,21 +291,20 @@ cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, 
     """Dense rows lo .. hi-1 (at most DENSE_ROWS, p values each), a chunk of SV_CHUNK support
     vectors at a time: the chunk's dot products by one dgemm from the table, made kernel values and
     added to each decision's sum (in chunk order: the same bits for any thread count)."""
-    cdef int i, r, f, c0, g, rows = hi - lo, k = min(p, m.sv_cols), q
+    cdef int r, f, c0, g, rows = hi - lo, k = min(p, m.sv_cols)
     cdef int lda = <int>m.stride, ldc = SV_CHUNK
     cdef double one = 1.0, zero = 0.0, t
     cdef char no = b'N'
     cdef const double* x
     cdef double* kbuf = work                                  # rows x SV_CHUNK dot products
     cdef double* sq = work + <Py_ssize_t>DENSE_ROWS * SV_CHUNK  # the rows' squared norms
-    cdef double* acc = sq + DENSE_ROWS                          # rows x n_dec sums
     for r in range(rows):
         x = X + <Py_ssize_t>(lo + r) * p
         t = 0.0
         for f in range(p):
             t += x[f] * x[f]
         sq[r] = t
-    memset(acc, 0, <size_t>rows * n_dec * sizeof(double))
+        start_sums(m, out + <Py_ssize_t>(lo + r) * n_dec, n_dec)
     c0 = 0
     while c0 < m.n_sv:
         g = min(<int>SV_CHUNK, m.n_sv - c0)
@@ -316,27 +316,20 @@ cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, 
             memset(kbuf, 0, <size_t>rows * ldc * sizeof(double))
         for r in range(rows):
             kernel_from_dots_at(m, kbuf + <Py_ssize_t>r * ldc, sq[r], c0, g)
-            add_chunk(m, kbuf + <Py_ssize_t>r * ldc, c0, c0 + g, acc + <Py_ssize_t>r * n_dec)
+            add_chunk(m, kbuf + <Py_ssize_t>r * ldc, c0, c0 + g, out + <Py_ssize_t>(lo + r) * n_dec)
         c0 += g
     for r in range(rows):
-        i = lo + r
-        for q in range(n_dec):
-            out[<Py_ssize_t>i * n_dec + q] = acc[<Py_ssize_t>r * n_dec + q] - m.rho[q]
-
-
-cdef inline Py_ssize_t dense_work(const Machine* m, int n_dec) noexcept nogil:
-    """doubles of one thread's buffer in decision_tile_dense"""
-    return <Py_ssize_t>DENSE_ROWS * (SV_CHUNK + 1 + n_dec)
+        finish_sums(m, out + <Py_ssize_t>(lo + r) * n_dec, n_dec)
 
 
 cdef void decision_tiles_dense(const Machine* m, const double* X, int p, int lo, int hi, double* work,
                                double* out, int n_dec, int n_threads) noexcept nogil:
-    """Rows lo .. hi-1 by tiles of DENSE_ROWS; thread t uses the t-th dense_work of ``work``."""
+    """Rows lo .. hi-1 by tiles of DENSE_ROWS; thread t uses the t-th DENSE_WORK of ``work``."""
     cdef int tile, t, tiles = (hi - lo + DENSE_ROWS - 1) // DENSE_ROWS
     for tile in prange(tiles, num_threads=max(1, min(n_threads, tiles)), schedule="dynamic"):
         t = threadid()
         decision_tile_dense(m, X, p, lo + tile * DENSE_ROWS, min(hi, lo + (tile + 1) * DENSE_ROWS),
-                            work + t * dense_work(m, n_dec), out, n_dec)
+                            work + <Py_ssize_t>t * DENSE_WORK, out, n_dec)
 
 
 cdef void decision_block(const Machine* m, CSR X, int lo, int hi, double* dense, int width,
@@ -451,9 +444,9 @@ cdef class DecisionFunction:
             self.m.stride = stride
             self._keep = self._keep + (table,)
             if binary:
-                self.hold_binary(table)
+                self.hold_binary(table, sqnorm)
 
-    cdef hold_binary(self, table):
+    cdef hold_binary(self, table, sqnorm):
         """The byte table of binary support vectors, and for RBF their kernel values at every
         squared distance a binary row of at most 256 values can have."""
         cdef Py_ssize_t stride8 = (self.m.n_sv + 31) // 32 * 32 + 32
@@ -462,8 +455,7 @@ cdef class DecisionFunction:
         cdef const unsigned char[:, ::1] table8_v = table8
         self.m.table8 = &table8_v[0, 0]
         self.m.stride8 = stride8
-        cdef const double[::1] sq = self._keep[7]
-        self.m.max_sv_sqnorm = np.max(sq)
+        self.m.max_sv_sqnorm = np.max(sqnorm)
         self._keep = self._keep + (table8,)
         if self.m.kernel.kind != RBF:
             return
@@ -526,7 +518,7 @@ cdef class DecisionFunction:
             return
         self.m.dgemm = blas_dgemm()
         n_threads = max(1, min(n_threads, (n + DENSE_ROWS - 1) // DENSE_ROWS))
-        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * dense_work(&self.m, self.n_dec))
+        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * DENSE_WORK)
         cdef double work = <double>self.m.n_sv * (p + max(self.m.nr_class - 1, 1)) + p + 1.0
         cdef int block = <int>min(max(BLOCK_WORK / work, 4.0 * DENSE_ROWS * n_threads), <double>n)
         cdef int lo = 0, hi

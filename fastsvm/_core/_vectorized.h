@@ -575,18 +575,11 @@ FASTSVM_SPARSE_ROW_DOTS(fastsvm_sparse_row_dots)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 FASTSVM_SPARSE_ROW_DOTS(fastsvm_sparse_row_dots_exact)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
 
 /* sum of c[t] k[t] over t < n in 32 lanes (lane l sums the terms t = l mod 32 of the whole blocks of
    32, in order), the lanes added in a fixed tree, then the last terms in order: one fixed order, so
    the same bits for any thread count and on any CPU (no FMA), without one chain of dependent
    additions. A classifier's decision values, whose signs are what is written. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
