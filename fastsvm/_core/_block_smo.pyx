@@ -53,6 +53,16 @@ cdef extern from *:
     void* huge_pages_alloc "fastsvm_huge_pages_alloc"(size_t nbytes) noexcept nogil
 
 
+cdef extern from "_select.h":
+    # smo's branch-free scans of one equality constraint: the same pair as the scalar loops
+    int select_i "fastsvm_select_i"(const double* G, const signed char* y, const signed char* st,
+                                    int lo, int hi, double* value) noexcept nogil
+    int select_j "fastsvm_select_j"(const double* G, const signed char* y, const signed char* st,
+                                    const double* QD, const float* Q_a, int lo, int hi, double ga,
+                                    double qd_a, double two_ya, double tau, double* gmax,
+                                    double* obj_min) noexcept nogil
+
+
 cdef extern from "<time.h>" nogil:
     struct timespec:
         long tv_sec
@@ -61,6 +71,9 @@ cdef extern from "<time.h>" nogil:
     int CLOCK_MONOTONIC
 
 cdef enum:
+    AT_LOWER = 0          # statuses of the working set's variables (_select.h)
+    AT_UPPER = 1
+    FREE = 2
     INNER_POLL = 4096     # inner steps between two looks at the stop flag
     GRAD_TILE = 4096      # gradient entries per tile of the update product
     INNER_STEPS = 100     # inner steps per working-set variable at most (one subproblem)
@@ -175,6 +188,12 @@ cdef class BlockSMO:
     cdef float* Qw                       # the block of Q: +-1 times float32 kernel values, exact in float32
     cdef double* la
     cdef double* lg
+    # the working set's signs, statuses, diagonal of Q and bounds, side by side for the scans
+    cdef signed char* ly
+    cdef signed char* lst
+    cdef double* lqd
+    cdef double* lc
+    cdef int* ws_at                      # a working-set variable's column in its block's source row
     cdef int* ws_slot
     cdef long long* ws_key               # (data row << 32) | position: the working set by data row
     cdef int* ws_order                   # positions in W by data row, and their data rows
@@ -244,6 +263,11 @@ cdef class BlockSMO:
         self.Qw = <float*>malloc(<Py_ssize_t>w * w * sizeof(float))
         self.la = <double*>malloc(w * sizeof(double))
         self.lg = <double*>malloc(w * sizeof(double))
+        self.ly = <signed char*>malloc(w * sizeof(signed char))
+        self.lst = <signed char*>malloc(w * sizeof(signed char))
+        self.lqd = <double*>malloc(w * sizeof(double))
+        self.lc = <double*>malloc(w * sizeof(double))
+        self.ws_at = <int*>malloc(w * sizeof(int))
         self.ws_slot = <int*>malloc(w * sizeof(int))
         self.ws_key = <long long*>malloc(w * sizeof(long long))
         self.ws_order = <int*>malloc(w * sizeof(int))
@@ -265,6 +289,8 @@ cdef class BlockSMO:
                 or self.slot_data == NULL or self.slot_row == NULL or self.slot_stamp == NULL
                 or self.row_slot == NULL or self.key_a == NULL or self.idx_a == NULL or self.key_b == NULL
                 or self.idx_b == NULL or self.Qw == NULL or self.la == NULL or self.lg == NULL
+                or self.ly == NULL or self.lst == NULL or self.lqd == NULL or self.lc == NULL
+                or self.ws_at == NULL
                 or self.ws_slot == NULL or self.slot_pos == NULL or self.row_mark == NULL
                 or self.ws_key == NULL or self.ws_order == NULL or self.ws_col == NULL
                 or self.row_pos == NULL or self.among == NULL
@@ -309,6 +335,11 @@ cdef class BlockSMO:
         free(self.Qw)
         free(self.la)
         free(self.lg)
+        free(self.ly)
+        free(self.lst)
+        free(self.lqd)
+        free(self.lc)
+        free(self.ws_at)
         free(self.ws_slot)
         free(self.ws_key)
         free(self.ws_order)
@@ -562,14 +593,21 @@ cdef class BlockSMO:
             return r
         t0 = now_seconds()
         for a in range(w):
-            self.ws_slot[a] = self.row_slot[self.index[self.ws[a]]]
-            self.la[a] = self.alpha[self.ws[a]]
-            self.lg[a] = self.G[self.ws[a]]
+            v = self.ws[a]
+            self.ws_slot[a] = self.row_slot[self.index[v]]
+            self.la[a] = self.alpha[v]
+            self.lg[a] = self.G[v]
+            self.ly[a] = self.y[v]
+            self.lqd[a] = self.QD[v]
+            self.lc[a] = self.C[v]
+            self.set_status(a)
         if self.among_rows:
             # m x m kernel values from the CSR rows cost less than q x q reads scattered over q slots
             for a in range(m):
                 self.row_pos[self.idx_a[a]] = a
                 self.new_ptr[a] = self.among + <Py_ssize_t>a * m
+            for a in range(w):
+                self.ws_at[a] = self.row_pos[self.index[self.ws[a]]]
             r = self.K.compute_among(self.idx_a, m, self.new_ptr, &self.stop[0])
             if r != CONVERGED:
                 return r
@@ -593,25 +631,28 @@ cdef class BlockSMO:
         cdef int w = self.ws_size, k, b
         cdef const float* row = self.slot_data + <Py_ssize_t>self.ws_slot[a] * self.stride
         cdef float* out = self.Qw + <Py_ssize_t>a * w
-        cdef int ya = self.y[self.ws[a]]
+        cdef int ya = self.ly[a]
         for k in range(w):
             b = self.ws_order[k]
-            out[b] = (ya * self.y[self.ws[b]]) * row[self.ws_col[k]]
+            out[b] = (ya * self.ly[b]) * row[self.ws_col[k]]
 
     cdef void among_row(self, int a, int m) noexcept nogil:
         """Row a of the block Qw from the kernel values among the working set's m data rows."""
         cdef int w = self.ws_size, b
-        cdef const float* row = self.among + <Py_ssize_t>self.row_pos[self.index[self.ws[a]]] * m
+        cdef const float* row = self.among + <Py_ssize_t>self.ws_at[a] * m
         cdef float* out = self.Qw + <Py_ssize_t>a * w
-        cdef int ya = self.y[self.ws[a]]
+        cdef int ya = self.ly[a]
         for b in range(w):
-            out[b] = (ya * self.y[self.ws[b]]) * row[self.row_pos[self.index[self.ws[b]]]]
+            out[b] = (ya * self.ly[b]) * row[self.ws_at[b]]
+
+    cdef inline void set_status(self, int a) noexcept nogil:
+        self.lst[a] = AT_LOWER if self.la[a] <= 0 else AT_UPPER if self.la[a] >= self.lc[a] else FREE
 
     cdef inline bint local_upper(self, int a) noexcept nogil:
-        return self.la[a] >= self.C[self.ws[a]]
+        return self.lst[a] == AT_UPPER
 
     cdef inline bint local_lower(self, int a) noexcept nogil:
-        return self.la[a] <= 0
+        return self.lst[a] == AT_LOWER
 
     cdef double local_select(self, int* out_i, int* out_j) noexcept nogil:
         """LIBSVM's second-order pair on the working set (Solver / Solver_NU); returns the
@@ -619,12 +660,21 @@ cdef class BlockSMO:
         cdef int w = self.ws_size, t, j, ip = -1, in_ = -1, i, best = -1
         cdef double gp = -INFINITY, gn = -INFINITY, gp2 = -INFINITY, gn2 = -INFINITY
         cdef double grad_diff, quad, obj, obj_min = INFINITY, g_i
-        cdef const float* Q_i
         cdef const float* Q_p
         cdef const float* Q_n
         cdef signed char yt
+        if not self.nu:
+            # one equality constraint: LIBSVM's i (the largest -y G over I_up), then its j
+            i = select_i(self.lg, self.ly, self.lst, 0, w, &g_i)
+            if i < 0:
+                return -1.0
+            best = select_j(self.lg, self.ly, self.lst, self.lqd, self.Qw + <Py_ssize_t>i * w, 0, w, g_i,
+                            self.lqd[i], 2.0 * self.ly[i], TAU, &gp2, &obj_min)
+            out_i[0] = i
+            out_j[0] = best
+            return g_i + gp2 if best >= 0 else -1.0
         for t in range(w):
-            yt = self.y[self.ws[t]]
+            yt = self.ly[t]
             if yt > 0:
                 if not self.local_upper(t) and -self.lg[t] >= gp:
                     gp = -self.lg[t]
@@ -633,53 +683,17 @@ cdef class BlockSMO:
                 if not self.local_lower(t) and self.lg[t] >= gn:
                     gn = self.lg[t]
                     in_ = t
-        if not self.nu:
-            # one equality constraint: the violator is the better of the two signs' (LIBSVM's i)
-            if gn > gp or (gn == gp and in_ > ip):
-                i, g_i = in_, gn
-            else:
-                i, g_i = ip, gp
-            if i < 0:
-                return -1.0
-            Q_i = self.Qw + <Py_ssize_t>i * w
-            for j in range(w):
-                yt = self.y[self.ws[j]]
-                if yt > 0:
-                    if not self.local_lower(j):
-                        grad_diff = g_i + self.lg[j]
-                        if self.lg[j] >= gp2:
-                            gp2 = self.lg[j]
-                        if grad_diff > 0:
-                            quad = self.QD[self.ws[i]] + self.QD[self.ws[j]] - 2.0 * self.y[self.ws[i]] * Q_i[j]
-                            obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
-                            if obj <= obj_min:
-                                best = j
-                                obj_min = obj
-                else:
-                    if not self.local_upper(j):
-                        grad_diff = g_i - self.lg[j]
-                        if -self.lg[j] >= gp2:
-                            gp2 = -self.lg[j]
-                        if grad_diff > 0:
-                            quad = self.QD[self.ws[i]] + self.QD[self.ws[j]] + 2.0 * self.y[self.ws[i]] * Q_i[j]
-                            obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
-                            if obj <= obj_min:
-                                best = j
-                                obj_min = obj
-            out_i[0] = i
-            out_j[0] = best
-            return g_i + gp2 if best >= 0 else -1.0
         Q_p = self.Qw + <Py_ssize_t>ip * w if ip >= 0 else NULL
         Q_n = self.Qw + <Py_ssize_t>in_ * w if in_ >= 0 else NULL
         for j in range(w):
-            yt = self.y[self.ws[j]]
+            yt = self.ly[j]
             if yt > 0:
                 if not self.local_lower(j):
                     grad_diff = gp + self.lg[j]
                     if self.lg[j] >= gp2:
                         gp2 = self.lg[j]
                     if ip >= 0 and grad_diff > 0:
-                        quad = self.QD[self.ws[ip]] + self.QD[self.ws[j]] - 2.0 * Q_p[j]
+                        quad = self.lqd[ip] + self.lqd[j] - 2.0 * Q_p[j]
                         obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
                         if obj <= obj_min:
                             best = j
@@ -690,14 +704,14 @@ cdef class BlockSMO:
                     if -self.lg[j] >= gn2:
                         gn2 = -self.lg[j]
                     if in_ >= 0 and grad_diff > 0:
-                        quad = self.QD[self.ws[in_]] + self.QD[self.ws[j]] - 2.0 * Q_n[j]
+                        quad = self.lqd[in_] + self.lqd[j] - 2.0 * Q_n[j]
                         obj = -(grad_diff * grad_diff) / (quad if quad > 0 else TAU)
                         if obj <= obj_min:
                             best = j
                             obj_min = obj
         if best < 0:
             return -1.0
-        out_i[0] = ip if self.y[self.ws[best]] > 0 else in_
+        out_i[0] = ip if self.ly[best] > 0 else in_
         out_j[0] = best
         return max(gp + gp2, gn + gn2)
 
@@ -708,11 +722,12 @@ cdef class BlockSMO:
         cdef const float* Q_j = self.Qw + <Py_ssize_t>j * w
         cdef double* a = self.la
         cdef double* G = self.lg
-        cdef double C_i = self.C[self.ws[i]], C_j = self.C[self.ws[j]]
         cdef double old_i = a[i], old_j = a[j], d_i, d_j
-        if not pair_step(a, i, j, G[i], G[j], self.QD[self.ws[i]], self.QD[self.ws[j]], Q_i[j], C_i, C_j,
-                         self.y[self.ws[i]] != self.y[self.ws[j]]):
+        if not pair_step(a, i, j, G[i], G[j], self.lqd[i], self.lqd[j], Q_i[j], self.lc[i], self.lc[j],
+                         self.ly[i] != self.ly[j]):
             return NONFINITE
+        self.set_status(i)
+        self.set_status(j)
 
         d_i = a[i] - old_i
         d_j = a[j] - old_j
