@@ -64,17 +64,24 @@ def test_kernel_block_groups_and_threads_give_the_same_bits(layout):
     np.testing.assert_allclose(blocks[0], kernel_twin(A, rows, Kernel("rbf", gamma=1e-3)), rtol=3e-7, atol=1e-7)
 
 
-@pytest.mark.parametrize("kind", ["linear", "polynomial", "rbf", "sigmoid"])
-def test_kernel_values_among_rows_are_their_kernel_rows_values(kind):
-    """The block of Q among a working set's CSR rows, formed from the data (more rows than one pass
-    serves), holds the bits of their kernel rows' values, which the gradient update reads."""
+@pytest.mark.parametrize("kind", ["linear", "polynomial", "rbf", "sigmoid", "precomputed"])
+@pytest.mark.parametrize("layout", ["csr", "dense"])
+def test_kernel_values_at_listed_columns_are_their_kernel_rows_values(kind, layout):
+    """K[rows, cols] for a list of columns (the working set's rows, a shrunk problem's active rows;
+    more rows than one pass serves) holds the bits of the full kernel rows at those columns."""
+    if kind == "precomputed" and layout == "dense":
+        pytest.skip("a precomputed kernel comes as CSR")
     rng = np.random.default_rng(2)
     A = rng.standard_normal((900, 600)) * (rng.random((900, 600)) < 0.3)
+    if kind == "precomputed":
+        A = np.hstack([np.arange(1.0, 901.0)[:, None], A @ A[:900].T])
     rows = rng.permutation(900)[:400]
-    kernel_rows = KernelRows(to_csr(A), kind, 1e-3, 3, 0.5, 2)
-    np.testing.assert_array_equal(kernel_rows.among(rows), kernel_rows.rows(rows)[:, rows])
-    with pytest.raises(ValueError, match="CSR rows"):
-        KernelRows(np.ascontiguousarray(A), kind, 1e-3).among(rows)
+    data = to_csr(A) if layout == "csr" else np.ascontiguousarray(A)
+    kernel_rows = KernelRows(data, kind, 1e-3, 3, 0.5, 2)
+    full = kernel_rows.rows(rows)
+    for cols in (rows, np.sort(rng.permutation(900)[:700]), np.array([7])):
+        np.testing.assert_array_equal(kernel_rows.rows(rows, cols), full[:, cols])
+    assert kernel_rows.rows(rows, np.arange(0)).shape == (400, 0)
 
 
 def test_kernel_block_precomputed(heart):
@@ -287,9 +294,12 @@ def test_warm_start_and_c_path_reach_the_cold_optima(heart):
         cold = fastsvm_solve("c_svc", X, y, kernel, C=C)
         assert abs(sol.objective - cold.objective) <= 1e-6 * abs(cold.objective)
         assert sol.stop_measure < 1e-6
-    # a warm start near the optimum takes fewer steps than a cold one
-    cold = fastsvm_solve("c_svc", X, y, kernel, C=8.0, spec=SPEC, options=SMALL_BLOCKS)
-    assert path[2].n_iter < cold.n_iter
+    # a warm start near the optimum takes fewer steps than a cold one (shrinking off on both, its
+    # path apart)
+    unshrunk = Params(tol=1e-6, shrinking=False, options=SMALL_BLOCKS)
+    warm = SPEC.solve_path(Subproblem("c_svc", X, y, np.ones(len(y)), kernel, unshrunk), [2.0, 8.0])[1]
+    cold = fastsvm_solve("c_svc", X, y, kernel, C=8.0, spec=SPEC, options=SMALL_BLOCKS, shrinking=False)
+    assert warm.n_iter < cold.n_iter
 
 
 def test_auto_takes_block_smo_from_its_threshold(heart):

@@ -5,21 +5,24 @@
 (and e^T a fixed too for the nu formulations), variable t on data row r_t: the regression duals
 have two variables per row. The method of ThunderSVM (Wen, Shi, Li, He & Chen, JMLR 19, 2018):
 each outer step picks a working set W of up to q variables, the most violating of I_up and of
-I_low alternately, keeping the half picked last time; forms the kernel rows of W's data rows as
-one block (fastsvm._core._kernel_block), or finds them among the slots that hold earlier rows
-(least recently used dropped first, within -m); solves the subproblem on W by LIBSVM's SMO
-(second-order pair selection, Fan, Chen & Lin, JMLR 6, 2005) from the q x q block until its
-violation falls below max(eps, inner_ratio x its first violation); and updates the gradient of
-every variable with one product of the moved rows. It stops by LIBSVM's rule, on the whole
-problem: the maximal violating pair's gap below eps. No shrinking.
+I_low alternately, keeping the half picked last time; forms the q x q block of Q from the kernel
+values among W's data rows (fastsvm._core._kernel_block); solves the subproblem on W by LIBSVM's
+SMO (second-order pair selection, Fan, Chen & Lin, JMLR 6, 2005) until its violation falls below
+max(eps, inner_ratio x its first violation); and updates the gradient with one product of the
+kernel rows of the variables that moved, formed only then where not held in a slot (least
+recently used dropped first, within -m): a working-set member that does not move costs no row.
+It stops by LIBSVM's rule, on the whole problem: the maximal violating pair's gap below eps.
+Shrinking as LIBSVM's (-h): variables at a bound that cannot be in a violating pair leave the
+problem; the held rows keep only the active rows' values; the shrunk variables' gradient is
+brought up to date, and checked, when the active problem is solved.
 
 A step's values are computed in a fixed order (tiles of fixed size, summed in working-set order):
 the same bits for any thread count.
 """
 from cython.parallel cimport prange, threadid
 from libc.math cimport isfinite, INFINITY
-from libc.stdlib cimport calloc, malloc, free, qsort
-from libc.string cimport memset
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memcpy, memset
 cimport numpy as cnp
 import numpy as np
 
@@ -77,6 +80,11 @@ cdef enum:
     INNER_POLL = 4096     # inner steps between two looks at the stop flag
     GRAD_TILE = 4096      # gradient entries per tile of the update product
     INNER_STEPS = 100     # inner steps per working-set variable at most (one subproblem)
+    PROCEED = -1          # select(): a working set is ready
+
+# variables are shrunk only when at least this share of the active ones can go at once: each
+# shrinking moves every held kernel row onto the new active rows
+cdef double SHRINK_SHARE = 0.1
 
 cdef double TAU = 1e-12   # curvature used when a pair's quad_coef is not positive
 
@@ -85,11 +93,6 @@ cdef inline double now_seconds() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef int ascending(const void* a, const void* b) noexcept nogil:
-    cdef long long x = (<const long long*>a)[0], z = (<const long long*>b)[0]
-    return (x > z) - (x < z)
 
 
 cdef inline bint better(double ka, int ia, double kb, int ib) noexcept nogil:
@@ -162,6 +165,20 @@ cdef class BlockSMO:
     cdef readonly double gap
     # wall seconds spent selecting, forming kernel rows, in the subproblems, updating the gradient
     cdef readonly double seconds_select, seconds_rows, seconds_gather, seconds_inner, seconds_update
+    cdef readonly double seconds_shrink, seconds_unshrink    # (both within select's)
+    cdef readonly long long min_active
+    # shrinking (LIBSVM's, Chang & Lin 2011 section 5.1): the active variables, ascending, and the
+    # data rows with an active variable; held kernel rows hold their values at the active rows only
+    cdef readonly int l_act, n_act
+    cdef readonly long long n_shrinks, n_unshrinks
+    cdef int* act
+    cdef int* act_rows
+    cdef int* row_at                     # a data row's position among the active rows, or -1
+    cdef int* col_at                     # scratch by data row: a position in a list of rows, or -1
+    cdef int* inactive_rows
+    cdef double* alpha_base              # alpha and G when the shrinking from the whole problem began
+    cdef double* G_base
+    cdef bint shrinking
     cdef bint nu, check_signals
     cdef double eps, inner_ratio
     cdef long long signals_checked_ms
@@ -194,14 +211,9 @@ cdef class BlockSMO:
     cdef double* lqd
     cdef double* lc
     cdef int* ws_at                      # a working-set variable's column in its block's source row
-    cdef int* ws_slot
-    cdef long long* ws_key               # (data row << 32) | position: the working set by data row
-    cdef int* ws_order                   # positions in W by data row, and their data rows
-    cdef int* ws_col
-    cdef int* row_pos                    # a working-set data row's position among them
-    cdef float* among                    # K among the working set's data rows (CSR rows)
-    cdef bint among_rows                 # the block of Q formed from the data (CSR rows), not gathered
-    cdef int* slot_pos                   # a slot's entry in the moved rows' list, or -1
+    cdef int* row_pos                    # a data row's position among the working set's, or the moved ones
+    cdef float* among                    # K among the working set's data rows
+    cdef int* moved_rows                 # the data rows whose variables moved in a subproblem
     cdef unsigned char* row_mark         # scratch marks by data row (distinct rows of a batch)
     cdef int* new_rows
     cdef float** new_ptr
@@ -215,7 +227,8 @@ cdef class BlockSMO:
     cdef object _keep
 
     def __cinit__(self, KernelRows rows, index, p, y, alpha, C, double eps, bint nu, int q, int n_slots,
-                  long long max_iter, const int[::1] stop, bint check_signals, double inner_ratio=0.1):
+                  long long max_iter, const int[::1] stop, bint check_signals, double inner_ratio=0.1,
+                  bint shrinking=True):
         cdef const int[::1] ix = np.ascontiguousarray(index, dtype=np.int32)
         cdef const double[::1] p_ = np.ascontiguousarray(p, dtype=np.float64)
         cdef const double[::1] a_ = np.ascontiguousarray(alpha, dtype=np.float64)
@@ -237,6 +250,7 @@ cdef class BlockSMO:
         self.stop = stop
         self.check_signals = check_signals
         self.inner_ratio = inner_ratio
+        self.shrinking = shrinking
         self.n_threads = rows.n_threads
         cdef int m = max(l, 1), w = self.q
         self.alpha = <double*>malloc(m * sizeof(double))
@@ -268,20 +282,22 @@ cdef class BlockSMO:
         self.lqd = <double*>malloc(w * sizeof(double))
         self.lc = <double*>malloc(w * sizeof(double))
         self.ws_at = <int*>malloc(w * sizeof(int))
-        self.ws_slot = <int*>malloc(w * sizeof(int))
-        self.ws_key = <long long*>malloc(w * sizeof(long long))
-        self.ws_order = <int*>malloc(w * sizeof(int))
-        self.ws_col = <int*>malloc(w * sizeof(int))
         self.row_pos = <int*>malloc(max(self.n, 1) * sizeof(int))
-        self.among_rows = not rows.dense and rows.serial == NULL
-        self.among = <float*>malloc((<Py_ssize_t>w * w if self.among_rows else 1) * sizeof(float))
-        self.slot_pos = <int*>malloc(self.n_slots * sizeof(int))
+        self.among = <float*>malloc(<Py_ssize_t>w * w * sizeof(float))
+        self.moved_rows = <int*>malloc(w * sizeof(int))
         self.row_mark = <unsigned char*>calloc(max(self.n, 1), sizeof(unsigned char))
         self.new_rows = <int*>malloc(keys * sizeof(int))
         self.new_ptr = <float**>malloc(keys * sizeof(float*))
         self.move_row = <const float**>malloc(keys * sizeof(float*))
         self.move_coef = <double*>malloc(keys * sizeof(double))
         self.u = <double*>malloc(max(self.n, 1) * sizeof(double))
+        self.act = <int*>malloc(m * sizeof(int))
+        self.act_rows = <int*>malloc(max(self.n, 1) * sizeof(int))
+        self.row_at = <int*>malloc(max(self.n, 1) * sizeof(int))
+        self.col_at = <int*>malloc(max(self.n, 1) * sizeof(int))
+        self.inactive_rows = <int*>malloc(max(self.n, 1) * sizeof(int))
+        self.alpha_base = <double*>malloc(m * sizeof(double))
+        self.G_base = <double*>malloc(m * sizeof(double))
         self.tile_buf = <double*>malloc(<Py_ssize_t>self.n_threads * GRAD_TILE * sizeof(double))
         self.tile_ptr = <const float**>malloc(self.n_threads * 4 * sizeof(float*))
         if (self.alpha == NULL or self.G == NULL or self.p == NULL or self.C == NULL or self.QD == NULL
@@ -291,11 +307,12 @@ cdef class BlockSMO:
                 or self.idx_b == NULL or self.Qw == NULL or self.la == NULL or self.lg == NULL
                 or self.ly == NULL or self.lst == NULL or self.lqd == NULL or self.lc == NULL
                 or self.ws_at == NULL
-                or self.ws_slot == NULL or self.slot_pos == NULL or self.row_mark == NULL
-                or self.ws_key == NULL or self.ws_order == NULL or self.ws_col == NULL
+                or self.row_mark == NULL or self.moved_rows == NULL
                 or self.row_pos == NULL or self.among == NULL
                 or self.new_rows == NULL or self.new_ptr == NULL
                 or self.move_row == NULL or self.move_coef == NULL or self.u == NULL
+                or self.act == NULL or self.act_rows == NULL or self.row_at == NULL or self.col_at == NULL
+                or self.inactive_rows == NULL or self.alpha_base == NULL or self.G_base == NULL
                 or self.tile_buf == NULL or self.tile_ptr == NULL):
             raise MemoryError("cannot allocate the blocked solver's buffers (lower -m or the working set)")
         for t in range(l):
@@ -307,9 +324,10 @@ cdef class BlockSMO:
             self.QD[t] = rows.diagonal(ix[t])
         for t in range(self.n_slots):
             self.slot_row[t] = -1
-            self.slot_pos[t] = -1
         for t in range(self.n):
             self.row_slot[t] = -1
+        self.activate_all()
+        self.min_active = l
         self.ws_size = 0
         self.n_new_last = 0
         self.gap = INFINITY
@@ -340,19 +358,22 @@ cdef class BlockSMO:
         free(self.lqd)
         free(self.lc)
         free(self.ws_at)
-        free(self.ws_slot)
-        free(self.ws_key)
-        free(self.ws_order)
-        free(self.ws_col)
+        free(self.moved_rows)
         free(self.row_pos)
         free(self.among)
-        free(self.slot_pos)
         free(self.row_mark)
         free(self.new_rows)
         free(self.new_ptr)
         free(self.move_row)
         free(self.move_coef)
         free(self.u)
+        free(self.act)
+        free(self.act_rows)
+        free(self.row_at)
+        free(self.col_at)
+        free(self.inactive_rows)
+        free(self.alpha_base)
+        free(self.G_base)
         free(self.tile_buf)
         free(self.tile_ptr)
 
@@ -374,6 +395,7 @@ cdef class BlockSMO:
         least recently used slots not among them are reused); stamps them as used now."""
         cdef long long now = self.n_outer + 2   # init's rows carry stamp 1
         cdef int j, s, n_new = 0, size = 0, r
+        cdef double t0
         for j in range(m):
             s = self.row_slot[data_rows[j]]
             if s >= 0:
@@ -399,7 +421,10 @@ cdef class BlockSMO:
             self.row_slot[self.new_rows[j]] = s
             self.slot_stamp[s] = now
             self.new_ptr[j] = self.slot_data + <Py_ssize_t>s * self.stride
-        r = self.K.compute(self.new_rows, n_new, self.new_ptr, &self.stop[0])
+        t0 = now_seconds()
+        r = self.K.compute(self.new_rows, n_new, NULL if self.n_act == self.n else self.act_rows, self.n_act,
+                           self.new_ptr, &self.stop[0])
+        self.seconds_rows += now_seconds() - t0
         if r != CONVERGED:
             for j in range(n_new):   # half-computed rows are not kept
                 s = self.idx_b[j]
@@ -410,10 +435,11 @@ cdef class BlockSMO:
         self.n_rows_computed += n_new
         return CONVERGED
 
-    cdef void add_rows_product(self, int k) noexcept nogil:
-        """G_t += y_t sum_j move_coef[j] K[row j, r_t] over the k rows in move_row, summed in
-        their order, four at a time, in tiles of fixed size."""
-        cdef int tiles = (self.n + GRAD_TILE - 1) // GRAD_TILE, tile, lo, hi, j, g, c, th, t
+    cdef void add_rows_product(self, int k, int n_cols, const int* at) noexcept nogil:
+        """G_t += y_t sum_j move_coef[j] K[row j, r_t] over the k rows in move_row (held at n_cols
+        positions), summed in their order, four at a time, in tiles of fixed size, for the
+        variables whose data row r_t is at position at[r_t] >= 0 (at NULL: every row, in order)."""
+        cdef int tiles = (n_cols + GRAD_TILE - 1) // GRAD_TILE, tile, lo, hi, j, g, c, th, t, pos
         cdef double* acc
         cdef const float** ptr
         for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="static"):
@@ -421,7 +447,7 @@ cdef class BlockSMO:
             acc = self.tile_buf + <Py_ssize_t>th * GRAD_TILE
             ptr = self.tile_ptr + th * 4
             lo = tile * GRAD_TILE
-            hi = min(lo + GRAD_TILE, self.n)
+            hi = min(lo + GRAD_TILE, n_cols)
             memset(acc, 0, (hi - lo) * sizeof(double))
             j = 0
             while j < k:
@@ -432,24 +458,42 @@ cdef class BlockSMO:
                 j = j + g
             for c in range(lo, hi):
                 self.u[c] = acc[c - lo]
-        if self.l == self.n:
+        if at == NULL and self.l == self.n:
             for t in prange(self.l, num_threads=self.n_threads if self.l >= 8 * GRAD_TILE else 1,
                             schedule="static"):
                 self.G[t] += self.y[t] * self.u[self.index[t]]
-        else:
+        elif at == NULL:
             for t in range(self.l):
                 self.G[t] += self.y[t] * self.u[self.index[t]]
+        else:
+            for t in range(self.l):
+                pos = at[self.index[t]]
+                if pos >= 0:
+                    self.G[t] += self.y[t] * self.u[pos]
 
     cdef int init_gradient(self) noexcept nogil:
-        """G = p + Q alpha: the rows of the nonzero alpha's in batches of n_slots rows, each batch's
-        coefficients summed in variable order; the last batch's rows stay in their slots."""
-        cdef int t, s, k, r, v0 = 0
+        """G = p + Q alpha; the last batch's rows stay in their slots."""
+        cdef int t, s
         for t in range(self.l):
             self.G[t] = self.p[t]
+        s = self.gradient_from_alpha(NULL, self.n, NULL, NULL, &self.stop[0])
+        for t in range(self.l):
+            if not isfinite(self.G[t]):
+                return NONFINITE
+        return s
+
+    cdef int gradient_from_alpha(self, const int* cols, int n_cols, const int* at, const double* base,
+                                 const int* stop) noexcept nogil:
+        """G_t += (Q (alpha - base))_t (base NULL: 0) for the variables on data rows cols[:n_cols]
+        (at: their positions; NULL: every row): the rows of the nonzero alpha - base in batches of
+        n_slots rows, each batch's coefficients summed in variable order. The batches' rows are
+        left in slots, valid as kernel rows only when cols is NULL."""
+        cdef int t, s, k, r, v0 = 0
+        cdef double d
         while True:
             k = 0
             while v0 < self.l and k < self.n_slots:
-                if self.alpha[v0] != 0.0 and not self.row_mark[self.index[v0]]:
+                if self.alpha[v0] != (0.0 if base == NULL else base[v0]) and not self.row_mark[self.index[v0]]:
                     self.row_mark[self.index[v0]] = 1
                     self.idx_a[k] = self.index[v0]
                     k += 1
@@ -465,39 +509,163 @@ cdef class BlockSMO:
                 self.new_ptr[s] = self.slot_data + <Py_ssize_t>s * self.stride
                 self.move_row[s] = self.new_ptr[s]
                 self.move_coef[s] = 0.0
-            r = self.K.compute(self.idx_a, k, self.new_ptr, &self.stop[0])
+            r = self.K.compute(self.idx_a, k, cols, n_cols, self.new_ptr, stop)
             if r != CONVERGED:
                 for s in range(k):
                     self.row_slot[self.slot_row[s]] = -1
                     self.slot_row[s] = -1
                     self.slot_stamp[s] = 0
+                for t in range(self.l):
+                    self.row_mark[self.index[t]] = 0
                 return r
-            self.n_rows_computed += k
+            if cols == NULL:
+                self.n_rows_computed += k
             for t in range(self.l):
-                if self.alpha[t] != 0.0 and self.row_mark[self.index[t]] == 1:
-                    self.move_coef[self.row_slot[self.index[t]]] += self.y[t] * self.alpha[t]
-            self.add_rows_product(k)
+                d = self.alpha[t] - (0.0 if base == NULL else base[t])
+                if d != 0.0 and self.row_mark[self.index[t]] == 1:
+                    self.move_coef[self.row_slot[self.index[t]]] += self.y[t] * d
+            self.add_rows_product(k, n_cols, at)
             for s in range(k):
                 self.row_mark[self.idx_a[s]] = 2      # done: later batches skip its variables
-            if self.interrupted():
+            if stop != NULL and self.interrupted():
+                for t in range(self.l):
+                    self.row_mark[self.index[t]] = 0
                 return INTERRUPTED
         for t in range(self.l):
             self.row_mark[self.index[t]] = 0
-            if not isfinite(self.G[t]):
-                return NONFINITE
+        return CONVERGED
+
+    # ---- shrinking ----
+
+    cdef void activate_all(self) noexcept nogil:
+        cdef int t
+        for t in range(self.l):
+            self.act[t] = t
+        for t in range(self.n):
+            self.act_rows[t] = t
+            self.row_at[t] = t
+        self.l_act = self.l
+        self.n_act = self.n
+
+    cdef void drop_slots(self) noexcept nogil:
+        cdef int s
+        for s in range(self.n_slots):
+            if self.slot_row[s] >= 0:
+                self.row_slot[self.slot_row[s]] = -1
+            self.slot_row[s] = -1
+            self.slot_stamp[s] = 0
+
+    cdef bint shrinkable(self, int t, double kmax, double kmin) noexcept nogil:
+        """LIBSVM's be_shrunk: t at a bound, where it can only be a pair's i (j) and its -y G is
+        below (above) every j's (i's): it takes no step while that holds."""
+        cdef double key = -self.y[t] * self.G[t]
+        cdef bint only_up
+        if self.is_lower(t):
+            only_up = self.y[t] > 0
+        elif self.is_upper(t):
+            only_up = self.y[t] < 0
+        else:
+            return False
+        return key < kmin if only_up else key > kmax
+
+    cdef void shrink(self, double kmax_p, double kmax_n, double kmin_p, double kmin_n) noexcept nogil:
+        """Drop the shrinkable active variables (not in the working set) when they are at least
+        SHRINK_SHARE of the active ones; the held kernel rows move onto the new active rows."""
+        cdef int a, t, k, count = 0, l_new = 0, n_new = 0, s, r
+        cdef double kmax = max(kmax_p, kmax_n), kmin = min(kmin_p, kmin_n)
+        for a in range(self.l_act):
+            t = self.act[a]
+            if not self.in_ws[t] and (self.shrinkable(t, kmax_p, kmin_p) if self.nu and self.y[t] > 0 else
+                                      self.shrinkable(t, kmax_n, kmin_n) if self.nu else
+                                      self.shrinkable(t, kmax, kmin)):
+                self.in_ws[t] = 2      # marked for dropping (not in the working set)
+                count += 1
+        if count == 0 or count < SHRINK_SHARE * self.l_act:
+            for a in range(self.l_act):
+                if self.in_ws[self.act[a]] == 2:
+                    self.in_ws[self.act[a]] = 0
+            return
+        if self.l_act == self.l:
+            # the shrunk variables' gradient is brought up to date from here (unshrink)
+            memcpy(self.alpha_base, self.alpha, self.l * sizeof(double))
+            memcpy(self.G_base, self.G, self.l * sizeof(double))
+        for a in range(self.l_act):
+            t = self.act[a]
+            if self.in_ws[t] == 2:
+                self.in_ws[t] = 0
+            else:
+                self.act[l_new] = t
+                l_new += 1
+                self.row_mark[self.index[t]] = 1
+        # the rows that keep an active variable, and where their values are in a held row now
+        for a in range(self.n_act):
+            r = self.act_rows[a]
+            if self.row_mark[r]:
+                self.row_mark[r] = 0
+                self.col_at[n_new] = a
+                self.act_rows[n_new] = r
+                self.row_at[r] = n_new
+                n_new += 1
+            else:
+                self.row_at[r] = -1
+                if self.row_slot[r] >= 0:
+                    s = self.row_slot[r]
+                    self.row_slot[r] = -1
+                    self.slot_row[s] = -1
+                    self.slot_stamp[s] = 0
+        for s in prange(self.n_slots, num_threads=self.n_threads, schedule="static"):
+            if self.slot_row[s] >= 0:
+                self.move_onto(self.slot_data + <Py_ssize_t>s * self.stride, n_new)
+        self.l_act = l_new
+        self.n_act = n_new
+        self.n_shrinks += 1
+        self.min_active = min(self.min_active, l_new)
+
+    cdef void move_onto(self, float* row, int n_new) noexcept nogil:
+        """A held row's values moved onto the new active rows (positions only decrease)."""
+        cdef int a
+        for a in range(n_new):
+            row[a] = row[self.col_at[a]]
+
+    cdef int unshrink(self, const int* stop) noexcept nogil:
+        """G of the variables on inactive rows, from their G when shrinking began and the kernel
+        rows of the alpha's that moved since, at those rows; then every variable active again, and
+        the held rows dropped."""
+        cdef int r, t, m = 0
+        cdef double t0 = now_seconds()
+        if self.l_act == self.l:
+            return CONVERGED
+        for r in range(self.n):
+            if self.row_at[r] < 0:
+                self.col_at[r] = m
+                self.inactive_rows[m] = r
+                m += 1
+            else:
+                self.col_at[r] = -1
+        for t in range(self.l):
+            if self.col_at[self.index[t]] >= 0:
+                self.G[t] = self.G_base[t]
+        self.drop_slots()
+        r = self.gradient_from_alpha(self.inactive_rows, m, self.col_at, self.alpha_base, stop)
+        self.drop_slots()
+        if r != CONVERGED:
+            return r          # still shrunk: a later unshrink starts again from p
+        self.activate_all()
+        self.n_unshrinks += 1
+        self.seconds_unshrink += now_seconds() - t0
         return CONVERGED
 
     # ---- the working set ----
 
-    cdef int select(self) noexcept nogil:
-        """The global maximal violation (self.gap) and, unless it is below eps (returns 1), the
-        next working set: the half picked last time kept, the rest the most violating of I_up
-        (largest -y G) and of I_low (smallest -y G) in turn (per sign for the nu formulations)."""
-        cdef int t, a, kept, w
+    cdef double scan_gap(self, double* kmax_p, double* kmax_n, double* kmin_p, double* kmin_n) noexcept nogil:
+        """The maximal violation over the active variables, from the largest -y G over I_up and the
+        smallest over I_low of each sign."""
+        cdef int a, t
         cdef double key
         cdef double gmax_p = -INFINITY, gmax_n = -INFINITY, gmin_p = INFINITY, gmin_n = INFINITY
         cdef bint up, low
-        for t in range(self.l):
+        for a in range(self.l_act):
+            t = self.act[a]
             key = -self.y[t] * self.G[t]
             up = (self.y[t] > 0 and not self.is_upper(t)) or (self.y[t] < 0 and not self.is_lower(t))
             low = (self.y[t] > 0 and not self.is_lower(t)) or (self.y[t] < 0 and not self.is_upper(t))
@@ -511,14 +679,33 @@ cdef class BlockSMO:
                     gmin_p = min(gmin_p, key)
                 else:
                     gmin_n = min(gmin_n, key)
+        kmax_p[0], kmax_n[0], kmin_p[0], kmin_n[0] = gmax_p, gmax_n, gmin_p, gmin_n
         if self.nu:
-            self.gap = max(gmax_p - gmin_p, gmax_n - gmin_n)
-        else:
-            self.gap = max(gmax_p, gmax_n) - min(gmin_p, gmin_n)
+            return max(gmax_p - gmin_p, gmax_n - gmin_n)
+        return max(gmax_p, gmax_n) - min(gmin_p, gmin_n)
+
+    cdef int select(self) noexcept nogil:
+        """The maximal violation (self.gap) and, unless it is below eps over the whole problem
+        (returns CONVERGED), the next working set (returns PROCEED): the half picked last time
+        kept, the rest the most violating of I_up (largest -y G) and of I_low (smallest -y G) in
+        turn (per sign for the nu formulations). Shrinks; unshrinks to check an active problem
+        solved to eps on the whole problem (and goes on from there when it is not)."""
+        cdef int a, kept, w, r
+        cdef double kmax_p, kmax_n, kmin_p, kmin_n, t0 = now_seconds()
+        self.gap = self.scan_gap(&kmax_p, &kmax_n, &kmin_p, &kmin_n)
         if self.gap != self.gap:
-            return 2
+            return NONFINITE
+        if self.l_act < self.l and not self.gap >= self.eps:
+            r = self.unshrink(&self.stop[0])
+            if r != CONVERGED:
+                return r
+            self.gap = self.scan_gap(&kmax_p, &kmax_n, &kmin_p, &kmin_n)
         if not self.gap >= self.eps:   # LIBSVM: stop when Gmax + Gmax2 < eps (or nothing to pick)
-            return 1
+            self.seconds_shrink += now_seconds() - t0
+            return CONVERGED
+        if self.shrinking:
+            self.shrink(kmax_p, kmax_n, kmin_p, kmin_n)
+        self.seconds_shrink += now_seconds() - t0
         # keep the last selection's new members (at most q / 2), in their order
         kept = min(self.n_new_last, self.q // 2)
         for a in range(self.ws_size - self.n_new_last):
@@ -536,16 +723,17 @@ cdef class BlockSMO:
             w = self.pick(0, kept, self.q)
         self.n_new_last = w - kept
         self.ws_size = w
-        return 0
+        return PROCEED
 
     cdef int pick(self, int sign, int w, int limit) noexcept nogil:
         """Add to ws[w:limit] the variables (of one sign, 0: both) not in it, the most violating of
         I_up and of I_low in turn; returns the new size."""
-        cdef int t, need = limit - w, n_up = 0, n_low = 0, pu = 0, pl = 0
+        cdef int a, t, need = limit - w, n_up = 0, n_low = 0, pu = 0, pl = 0
         cdef double key
         if need <= 0:
             return w
-        for t in range(self.l):
+        for a in range(self.l_act):
+            t = self.act[a]
             if self.in_ws[t] or (sign != 0 and self.y[t] != sign):
                 continue
             key = -self.y[t] * self.G[t]
@@ -577,69 +765,39 @@ cdef class BlockSMO:
     # ---- the subproblem on the working set ----
 
     cdef int load_block(self) noexcept nogil:
-        """The working set's rows in slots and its block of Q, alpha and G."""
-        cdef int w = self.ws_size, a, b, m = 0, r, v
-        cdef double t0
+        """The working set's block of Q, from the kernel values among its data rows (m x m of
+        them: their full rows are formed only for the variables that move), and its alpha and G."""
+        cdef int w = self.ws_size, a, m = 0, r, v
         for a in range(w):
             v = self.index[self.ws[a]]
             if not self.row_mark[v]:          # a regression row's two variables share its row
                 self.row_mark[v] = 1
+                self.row_pos[v] = m
                 self.idx_a[m] = v
+                self.new_ptr[m] = self.among + <Py_ssize_t>m * w
                 m += 1
         for a in range(m):
             self.row_mark[self.idx_a[a]] = 0
-        r = self.rows_for(self.idx_a, m)
+        r = self.K.compute(self.idx_a, m, self.idx_a, m, self.new_ptr, &self.stop[0])
         if r != CONVERGED:
             return r
-        t0 = now_seconds()
         for a in range(w):
             v = self.ws[a]
-            self.ws_slot[a] = self.row_slot[self.index[v]]
+            self.ws_at[a] = self.row_pos[self.index[v]]
             self.la[a] = self.alpha[v]
             self.lg[a] = self.G[v]
             self.ly[a] = self.y[v]
             self.lqd[a] = self.QD[v]
             self.lc[a] = self.C[v]
             self.set_status(a)
-        if self.among_rows:
-            # m x m kernel values from the CSR rows cost less than q x q reads scattered over q slots
-            for a in range(m):
-                self.row_pos[self.idx_a[a]] = a
-                self.new_ptr[a] = self.among + <Py_ssize_t>a * m
-            for a in range(w):
-                self.ws_at[a] = self.row_pos[self.index[self.ws[a]]]
-            r = self.K.compute_among(self.idx_a, m, self.new_ptr, &self.stop[0])
-            if r != CONVERGED:
-                return r
-            for a in prange(w, num_threads=self.n_threads if w >= 128 else 1, schedule="static"):
-                self.among_row(a, m)
-        else:
-            for a in range(w):
-                self.ws_key[a] = (<long long>self.index[self.ws[a]] << 32) | a
-            # each row's q values read in address order (the prefetcher's order), rows side by side
-            qsort(self.ws_key, w, sizeof(long long), ascending)
-            for b in range(w):
-                self.ws_col[b] = <int>(self.ws_key[b] >> 32)
-                self.ws_order[b] = <int>(self.ws_key[b] - (<long long>self.ws_col[b] << 32))
-            for a in prange(w, num_threads=self.n_threads if w >= 128 else 1, schedule="static"):
-                self.gather_row(a)
-        self.seconds_gather += now_seconds() - t0
+        for a in prange(w, num_threads=self.n_threads if w >= 128 else 1, schedule="static"):
+            self.among_row(a)
         return CONVERGED
 
-    cdef void gather_row(self, int a) noexcept nogil:
-        """Row a of the block Qw from its kernel row's slot."""
-        cdef int w = self.ws_size, k, b
-        cdef const float* row = self.slot_data + <Py_ssize_t>self.ws_slot[a] * self.stride
-        cdef float* out = self.Qw + <Py_ssize_t>a * w
-        cdef int ya = self.ly[a]
-        for k in range(w):
-            b = self.ws_order[k]
-            out[b] = (ya * self.ly[b]) * row[self.ws_col[k]]
-
-    cdef void among_row(self, int a, int m) noexcept nogil:
-        """Row a of the block Qw from the kernel values among the working set's m data rows."""
+    cdef void among_row(self, int a) noexcept nogil:
+        """Row a of the block Qw from the kernel values among the working set's data rows."""
         cdef int w = self.ws_size, b
-        cdef const float* row = self.among + <Py_ssize_t>self.ws_at[a] * m
+        cdef const float* row = self.among + <Py_ssize_t>self.ws_at[a] * w
         cdef float* out = self.Qw + <Py_ssize_t>a * w
         cdef int ya = self.ly[a]
         for b in range(w):
@@ -743,7 +901,7 @@ cdef class BlockSMO:
         cdef double local_gap, local_eps = self.eps
         while steps < cap and self.n_inner < self.max_iter:
             local_gap = self.local_select(&i, &j)
-            if steps == 0 and self.ws_size < self.l:
+            if steps == 0 and self.ws_size < self.l_act:
                 local_eps = max(self.eps, self.inner_ratio * local_gap)   # else: the whole problem
             if local_gap < local_eps:
                 break
@@ -758,45 +916,54 @@ cdef class BlockSMO:
 
     cdef int update_gradient(self) noexcept nogil:
         """alpha on the working set from the subproblem's, and G of every variable from the
-        rows that moved (one coefficient per data row, summed in working-set order)."""
-        cdef int w = self.ws_size, a, k = 0, s
+        kernel rows of the data rows that moved (formed now where not held; one coefficient per
+        data row, summed in working-set order)."""
+        cdef int w = self.ws_size, a, k = 0, v, r
         cdef double d
         for a in range(w):
             d = self.la[a] - self.alpha[self.ws[a]]
-            self.alpha[self.ws[a]] = self.la[a]
             if d == 0.0:
                 continue
-            s = self.ws_slot[a]
-            if self.slot_pos[s] < 0:
-                self.slot_pos[s] = k
-                self.move_row[k] = self.slot_data + <Py_ssize_t>s * self.stride
+            v = self.index[self.ws[a]]
+            if not self.row_mark[v]:
+                self.row_mark[v] = 1
+                self.row_pos[v] = k
+                self.moved_rows[k] = v
                 self.move_coef[k] = 0.0
                 k += 1
-            self.move_coef[self.slot_pos[s]] += self.y[self.ws[a]] * d
-        for a in range(w):
-            self.slot_pos[self.ws_slot[a]] = -1
+            self.move_coef[self.row_pos[v]] += self.y[self.ws[a]] * d
+        for a in range(k):
+            self.row_mark[self.moved_rows[a]] = 0
         if k == 0:
             return MAX_ITER      # nothing moved: the subproblem is at its precision floor
-        self.add_rows_product(k)
+        r = self.rows_for(self.moved_rows, k)
+        if r != CONVERGED:
+            return r             # alpha and G as they were: the subproblem's steps are dropped
+        for a in range(w):
+            self.alpha[self.ws[a]] = self.la[a]
+        for a in range(k):
+            self.move_row[a] = self.slot_data + <Py_ssize_t>self.row_slot[self.moved_rows[a]] * self.stride
+        self.add_rows_product(k, self.n_act, NULL if self.n_act == self.n else self.row_at)
         return CONVERGED
 
     cdef int solve(self, long long limit) noexcept nogil:
         cdef int r
-        cdef double t0, t1
+        cdef double t0, t1, shrink0, rows0
         while self.n_inner < self.max_iter:
             if self.n_outer >= limit:
                 return CHUNK_DONE
             if self.interrupted():
                 return INTERRUPTED
             t0 = now_seconds()
+            shrink0 = self.seconds_shrink
             r = self.select()
             t1 = now_seconds()
-            self.seconds_select += t1 - t0
-            if r != 0:
-                return CONVERGED if r == 1 else NONFINITE
+            self.seconds_select += t1 - t0 - (self.seconds_shrink - shrink0)
+            if r != PROCEED:
+                return r
             r = self.load_block()
             t0 = now_seconds()
-            self.seconds_rows += t0 - t1
+            self.seconds_gather += t0 - t1
             if r != CONVERGED:
                 return r
             r = self.solve_block()
@@ -804,8 +971,9 @@ cdef class BlockSMO:
             self.seconds_inner += t1 - t0
             if r != CONVERGED:
                 return r
+            rows0 = self.seconds_rows
             r = self.update_gradient()
-            self.seconds_update += now_seconds() - t1
+            self.seconds_update += now_seconds() - t1 - (self.seconds_rows - rows0)
             self.n_outer += 1
             if r != CONVERGED:
                 return r
@@ -828,7 +996,8 @@ cdef class BlockSMO:
         return _status.Status(r)
 
     def objective(self):
-        """LIBSVM's dual objective 1/2 a^T (G + p) at the current point."""
+        """LIBSVM's dual objective 1/2 a^T (G + p) at the current point (from the last gradient
+        of the variables shrunk: exact once every variable is active)."""
         cdef double v = 0.0
         cdef int t
         for t in range(self.l):
@@ -836,7 +1005,13 @@ cdef class BlockSMO:
         return v / 2
 
     def state(self):
-        """(alpha, G) as arrays by variable."""
+        """(alpha, G) as arrays by variable (the gradient of every variable: shrunk ones first
+        brought up to date)."""
+        cdef int r
+        with nogil:
+            r = self.unshrink(NULL)
+        if r != CONVERGED:
+            raise MemoryError("cannot bring the shrunk variables' gradient up to date")
         alpha = np.empty(self.l)
         G = np.empty(self.l)
         cdef double[::1] a = alpha

@@ -1,5 +1,5 @@
-# Kernel rows in blocks: K[r, t] for a set of rows r against every row t of one data matrix,
-# dense rows through BLAS (dgemm), CSR rows through a sparse x dense block product.
+# Kernel rows in blocks: K[r, t] for a set of rows r against every row t of one data matrix (or
+# a list of them), dense rows through BLAS (dgemm), CSR rows through a sparse x dense block product.
 from ._csr cimport CSR
 from ._kernel cimport KernelParams
 
@@ -22,11 +22,13 @@ cdef class KernelRows:
     cdef object _keep                 # the arrays the pointers above read
 
     cdef double diagonal(self, int t) noexcept nogil
-    cdef int compute(self, const int* rows, int m, float** out, const int* stop) noexcept nogil
-    cdef int compute_among(self, const int* rows, int m, float** out, const int* stop) noexcept nogil
+    cdef int compute(self, const int* rows, int m, const int* cols, int n_cols, float** out,
+                     const int* stop) noexcept nogil
     cdef int group_rows(self, int m) noexcept nogil
     cdef int hold_feature_major(self, const int* rows, int g) noexcept nogil
     cdef void tile_sparse(self, const int* rows, int g, int gs, int i0, int i1, double* tile,
                           float** out, const int* at) noexcept nogil
-    cdef void tile_dense(self, const int* rows, int g, int i0, int i1, double* tile, float** out) noexcept nogil
-    cdef void finish(self, const int* rows, int g, int i0, int i1, double* col, float* out) noexcept nogil
+    cdef void tile_dense(self, const int* rows, int g, int i0, int i1, double* tile, float** out,
+                         const int* cols) noexcept nogil
+    cdef void finish(self, const int* rows, int g, int i0, int i1, const double* sq, double* col,
+                     float* out) noexcept nogil

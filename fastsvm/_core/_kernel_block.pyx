@@ -1,5 +1,6 @@
 """Kernel rows in blocks (docs/blocked_solver.md): K[r_j, t] for a block of rows r_1 .. r_m against
-all n rows t of the data, the work of a blocked working-set solver's outer step.
+all n rows t of the data, or against a list of them (the active rows of a shrunk problem), the
+work of a blocked working-set solver's outer step.
 
 The dot products of a block are one matrix product: over dense rows (held n x p, row-major)
 dgemm of a tile of data rows with the block's rows; over CSR rows a sparse x dense product, each
@@ -11,7 +12,7 @@ kernel caches store them.
 """
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm
 cimport numpy as cnp
 import numpy as np
@@ -101,7 +102,8 @@ cdef class KernelRows:
         if self.kp.kind == PRECOMPUTED:
             self.work_per_thread = self.dense_len
         elif self.dense:
-            self.work_per_thread = <Py_ssize_t>TILE_DENSE * GROUP_MAX
+            # ... and a tile's data rows side by side, with their squared norms, when a list is given
+            self.work_per_thread = <Py_ssize_t>TILE_DENSE * (GROUP_MAX + self.p + 1)
         else:
             self.work_per_thread = <Py_ssize_t>(TILE_SPARSE + 1) * (GROUP_MAX + 16)
         # tiles are written before they are read (pages touched as far as a block needs them); a
@@ -133,20 +135,24 @@ cdef class KernelRows:
         return <int>max(<Py_ssize_t>1, min(<Py_ssize_t>min(m, <int>GROUP_MAX),
                                            self.wbuf_len // max(self.p, 1) - 16))
 
-    cdef int compute(self, const int* rows, int m, float** out, const int* stop) noexcept nogil:
-        """out[j][t] = K(x_rows[j], x_t) for t < n; INTERRUPTED when *stop is set between passes."""
+    cdef int compute(self, const int* rows, int m, const int* cols, int n_cols, float** out,
+                     const int* stop) noexcept nogil:
+        """out[j][i] = K(x_rows[j], x_cols[i]) for i < n_cols (cols NULL: every row, i < n), the
+        same bits for a row in any list; INTERRUPTED when *stop is set between passes."""
         cdef int j0, g, gs, j, f, b, tiles, tile
         cdef double* w = self.wbuf
         cdef Py_ssize_t r
-        if self.n == 0 or m == 0:
+        if cols == NULL:
+            n_cols = self.n
+        if n_cols == 0 or m == 0:
             return Status.CONVERGED
         if self.serial != NULL:
             for j in range(m):
                 if stop != NULL and read_flag(stop):
                     return Status.INTERRUPTED
                 scatter_row(self.X, rows[j], self.work)
-                for b in range(self.n):
-                    out[j][b] = <float>self.work[self.serial[b]]
+                for b in range(n_cols):
+                    out[j][b] = <float>self.work[self.serial[b if cols == NULL else cols[b]]]
                 unscatter_row(self.X, rows[j], self.work)
             return Status.CONVERGED
         j0 = 0
@@ -160,32 +166,16 @@ cdef class KernelRows:
                     r = rows[j0 + j]
                     for f in range(self.p):
                         w[<Py_ssize_t>j * self.p + f] = self.xd[r * self.p + f]
-                tiles = (self.n + TILE_DENSE - 1) // TILE_DENSE
+                tiles = (n_cols + TILE_DENSE - 1) // TILE_DENSE
                 for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="dynamic"):
-                    self.tile_dense(rows + j0, g, tile * TILE_DENSE, min(self.n, (tile + 1) * TILE_DENSE),
-                                    self.work + threadid() * self.work_per_thread, out + j0)
+                    self.tile_dense(rows + j0, g, tile * TILE_DENSE, min(n_cols, (tile + 1) * TILE_DENSE),
+                                    self.work + threadid() * self.work_per_thread, out + j0, cols)
             else:
                 gs = self.hold_feature_major(rows + j0, g)
-                tiles = (self.n + TILE_SPARSE - 1) // TILE_SPARSE
+                tiles = (n_cols + TILE_SPARSE - 1) // TILE_SPARSE
                 for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="dynamic"):
-                    self.tile_sparse(rows + j0, g, gs, tile * TILE_SPARSE, min(self.n, (tile + 1) * TILE_SPARSE),
-                                     self.work + threadid() * self.work_per_thread, out + j0, NULL)
-            j0 += g
-        return Status.CONVERGED
-
-    cdef int compute_among(self, const int* rows, int m, float** out, const int* stop) noexcept nogil:
-        """out[j][i] = K(x_rows[j], x_rows[i]) for i, j < m over CSR rows (not precomputed): the
-        values compute() stores for them, by the same arithmetic, at the cost of m x m values."""
-        cdef int j0 = 0, g, gs, tile, tiles
-        while j0 < m:
-            if stop != NULL and read_flag(stop):
-                return Status.INTERRUPTED
-            g = self.group_rows(m - j0)
-            gs = self.hold_feature_major(rows + j0, g)
-            tiles = (m + TILE_SPARSE - 1) // TILE_SPARSE
-            for tile in prange(tiles, num_threads=self.n_threads if tiles > 1 else 1, schedule="dynamic"):
-                self.tile_sparse(rows + j0, g, gs, tile * TILE_SPARSE, min(m, (tile + 1) * TILE_SPARSE),
-                                 self.work + threadid() * self.work_per_thread, out + j0, rows)
+                    self.tile_sparse(rows + j0, g, gs, tile * TILE_SPARSE, min(n_cols, (tile + 1) * TILE_SPARSE),
+                                     self.work + threadid() * self.work_per_thread, out + j0, cols)
             j0 += g
         return Status.CONVERGED
 
@@ -219,62 +209,68 @@ cdef class KernelRows:
                     v[j] = kernel_from_dot(self.kp, v[j], self.sqnorm[r], sqw[j])
         store_transposed(tile, gs, i1 - i0, g, out, i0)
 
-    cdef void tile_dense(self, const int* rows, int g, int i0, int i1, double* tile, float** out) noexcept nogil:
-        """Data rows [i0, i1) against the group's g rows by one dgemm: tile[j * nc + (i - i0)]."""
-        cdef int nc = i1 - i0, p = self.p, j
+    cdef void tile_dense(self, const int* rows, int g, int i0, int i1, double* tile, float** out,
+                         const int* cols) noexcept nogil:
+        """Data rows [i0, i1) (rows cols[i0:i1] when given, copied side by side first) against the
+        group's g rows by one dgemm: tile[j * nc + (i - i0)]."""
+        cdef int nc = i1 - i0, p = self.p, j, i
         cdef double one = 1.0, zero = 0.0
         cdef char trans = b'T', no = b'N'
+        cdef const double* x = self.xd + <Py_ssize_t>i0 * p
+        cdef const double* sq = self.sqnorm + i0
+        cdef double* copy
+        if cols != NULL:
+            copy = tile + <Py_ssize_t>TILE_DENSE * GROUP_MAX
+            for i in range(nc):
+                memcpy(copy + <Py_ssize_t>i * p, self.xd + <Py_ssize_t>cols[i0 + i] * p, p * sizeof(double))
+                copy[<Py_ssize_t>TILE_DENSE * p + i] = self.sqnorm[cols[i0 + i]]
+            x = copy
+            sq = copy + <Py_ssize_t>TILE_DENSE * p
         if p > 0:
-            dgemm(&trans, &no, &nc, &g, &p, &one, <double*>(self.xd + <Py_ssize_t>i0 * p), &p,
-                  self.wbuf, &p, &zero, tile, &nc)
+            dgemm(&trans, &no, &nc, &g, &p, &one, <double*>x, &p, self.wbuf, &p, &zero, tile, &nc)
         else:
             memset(tile, 0, <Py_ssize_t>nc * g * sizeof(double))
         for j in range(g):
-            self.finish(rows, j, i0, i1, tile + <Py_ssize_t>j * nc, out[j])
+            self.finish(rows, j, i0, i1, sq, tile + <Py_ssize_t>j * nc, out[j])
 
-    cdef void finish(self, const int* rows, int j, int i0, int i1, double* col, float* out) noexcept nogil:
-        """Dot products col[0 : i1 - i0] of block row j made kernel values, stored at out[i0:i1]."""
+    cdef void finish(self, const int* rows, int j, int i0, int i1, const double* sq, double* col,
+                     float* out) noexcept nogil:
+        """Dot products col[0 : i1 - i0] of block row j (with the data rows' squared norms sq) made
+        kernel values, stored at out[i0:i1]."""
         cdef int i
         cdef double xsq = self.sqnorm[rows[j]]
         if self.kp.kind == RBF:
-            rbf_block(self.kp.gamma, xsq, self.sqnorm + i0, col, i1 - i0)
+            rbf_block(self.kp.gamma, xsq, sq, col, i1 - i0)
         else:
             for i in range(i1 - i0):
-                col[i] = kernel_from_dot(self.kp, col[i], xsq, self.sqnorm[i0 + i])
+                col[i] = kernel_from_dot(self.kp, col[i], xsq, sq[i])
         for i in range(i1 - i0):
             out[i0 + i] = <float>col[i]
 
     # ---- Python access (tests, tools) ----
 
-    def rows(self, rows, stop=None):
-        """K[rows, :] as float64 (from the float32 values every block holds)."""
-        return self._block(rows, False, stop)
-
-    def among(self, rows):
-        """K[rows, rows] as float64 by compute_among (CSR rows, not precomputed)."""
-        if self.dense or self.serial != NULL:
-            raise ValueError("compute_among reads CSR rows of a computed kernel")
-        return self._block(rows, True, None)
-
-    def _block(self, rows, bint among, stop):
+    def rows(self, rows, cols=None, stop=None):
+        """K[rows, :] (K[rows, cols] with a list of columns) as float64, from the float32 values
+        every block holds."""
         cdef int[::1] r = np.ascontiguousarray(rows, dtype=np.int32)
-        cdef int m = r.shape[0], j, status
+        cdef int[::1] c = np.ascontiguousarray(np.arange(0) if cols is None else cols, dtype=np.int32)
+        cdef int m = r.shape[0], n_cols = self.n if cols is None else c.shape[0], j, status
         cdef const int[::1] flag = np.zeros(1, np.int32) if stop is None else stop
-        if m and (np.min(r) < 0 or np.max(r) >= self.n):
-            raise IndexError("row out of range")
-        block = np.empty((m, m if among else self.n), dtype=np.float32)
+        for ix in (rows, cols):
+            if ix is not None and len(ix) and (np.min(ix) < 0 or np.max(ix) >= self.n):
+                raise IndexError("row out of range")
+        block = np.empty((m, n_cols), dtype=np.float32)
+        if m == 0 or n_cols == 0:
+            return block.astype(np.float64)
         cdef float[:, ::1] b = block
         cdef float** out = <float**>malloc(max(m, 1) * sizeof(float*))
         if out == NULL:
             raise MemoryError
         try:
             for j in range(m):
-                out[j] = &b[j, 0] if b.shape[1] else NULL
+                out[j] = &b[j, 0]
             with nogil:
-                if among:
-                    status = self.compute_among(&r[0] if m else NULL, m, out, &flag[0])
-                else:
-                    status = self.compute(&r[0] if m else NULL, m, out, &flag[0])
+                status = self.compute(&r[0], m, NULL if cols is None else &c[0], n_cols, out, &flag[0])
         finally:
             free(out)
         if status == Status.INTERRUPTED:

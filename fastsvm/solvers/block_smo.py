@@ -119,7 +119,8 @@ def solve(sub: Subproblem) -> Solution:
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
     max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
     solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C, tol, nu_variant, q, slots, max_iter, stop,
-                      threading.current_thread() is threading.main_thread(), config.inner_ratio)
+                      threading.current_thread() is threading.main_thread(), config.inner_ratio,
+                      bool(params.shrinking))
     with one_blas_thread():   # dgemm runs on our threads, one call each
         raise_for_status(solver.init(), NO_MEMORY, NONFINITE)
         status, history = _iterate(solver, sub.log, config)
@@ -134,8 +135,12 @@ def solve(sub: Subproblem) -> Solution:
                         status=status, history=history,
                         details={"outer_steps": int(solver.n_outer), "rows_computed": int(solver.n_rows_computed),
                                  "working_set": int(solver.q), "slots": int(solver.n_slots),
-                                 "dense": bool(kernel_rows.dense),
-                                 "seconds": {"select": solver.seconds_select, "rows": solver.seconds_rows,
+                                 "dense": bool(kernel_rows.dense), "shrinks": int(solver.n_shrinks),
+                                 "unshrinks": int(solver.n_unshrinks),
+                                 "fewest_active": int(solver.min_active),
+                                 "seconds": {"select": solver.seconds_select, "shrink": solver.seconds_shrink,
+                                             "unshrink": solver.seconds_unshrink,
+                                             "rows": solver.seconds_rows,
                                              "block": solver.seconds_gather,
                                              "subproblems": solver.seconds_inner, "gradient": solver.seconds_update}})
     solution.cache_peak_bytes = solver.slot_bytes
@@ -160,10 +165,11 @@ def _iterate(solver, log, config):
     def progress(elapsed):
         objective = solver.objective()
         history.append({"outer": solver.n_outer, "iter": solver.n_inner, "max_violation": solver.gap,
-                        "objective": objective, "rows": solver.n_rows_computed, "seconds": elapsed})
+                        "objective": objective, "rows": solver.n_rows_computed, "active": solver.l_act,
+                        "seconds": elapsed})
         if log is not None:
             log(f"outer {solver.n_outer:6d}  max violation {solver.gap:.3e}  obj {objective:.10g}  "
-                f"inner steps {solver.n_inner}  kernel rows {solver.n_rows_computed}")
+                f"inner steps {solver.n_inner}  kernel rows {solver.n_rows_computed}  active {solver.l_act}")
 
     status = run_in_chunks(solver.run, lambda: solver.n_outer, 2, config.chunk_seconds, 1, 100_000, progress,
                            NO_MEMORY, NONFINITE)
