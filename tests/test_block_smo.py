@@ -64,13 +64,11 @@ def test_kernel_block_groups_and_threads_give_the_same_bits(layout):
     np.testing.assert_allclose(blocks[0], kernel_twin(A, rows, Kernel("rbf", gamma=1e-3)), rtol=3e-7, atol=1e-7)
 
 
-@pytest.mark.parametrize("kind", ["linear", "polynomial", "rbf", "sigmoid", "precomputed"])
-@pytest.mark.parametrize("layout", ["csr", "dense"])
+@pytest.mark.parametrize("kind, layout", [(kind, layout) for kind in ("linear", "polynomial", "rbf", "sigmoid")
+                                          for layout in ("csr", "dense")] + [("precomputed", "csr")])
 def test_kernel_values_at_listed_columns_are_their_kernel_rows_values(kind, layout):
     """K[rows, cols] for a list of columns (the working set's rows, a shrunk problem's active rows;
     more rows than one pass serves) holds the bits of the full kernel rows at those columns."""
-    if kind == "precomputed" and layout == "dense":
-        pytest.skip("a precomputed kernel comes as CSR")
     rng = np.random.default_rng(2)
     A = rng.standard_normal((900, 600)) * (rng.random((900, 600)) < 0.3)
     if kind == "precomputed":
@@ -186,6 +184,47 @@ def test_matches_libsvm(formulation, kind, heart, housing):
     sol = assert_matches_libsvm(formulation, X, y, kernel, K, spec=SPEC, options=SMALL_BLOCKS)
     assert sol.stop_measure < 1e-6
     assert sol.details["outer_steps"] > 3
+
+
+@pytest.mark.parametrize("layout", ["csr", "dense"])
+@pytest.mark.parametrize("formulation", CLASSIFICATION + REGRESSION)
+def test_shrinking_reaches_the_unshrunk_optimum(formulation, layout, heart, housing):
+    """-h 1 (shrunk variables, rows held at the active rows only, the gradient brought up to date
+    at the end) and -h 0 solve the same problem to the same optimum; the final violation is the
+    one of the whole problem."""
+    X, y, kernel, K = _data(formulation, "rbf", heart, housing)
+    options = {**SMALL_BLOCKS, "dense": "yes" if layout == "dense" else "no"}
+    shrunk, whole = (fastsvm_solve(formulation, X, y, kernel, spec=SPEC, options=options, shrinking=h)
+                     for h in (True, False))
+    assert shrunk.details["shrinks"] > 0 and shrunk.details["unshrinks"] > 0
+    assert shrunk.details["fewest_active"] < len(y)
+    assert whole.details["shrinks"] == 0
+    assert abs(shrunk.objective - whole.objective) <= 1e-8 * abs(whole.objective)
+    assert shrunk.stop_measure < 1e-6 and shrunk.status == "converged"
+
+
+def test_shrunk_gradient_brought_up_to_date_is_q_alpha_plus_p(heart):
+    """Stopped while variables are shrunk, the state's gradient is Q alpha + p for every
+    variable: the active ones' kept up to date, the shrunk ones' rebuilt from where shrinking
+    began (on the float32 kernel values the solver holds)."""
+    X, y = heart
+    kernel = _kernel_of("rbf", X.shape[1])
+    l = len(y)
+    p, signs, alpha0, C, nu_variant, _ = dual_problem("c_svc", y, np.full(l, 4.0), 0.5, 0.1)
+    rows = KernelRows(X, "rbf", kernel.gamma, 3, 0.0, 2)
+    solver = BlockSMO(rows, np.arange(l, dtype=np.int32), p, signs, alpha0, C, 1e-6, nu_variant, 16, 64,
+                      10**6, np.zeros(1, np.int32), False, 0.1)
+    assert solver.init() == Status.CONVERGED
+    while solver.l_act == l:
+        assert solver.run(solver.n_outer + 1) == Status.CHUNK_DONE
+    alpha, G = solver.state()
+    Q = signs[:, None] * signs[None, :] * rows.rows(np.arange(l))
+    np.testing.assert_allclose(G, Q @ alpha + p, rtol=1e-10, atol=1e-10)
+    assert solver.l_act == l       # every variable active again, the solve goes on from there
+    assert solver.run(10**6) == Status.CONVERGED
+    alpha, G = solver.state()
+    np.testing.assert_allclose(G, Q @ alpha + p, rtol=1e-10, atol=1e-10)
+    assert max_violation(alpha, G, signs, C, nu_variant) < 1e-6
 
 
 def test_weights_and_zero_bounds_match_libsvm(heart):

@@ -571,7 +571,7 @@ cdef class BlockSMO:
     cdef void shrink(self, double kmax_p, double kmax_n, double kmin_p, double kmin_n) noexcept nogil:
         """Drop the shrinkable active variables (not in the working set) when they are at least
         SHRINK_SHARE of the active ones; the held kernel rows move onto the new active rows."""
-        cdef int a, t, k, count = 0, l_new = 0, n_new = 0, s, r
+        cdef int a, t, count = 0, l_new = 0, n_new = 0, s, r
         cdef double kmax = max(kmax_p, kmax_n), kmin = min(kmin_p, kmin_n)
         for a in range(self.l_act):
             t = self.act[a]
