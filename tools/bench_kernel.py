@@ -136,7 +136,7 @@ def run_side(side, cell, data_dir, work_dir, cache, tol=1e-3):
 def subprocess_run(side, cell, args):
     env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
     cmd = [sys.executable, __file__, "--one", side, cell, "--data-dir", args.data_dir, "--work-dir", args.work_dir,
-           "--cache", str(args.cache), "--tol", repr(args.tol)]
+           "--cache", str(args.cache), "--tol", repr(args.tol), "--warm-each", repr(args.warm_each)]
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout, check=True)
     except subprocess.TimeoutExpired:
@@ -203,7 +203,7 @@ def check_table(results, tol):
 def warm_memory(gib):
     """Touch gib GiB once before the runs: a virtual machine's first use of a page costs far more
     than a later one (the host backs it then), and that cost would fall on whichever side runs first."""
-    held = [np.ones(1 << 27) for _ in range(int(gib))]   # 1 GiB each, all held at once
+    held = [np.ones(1 << 24) for _ in range(int(8 * gib))]   # 128 MiB each, all held at once
     del held
 
 
@@ -222,9 +222,13 @@ def main():
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     ap.add_argument("--out", help="also write the table (and the raw runs as JSON beside it, after every cell) here")
     ap.add_argument("--warm-memory", type=float, default=8, help="GiB touched once before the runs (0: none)")
+    ap.add_argument("--warm-each", type=float, default=2,
+                    help="GiB touched by each run's own process before it trains (0: none): the pages a run "
+                    "maps are then ones the host has backed, for every side")
     ap.add_argument("--one", nargs=2, metavar=("SIDE", "CELL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
+        warm_memory(args.warm_each)
         print(json.dumps(run_side(args.one[0], args.one[1], args.data_dir, args.work_dir, args.cache, args.tol)))
         return
     sides = [s for s in args.sides.split(",") if s]

@@ -84,7 +84,7 @@ cdef enum:
 
 # variables are shrunk only when at least this share of the active ones can go at once: each
 # shrinking moves every held kernel row onto the new active rows
-cdef double SHRINK_SHARE = 0.1
+cdef double SHRINK_SHARE = 0.6
 
 cdef double TAU = 1e-12   # curvature used when a pair's quad_coef is not positive
 
