@@ -1024,12 +1024,28 @@ def test_hands_over_to_block_smo_where_the_free_set_is_large():
     sol = ssnal.solve(sub)
     said = [line for line in lines if "handing over to block_smo" in line]
     assert len(said) == 1 and "-o handover=0" in said[0] and "free" in said[0]
+    # the budget bounds the warm start too: it stops before its first Newton step, block_smo from 0
+    assert any("warm start (random Fourier features, D = 128) stopped at the hand-over budget" in line
+               for line in lines)
+    assert "after the warm start" in said[0] and "from 0" in said[0]
     handover = sol.details["handover"]
-    assert handover["solver"] == "block_smo" and sol.status == "converged"
+    assert handover["solver"] == "block_smo" and sol.status == "converged" and not handover["warm"]
     assert sol.stop_measure <= TOL and sol.dual.shape == (X.shape[0],)
     x = sol.dual
     assert np.count_nonzero((x > 0) & (x < C)) > 0.5 * X.shape[0]      # the free set is large
     assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+
+
+def test_linear_solve_stops_at_its_deadline():
+    """The warm start's linear solve takes no Newton step past its deadline: its last center
+    (x = 0 before the first) with status max_iter; without one it converges."""
+    import time
+    from fastsvm.solvers.ssnal.linear import solve_linear
+    X, y = free_data()
+    sub = subproblem(X, y, Kernel("linear"), C=1.0)
+    stopped = solve_linear(sub, Config(), merge=False, deadline=time.perf_counter())
+    assert stopped.status == "max_iter" and not np.any(stopped.dual)
+    assert solve_linear(sub, Config(), merge=False).status == "converged"
 
 
 def test_hands_over_its_point_during_the_rounds(monkeypatch):

@@ -102,12 +102,14 @@ class Config:
     # the hand-over (handover.py): a blocked solve is estimated at this many of its kernel rows per
     # support vector, handover_min_rows at least (its first working sets' rows), and the solve may
     # spend this share of it before it hands over: the low end of block_smo's measured rows, so the
-    # estimate stays below its time (tools/bench_ssnal_grid.py measures both sides)
+    # estimate stays below its time, and a share that leaves room for the work one check cannot
+    # cut short (the warm start's features, a Newton step) within half a blocked solve
+    # (tools/bench_ssnal_grid.py measures both sides)
     handover_rows: float = 2.0
     handover_min_variables: int = 6000  # where block_smo's fixed costs are paid back (solver "auto")
     handover_min_rows: int = 2048
-    handover_share: float = 0.5
-    handover_probe_rows: int = 128  # block_smo's kernel rows timed for the estimate
+    handover_share: float = 0.2
+    handover_probe_rows: int = 64   # block_smo's kernel rows timed for the estimate
     # rows joining the working set per round at most, the largest KKT violations first: a warm start
     # far from the solution (random Fourier features at a large gamma) marks ~10k rows of w8a at
     # gamma = 0.05, and on all of them at once the Newton systems reach |J| ~ 5,000 (CG on columns

@@ -12,8 +12,9 @@ share (Config.handover_share) of an estimate of the blocked solve:
 
 since the blocked solve forms at least one kernel row per support vector (more where -m holds
 fewer rows than it needs) and, however few they are, the rows of its first working sets. The
-check is made after the warm start, at the start of each round and before each Newton step (whose
-cost is predicted from the last step's, grown as |J|^3: Cholesky's flops). Smaller problems than
+warm start stops at the share of the least estimate (no support vector yet); the check is made
+after it, at the start of each round and before each Newton step (whose cost is predicted from
+the last step's, grown as |J|^3: Cholesky's flops). Smaller problems than
 Config.handover_min_variables never hand over: they take a second or less either way, and keep
 the method's own stopping rule (eta) and its deterministic path.
 """
@@ -51,6 +52,10 @@ class HandoverBudget:
         """The estimate of the blocked solve from the current support."""
         return self.rows_per_support * self.rows() * self.row_seconds
 
+    def deadline(self):
+        """The time.perf_counter() at which the share of the current estimate is spent."""
+        return self.start + self.share * self.blocked_seconds()
+
     def reason(self, next_step=0.0, free=0):
         """Why the solve hands over now (one line), or None: the time spent, plus ``next_step``
         predicted seconds of the next Newton step on ``free`` variables, past the share."""
@@ -64,11 +69,11 @@ class HandoverBudget:
                 f"{self.rows_per_support:g} x {self.rows()} kernel rows of {self.row_seconds * 1e3:.3g} ms)")
 
 
-def handover_budget(config, start, X, kernel, n_threads, x, n):
-    """The budget of a solve that may hand over (Config.handover, and x has
-    Config.handover_min_variables variables or more), else None: block_smo's kernel rows timed on
-    Config.handover_probe_rows rows of X (the faster of two blocks)."""
-    if not config.handover or x.shape[0] < config.handover_min_variables:
+def handover_budget(config, start, X, kernel, n_threads, n_variables, n):
+    """The budget of a solve that may hand over (Config.handover, and n_variables is
+    Config.handover_min_variables or more), else None: block_smo's kernel rows timed on
+    Config.handover_probe_rows rows of X (the faster of two blocks); no support vector yet."""
+    if not config.handover or n_variables < config.handover_min_variables:
         return None
     probe = KernelRows(X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0), n_threads)
     rows = np.arange(min(config.handover_probe_rows, X.shape[0]), dtype=np.int32)
@@ -78,8 +83,7 @@ def handover_budget(config, start, X, kernel, n_threads, x, n):
         probe.rows(rows)
         row_seconds = min(row_seconds, (time.perf_counter() - t0) / max(rows.shape[0], 1))
     return HandoverBudget(start=start, row_seconds=row_seconds, rows_per_support=config.handover_rows,
-                          min_rows=min(n, config.handover_min_rows), share=config.handover_share,
-                          support=int(np.count_nonzero(x)))
+                          min_rows=min(n, config.handover_min_rows), share=config.handover_share)
 
 
 class StepClock:

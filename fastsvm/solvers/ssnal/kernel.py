@@ -186,10 +186,10 @@ def exact_gradient(dual, products, x, stats):
     return dual.gradient(h)
 
 
-def first_point(sub, dual, config, tol):
+def first_point(sub, dual, config, tol, deadline=None):
     """(x^0, sigma_0, what it came from): a solution of the same problem at other bounds
     (Subproblem.warm: a C path) scaled into the new box, its sigma_0 scaled alike; else the
-    explicit-feature warm start (warm.py)."""
+    explicit-feature warm start (warm.py), whose iterations stop at ``deadline``."""
     upper = np.asarray(sub.upper, dtype=np.float64)
     previous = sub.warm
     if previous is not None and usable(previous, upper.shape[0]):
@@ -200,7 +200,7 @@ def first_point(sub, dual, config, tol):
         else:     # another solver's solution: the linear solver's first sigma
             sigma0 = first_sigma(float(np.mean(upper)), config)
         return x, sigma0, {"from": "the solution at other bounds"}
-    x, sigma0, warm = warm_start(sub, config.rff, max(config.warm_tol, tol), config.warm)
+    x, sigma0, warm = warm_start(sub, config.rff, max(config.warm_tol, tol), config.warm, deadline)
     rff = sub.kernel.kind == "rbf" and config.warm == "rff"      # as warm_start chooses
     return x, sigma0, {"from": "random Fourier features" if rff else "Nystroem", "iterations": warm.n_iter,
                        "eta": warm.stop_measure}
@@ -227,20 +227,27 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
     stats = {"kernel_values": 0}
     log = sub.log
 
-    x, sigma0, started = first_point(sub, dual, config, tol)
+    k = sub.kernel
+    threads = max(1, int(sub.n_threads))
+    # the budget at its least (no support vector yet) bounds the warm start too
+    time_budget = handover_budget(config, t0, dual.X, k, threads, dual.K.upper.shape[0], dual.n)
+    x, sigma0, started = first_point(sub, dual, config, tol,
+                                     None if time_budget is None else time_budget.deadline())
     sigma = sigma0
     times = {"warm_start": time.perf_counter() - t0}
     if log is not None:
-        if "iterations" in started:
+        if "iterations" in started and not math.isfinite(started["eta"]):
+            log(f"ssnal: warm start ({started['from']}, D = {config.rff}) stopped at the hand-over budget  "
+                f"{times['warm_start']:.2f}s")
+        elif "iterations" in started:
             log(f"ssnal: warm start ({started['from']}, D = {config.rff}): {started['iterations']} iterations, "
                 f"KKT residual {started['eta']:.3e}  {times['warm_start']:.2f}s")
         else:
             log(f"ssnal: warm start from {started['from']}  {times['warm_start']:.2f}s")
 
-    k = sub.kernel
-    threads = max(1, int(sub.n_threads))
-    time_budget = handover_budget(config, t0, dual.X, k, threads, x, dual.n)
     reason = None if time_budget is None else time_budget.reason()
+    if time_budget is not None:
+        time_budget.support = int(np.count_nonzero(x))
     if reason is not None:
         # before the gradient the point's worth is unknown, and spurious support vectors of the
         # warm start would cost block_smo more rows than its cold start

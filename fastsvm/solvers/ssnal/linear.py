@@ -43,14 +43,20 @@ def estimated_eta(qp, xp, Zv, hint, error):
     return eta, b, error / (1.0 + norm(xp) + norm(grad))
 
 
+class OutOfTime(Exception):
+    """LinearRun's deadline passed: the solve ends at its last center."""
+
+
 class LinearRun:
     """One SSsNAL solve of a DualQP to eta <= tol: the outer iterations' state (center x, w = Z^T x,
     Zw, the inner iterate v and Zv, sigma, eta) and, per outer iteration, its inner solve's."""
 
-    def __init__(self, qp, tol, max_outer, config, stop, log, start=None, sigma_scale=1.0):
+    def __init__(self, qp, tol, max_outer, config, stop, log, start=None, sigma_scale=1.0, deadline=None):
         """start: None (x = 0) or (x, its work in passes over X), x in (P)'s variables;
-        sigma_scale: sigma_0 = this x schedule.first_sigma."""
+        sigma_scale: sigma_0 = this x schedule.first_sigma; deadline: a time.perf_counter() after
+        which no Newton step is taken: the result is then the last center (status max_iter)."""
         self.t0 = time.perf_counter()
+        self.deadline = deadline
         self.qp, self.tol, self.max_outer, self.cfg, self.stop, self.log = qp, tol, max_outer, config, stop, log
         m, p = qp.m, qp.Z.p
         self.counters = Counters(qp.nnz)
@@ -87,7 +93,10 @@ class LinearRun:
         for outer in range(1, self.max_outer + 1):
             self.outer = outer
             self.eps = inner_tolerance(outer, self.tol, self.inner_scale)
-            self.solve_inner()
+            try:
+                self.solve_inner()
+            except OutOfTime:
+                break
             if self.close_outer():
                 self.status = SolveStatus.CONVERGED
                 break
@@ -120,6 +129,8 @@ class LinearRun:
         while True:
             if self.stop[0]:
                 raise KeyboardInterrupt
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise OutOfTime
             g = self.v - self.cur.ztx
             self.gnorm = gnorm = norm(g)
             if self.steps == 0:
@@ -332,11 +343,11 @@ class LinearRun:
                 "time": time.perf_counter() - self.t0, "primal_objective": primal, "b_kkt": b_kkt}
 
 
-def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None) -> Solution:
+def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None, deadline=None) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem with a linear kernel by SSsNAL; `merge`: equal
     samples merged (linear_dual; `presolved`: as a path's presolve found them); `start`: a
     Solution of the same problem at other bounds to start from (warm_path.path_start), else x = 0
-    or the coordinate-descent start."""
+    or the coordinate-descent start; `deadline`: LinearRun's."""
     params = sub.params
     if params.loss not in (None, "hinge"):
         raise ParameterError("ssnal solves the hinge-loss (L1) dual only")
@@ -349,7 +360,7 @@ def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None
         begin, sigma_scale = path_start(qp, upper, start), config.path_sigma_scale
     elif qp.samples is not None and qp.Z.p > config.coordinate_start_p:
         begin = coordinate_start(qp, sub.seed, sub.stop, sub.log, config)
-    result = LinearRun(qp, tol, max_outer, config, sub.stop, sub.log, begin, sigma_scale).run()
+    result = LinearRun(qp, tol, max_outer, config, sub.stop, sub.log, begin, sigma_scale, deadline).run()
     x, w, b = result["x"], result["w"], result["b"]
     objective = qp.objective(x, w)
     coef = np.sign(qp.K.a) * x if sub.formulation == "c_svc" else x   # C-SVC: a = y (scaled when merged)

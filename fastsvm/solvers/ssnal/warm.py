@@ -11,9 +11,10 @@ from .config import Config
 from .linear import solve_linear
 
 
-def warm_start(sub: Subproblem, n_features, tol, feature_map="rff"):
+def warm_start(sub: Subproblem, n_features, tol, feature_map="rff", deadline=None):
     """(x^0, sigma_0, Solution) from the linear SSsNAL on explicit features of sub's kernel:
-    random Fourier features for RBF, a Nystroem map on n_features sampled landmarks otherwise.
+    random Fourier features for RBF, a Nystroem map on n_features sampled landmarks otherwise;
+    no iteration of the linear solve begins after ``deadline`` (time.perf_counter()).
 
     The features are computed with sub.n_threads (the same bits for any count); the linear solve
     runs on one thread, whose reductions then do not depend on the thread count either: the
@@ -39,5 +40,5 @@ def warm_start(sub: Subproblem, n_features, tol, feature_map="rff"):
     # memory that cost more than the passes saved (a9a: warm start 0.21 -> 0.31 s)
     # the linear solve takes none of the kernel's -o options (options={} above): the Config as given
     config = Config() if sub.params.config is None else sub.params.config
-    solution = solve_linear(linear, config, merge=False)
+    solution = solve_linear(linear, config, merge=False, deadline=deadline)
     return np.asarray(solution.dual, dtype=np.float64), float(solution.details["sigma"]), solution
