@@ -163,7 +163,8 @@ cdef class BlockSMO:
     cdef readonly int l, n, q, n_slots, ws_size
     cdef readonly long long n_outer, n_inner, n_rows_computed, max_iter
     cdef readonly double gap
-    # wall seconds spent selecting, forming kernel rows, in the subproblems, updating the gradient
+    # wall seconds spent selecting, forming kernel rows, the blocks of Q, in the subproblems, updating
+    # the gradient
     cdef readonly double seconds_select, seconds_rows, seconds_gather, seconds_inner, seconds_update
     cdef readonly double seconds_shrink, seconds_unshrink    # (both within select's)
     cdef readonly long long min_active
@@ -210,7 +211,7 @@ cdef class BlockSMO:
     cdef signed char* lst
     cdef double* lqd
     cdef double* lc
-    cdef int* ws_at                      # a working-set variable's column in its block's source row
+    cdef int* ws_at                      # a working-set variable's data row among the working set's
     cdef int* row_pos                    # a data row's position among the working set's, or the moved ones
     cdef float* among                    # K among the working set's data rows
     cdef int* moved_rows                 # the data rows whose variables moved in a subproblem
@@ -649,7 +650,7 @@ cdef class BlockSMO:
         r = self.gradient_from_alpha(self.inactive_rows, m, self.col_at, self.alpha_base, stop)
         self.drop_slots()
         if r != CONVERGED:
-            return r          # still shrunk: a later unshrink starts again from p
+            return r          # still shrunk: a later unshrink starts again from G_base
         self.activate_all()
         self.n_unshrinks += 1
         self.seconds_unshrink += now_seconds() - t0

@@ -105,7 +105,7 @@ class Config:
     # estimate stays below its time, and a share that leaves room for the work one check cannot
     # cut short (the warm start's features, a Newton step) within half a blocked solve
     # (tools/bench_ssnal_grid.py measures both sides)
-    handover_rows: float = 2.0
+    handover_rows: float = 1.5
     handover_min_variables: int = 6000  # where block_smo's fixed costs are paid back (solver "auto")
     handover_min_rows: int = 2048
     handover_share: float = 0.2
