@@ -29,6 +29,7 @@ import numpy as np
 from ._kernel_block cimport KernelRows
 from ._pair_step cimport pair_step
 from ._kernel cimport axpy_float_cols
+from ._select cimport select_i, select_j
 from ._status cimport CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, poll_stop
 from . import _status
 
@@ -54,16 +55,6 @@ cdef extern from *:
     }
     """
     void* huge_pages_alloc "fastsvm_huge_pages_alloc"(size_t nbytes) noexcept nogil
-
-
-cdef extern from "_select.h":
-    # smo's branch-free scans of one equality constraint: the same pair as the scalar loops
-    int select_i "fastsvm_select_i"(const double* G, const signed char* y, const signed char* st,
-                                    int lo, int hi, double* value) noexcept nogil
-    int select_j "fastsvm_select_j"(const double* G, const signed char* y, const signed char* st,
-                                    const double* QD, const float* Q_a, int lo, int hi, double ga,
-                                    double qd_a, double two_ya, double tau, double* gmax,
-                                    double* obj_min) noexcept nogil
 
 
 cdef extern from "<time.h>" nogil:
@@ -166,7 +157,7 @@ cdef class BlockSMO:
     # wall seconds spent selecting, forming kernel rows, the blocks of Q, in the subproblems, updating
     # the gradient
     cdef readonly double seconds_select, seconds_rows, seconds_gather, seconds_inner, seconds_update
-    cdef readonly double seconds_shrink, seconds_unshrink    # (both within select's)
+    cdef readonly double seconds_shrink, seconds_unshrink    # (apart from select's)
     cdef readonly long long min_active
     # shrinking (LIBSVM's, Chang & Lin 2011 section 5.1): the active variables, ascending, and the
     # data rows with an active variable; held kernel rows hold their values at the active rows only
@@ -175,7 +166,9 @@ cdef class BlockSMO:
     cdef int* act
     cdef int* act_rows
     cdef int* row_at                     # a data row's position among the active rows, or -1
-    cdef int* col_at                     # scratch by data row: a position in a list of rows, or -1
+    # scratch: the new active rows' old positions (shrink); a data row's among the inactive ones,
+    # or -1 (unshrink)
+    cdef int* col_at
     cdef int* inactive_rows
     cdef double* alpha_base              # alpha and G when the shrinking from the whole problem began
     cdef double* G_base
@@ -692,7 +685,7 @@ cdef class BlockSMO:
         turn (per sign for the nu formulations). Shrinks; unshrinks to check an active problem
         solved to eps on the whole problem (and goes on from there when it is not)."""
         cdef int a, kept, w, r
-        cdef double kmax_p, kmax_n, kmin_p, kmin_n, t0 = now_seconds()
+        cdef double kmax_p, kmax_n, kmin_p, kmin_n, t0 = now_seconds(), unshrink0 = self.seconds_unshrink
         self.gap = self.scan_gap(&kmax_p, &kmax_n, &kmin_p, &kmin_n)
         if self.gap != self.gap:
             return NONFINITE
@@ -701,12 +694,11 @@ cdef class BlockSMO:
             if r != CONVERGED:
                 return r
             self.gap = self.scan_gap(&kmax_p, &kmax_n, &kmin_p, &kmin_n)
-        if not self.gap >= self.eps:   # LIBSVM: stop when Gmax + Gmax2 < eps (or nothing to pick)
-            self.seconds_shrink += now_seconds() - t0
-            return CONVERGED
-        if self.shrinking:
+        if self.gap >= self.eps and self.shrinking:
             self.shrink(kmax_p, kmax_n, kmin_p, kmin_n)
-        self.seconds_shrink += now_seconds() - t0
+        self.seconds_shrink += now_seconds() - t0 - (self.seconds_unshrink - unshrink0)
+        if not self.gap >= self.eps:   # LIBSVM: stop when Gmax + Gmax2 < eps (or nothing to pick)
+            return CONVERGED
         # keep the last selection's new members (at most q / 2), in their order
         kept = min(self.n_new_last, self.q // 2)
         for a in range(self.ws_size - self.n_new_last):
@@ -956,10 +948,10 @@ cdef class BlockSMO:
             if self.interrupted():
                 return INTERRUPTED
             t0 = now_seconds()
-            shrink0 = self.seconds_shrink
+            shrink0 = self.seconds_shrink + self.seconds_unshrink
             r = self.select()
             t1 = now_seconds()
-            self.seconds_select += t1 - t0 - (self.seconds_shrink - shrink0)
+            self.seconds_select += t1 - t0 - (self.seconds_shrink + self.seconds_unshrink - shrink0)
             if r != PROCEED:
                 return r
             r = self.load_block()

@@ -28,21 +28,12 @@ import numpy as np
 from ._cache cimport KernelCache
 from ._pair_step cimport pair_step
 from ._kernel cimport gather_signed
+from ._select cimport select_i, select_j
 from ._status cimport CONVERGED, CHUNK_DONE, MAX_ITER, INTERRUPTED, NONFINITE, NO_MEMORY, poll_stop
 from . import _status
 from ..errors import FastSVMError
 
 cnp.import_array()
-
-cdef extern from "_select.h":
-    # the scans of one equality constraint (not nu), vectorized; the same choices as scan_up /
-    # scan_low make
-    int select_i "fastsvm_select_i"(const double* G, const signed char* y, const signed char* st,
-                                    int lo, int hi, double* value) noexcept nogil
-    int select_j "fastsvm_select_j"(const double* G, const signed char* y, const signed char* st,
-                                    const double* QD, const float* Q_a, int lo, int hi, double ga,
-                                    double qd_a, double two_ya, double tau, double* gmax,
-                                    double* obj_min) noexcept nogil
 
 
 cdef enum:

@@ -203,7 +203,7 @@ def first_point(sub, dual, config, tol, deadline=None):
     x, sigma0, warm = warm_start(sub, config.rff, max(config.warm_tol, tol), config.warm, deadline)
     rff = sub.kernel.kind == "rbf" and config.warm == "rff"      # as warm_start chooses
     return x, sigma0, {"from": "random Fourier features" if rff else "Nystroem", "iterations": warm.n_iter,
-                       "eta": warm.stop_measure}
+                       "eta": warm.stop_measure, "out_of_time": warm.details["out_of_time"]}
 
 
 def handed_over(sub, dual, x, reason, when, warm, history, details, n_iter):
@@ -236,7 +236,7 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
     sigma = sigma0
     times = {"warm_start": time.perf_counter() - t0}
     if log is not None:
-        if "iterations" in started and not math.isfinite(started["eta"]):
+        if started.get("out_of_time"):
             log(f"ssnal: warm start ({started['from']}, D = {config.rff}) stopped at the hand-over budget  "
                 f"{times['warm_start']:.2f}s")
         elif "iterations" in started:

@@ -57,6 +57,7 @@ class LinearRun:
         which no Newton step is taken: the result is then the last center (status max_iter)."""
         self.t0 = time.perf_counter()
         self.deadline = deadline
+        self.out_of_time = False
         self.qp, self.tol, self.max_outer, self.cfg, self.stop, self.log = qp, tol, max_outer, config, stop, log
         m, p = qp.m, qp.Z.p
         self.counters = Counters(qp.nnz)
@@ -96,6 +97,7 @@ class LinearRun:
             try:
                 self.solve_inner()
             except OutOfTime:
+                self.out_of_time = True
                 break
             if self.close_outer():
                 self.status = SolveStatus.CONVERGED
@@ -340,7 +342,8 @@ class LinearRun:
         return {"x": x, "w": w, "b": b, "eta": eta, "status": self.status, "outer": self.outer,
                 "history": self.history, "newton": counters.newton, "passes": qp.passes_over_X(counters.passes + 1),
                 "trials": counters.trials, "cg": counters.cg, "systems": dict(counters.systems), "sigma": self.sigma,
-                "time": time.perf_counter() - self.t0, "primal_objective": primal, "b_kkt": b_kkt}
+                "time": time.perf_counter() - self.t0, "primal_objective": primal, "b_kkt": b_kkt,
+                "out_of_time": self.out_of_time}
 
 
 def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None, deadline=None) -> Solution:
@@ -381,6 +384,6 @@ def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None
         dual=x,
         upper=upper,
         details={k: result[k] for k in ("newton", "passes", "trials", "cg", "systems", "sigma", "time",
-                                        "primal_objective", "b_kkt")}
+                                        "primal_objective", "b_kkt", "out_of_time")}
         | {"tol": tol, "merged_samples": 0 if qp.merged is None else qp.merged.group.shape[0] - qp.Z.n},
     )
