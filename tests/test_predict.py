@@ -480,6 +480,38 @@ def test_binary_rows_count_their_features_with_the_row_by_row_bits(kernel, svm_t
     assert_close(outs[0], twin_decision_values(model, rows), rtol=1e-11)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "polynomial"])
+@pytest.mark.parametrize("svm_type", ["c_svc", "epsilon_svr"])
+def test_dense_rows_with_sparse_columns_add_those_by_their_nonzeros_as_their_twin(kernel, svm_type):
+    """Dense rows of continuous and one-hot columns (covtype's layout) and a column of zeros: the
+    columns with few nonzeros add their dot products by each row's nonzeros, the rest by dgemm;
+    whichever columns go which way, values within rounding of the twin's, the same bits for 1, 2
+    and 3 threads."""
+    from fastsvm.params import Params
+    from fastsvm.train import fit_model
+    rng = np.random.default_rng(3)
+    n = 800
+    continuous = rng.uniform(size=(n, 3))
+    one_hot = np.zeros((n, 8))
+    one_hot[np.arange(n), rng.choice(8, size=n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.03, 0.01, 0.01])] = 1.0
+    X = np.hstack([continuous, one_hot, np.zeros((n, 1)), continuous[:, :1] * (rng.uniform(size=(n, 1)) < 0.3)])
+    y = (np.sign(continuous[:, 0] - continuous[:, 1] + one_hot[:, 0] - 0.4) if svm_type == "c_svc"
+         else continuous.sum(axis=1) + one_hot[:, 1])
+    model = fit_model(to_csr(X[:200]), y[:200], Params(svm_type=svm_type, kernel_type=kernel, gamma=0.7, coef0=0.5,
+                                                        degree=2, C=10.0, n_jobs=1))
+    rows = np.ascontiguousarray(X[200:])   # several tiles of rows
+    expected = twin_decision_values(model, to_csr(rows))
+    function = decision_function(model)
+    for share in (0.0, 0.4, 1.01):   # every column through dgemm; the one-hot and the 30 % column apart; none
+        outs = []
+        for n_threads in (1, 2, 3):
+            out = np.empty((rows.shape[0], function.n_dec))
+            function.compute_dense(rows, out, n_threads, sparse_share=share)
+            outs.append(out)
+        assert_close(outs[0], expected)
+        assert all(np.array_equal(out, outs[0]) for out in outs[1:])
+
+
 def decision_function(model, tiles=True):
     from fastsvm._core._predict import DecisionFunction
     start = np.concatenate([[0], np.cumsum(model.n_sv)]) if model.is_classification else np.zeros(0)

@@ -15,7 +15,8 @@
 # (fastsvm_sparse_row_dots_exact) -- the same products summed in the same order as the dot product
 # above, without FMA: the same bits, vectorized. Dense rows (a C-ordered float64 array) take a tile's
 # dot products from the table a chunk of support vectors at a time by dgemm (docs/blocked_solver.md):
-# BLAS's sums, not LIBSVM's bits; the caller keeps BLAS on one thread, as our threads call it.
+# BLAS's sums, not LIBSVM's bits; the caller keeps BLAS on one thread, as our threads call it. Their
+# columns that are mostly zeros (one-hot features) add their parts by each row's nonzeros instead.
 # Support vectors whose stored values are all 1 are also held as bytes: a binary row's dot products
 # are then counts of common features and, for RBF, its kernel values lookups in a table of the
 # exponentials at each integer squared distance -- exact integers, the same bits (a9a, w8a).
@@ -31,8 +32,8 @@ import numpy as np
 
 from ._csr cimport CSR, csr_view, row_sqnorm, span_dot, span_sqnorm
 from ._kernel cimport (KernelParams, PRECOMPUTED, RBF, count_slots, exp_neg_block, exp_neg_inline, kernel_params,
-                       kernel_from_dot, rbf_block, rbf_table_block, sparse_row_dots_exact, scatter_row, unscatter_row,
-                       weighted_sum)
+                       kernel_from_dot, rbf_block, rbf_table_block, sparse_row_dots, sparse_row_dots_exact, scatter_row,
+                       unscatter_row, weighted_sum)
 from ..csr import row_spans
 
 cnp.import_array()
@@ -46,6 +47,9 @@ cdef enum:
     TABLE_MAX_BYTES = 1 << 28   # the feature-major table of the support vectors at most
     DENSE_ROWS = 256      # dense rows per dgemm tile: each chunk of the table read once for them
     DENSE_WORK = DENSE_ROWS * (SV_CHUNK + 1)   # doubles of a thread's buffer: dot products, squared norms
+
+# a column of dense rows with fewer nonzeros than this share goes by its nonzeros, not through dgemm
+SPARSE_SHARE = 0.5
 
 
 ctypedef void (*dgemm_t)(char* transa, char* transb, int* m, int* n, int* k, double* alpha, double* a, int* lda,
@@ -286,29 +290,61 @@ cdef void decision_tiles(const Machine* m, CSR X, int lo, int hi, double* kvalue
                       kvalue + <Py_ssize_t>t * SV_CHUNK, out, n_dec)
 
 
-cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, int hi, double* work,
-                              double* out, int n_dec) noexcept nogil:
+cdef struct Columns:
+    # the columns of dense rows split by their share of nonzeros: the dense ones' dot products by
+    # dgemm, the sparse ones' by each row's nonzeros scaling lines of the table (docs/blocked_solver.md)
+    const double* table    # the dense columns' lines of the support vectors' table, at m.stride
+    const int* dense
+    int n_dense
+    const int* sparse      # none: every column of the table through dgemm, straight from the rows
+    int n_sparse
+
+
+cdef void decision_tile_dense(const Machine* m, const Columns* cs, const double* X, int p, int lo, int hi,
+                              double* work, int* iwork, double* out, int n_dec) noexcept nogil:
     """Dense rows lo .. hi-1 (at most DENSE_ROWS, p values each), a chunk of SV_CHUNK support
-    vectors at a time: the chunk's dot products by one dgemm from the table, made kernel values and
-    added to each decision's sum (in chunk order: the same bits for any thread count)."""
-    cdef int r, f, c0, g, rows = hi - lo, k = min(p, m.sv_cols)
+    vectors at a time: the chunk's dot products by one dgemm from the table (plus, for the sparse
+    columns, the rows' nonzeros scaling the table's lines), made kernel values and added to each
+    decision's sum (in chunk order: the same bits for any thread count)."""
+    cdef int r, f, c0, g, rows = hi - lo, k = min(p, m.sv_cols), kd = cs.n_dense
     cdef int lda = <int>m.stride, ldc = SV_CHUNK
-    cdef double one = 1.0, zero = 0.0, t
+    cdef double one = 1.0, zero = 0.0, t, v
     cdef char no = b'N'
     cdef const double* x
     cdef double* kbuf = work                                  # rows x SV_CHUNK dot products
     cdef double* sq = work + <Py_ssize_t>DENSE_ROWS * SV_CHUNK  # the rows' squared norms
+    cdef double* xd = sq + DENSE_ROWS                         # the rows' dense columns, side by side
+    cdef double* nz_value = xd + <Py_ssize_t>DENSE_ROWS * kd  # the rows' nonzeros in sparse columns
+    cdef int* nz_start = iwork                                # row r's: nz_start[r] .. nz_start[r+1]-1
+    cdef int* nz_column = iwork + DENSE_ROWS + 1
+    nz_start[0] = 0
     for r in range(rows):
         x = X + <Py_ssize_t>(lo + r) * p
         t = 0.0
         for f in range(p):
             t += x[f] * x[f]
         sq[r] = t
+        nz_start[r + 1] = nz_start[r]
+        if cs.n_sparse > 0:
+            for f in range(kd):
+                xd[<Py_ssize_t>r * kd + f] = x[cs.dense[f]]
+            for f in range(cs.n_sparse):
+                v = x[cs.sparse[f]]
+                if v != 0.0:
+                    nz_column[nz_start[r + 1]] = cs.sparse[f]
+                    nz_value[nz_start[r + 1]] = v
+                    nz_start[r + 1] += 1
         start_sums(m, out + <Py_ssize_t>(lo + r) * n_dec, n_dec)
     c0 = 0
     while c0 < m.n_sv:
         g = min(<int>SV_CHUNK, m.n_sv - c0)
-        if k > 0:
+        if cs.n_sparse > 0:
+            for r in range(rows):
+                sparse_row_dots(nz_value, nz_column, nz_start[r], nz_start[r + 1], m.table + c0, m.stride, g,
+                                kbuf + <Py_ssize_t>r * ldc)
+            if kd > 0:
+                m.dgemm(&no, &no, &g, &rows, &kd, &one, <double*>(cs.table + c0), &lda, xd, &kd, &one, kbuf, &ldc)
+        elif k > 0:
             # column-major: kbuf^T (g x rows) = table[:, c0:c0+g]^T (g x k) . X[lo:hi, :k]^T (k x rows)
             m.dgemm(&no, &no, &g, &rows, &k, &one, <double*>(m.table + c0), &lda,
                     <double*>(X + <Py_ssize_t>lo * p), &p, &zero, kbuf, &ldc)
@@ -322,14 +358,16 @@ cdef void decision_tile_dense(const Machine* m, const double* X, int p, int lo, 
         finish_sums(m, out + <Py_ssize_t>(lo + r) * n_dec, n_dec)
 
 
-cdef void decision_tiles_dense(const Machine* m, const double* X, int p, int lo, int hi, double* work,
+cdef void decision_tiles_dense(const Machine* m, const Columns* cs, const double* X, int p, int lo, int hi,
+                               double* work, Py_ssize_t work_len, int* iwork, Py_ssize_t iwork_len,
                                double* out, int n_dec, int n_threads) noexcept nogil:
-    """Rows lo .. hi-1 by tiles of DENSE_ROWS; thread t uses the t-th DENSE_WORK of ``work``."""
+    """Rows lo .. hi-1 by tiles of DENSE_ROWS; thread t uses the t-th work_len of ``work`` and
+    iwork_len of ``iwork``."""
     cdef int tile, t, tiles = (hi - lo + DENSE_ROWS - 1) // DENSE_ROWS
     for tile in prange(tiles, num_threads=max(1, min(n_threads, tiles)), schedule="dynamic"):
         t = threadid()
-        decision_tile_dense(m, X, p, lo + tile * DENSE_ROWS, min(hi, lo + (tile + 1) * DENSE_ROWS),
-                            work + <Py_ssize_t>t * DENSE_WORK, out, n_dec)
+        decision_tile_dense(m, cs, X, p, lo + tile * DENSE_ROWS, min(hi, lo + (tile + 1) * DENSE_ROWS),
+                            work + t * work_len, iwork + t * iwork_len, out, n_dec)
 
 
 cdef void decision_block(const Machine* m, CSR X, int lo, int hi, double* dense, int width,
@@ -369,6 +407,7 @@ cdef class DecisionFunction:
     cdef readonly int n_dec
     cdef double sv_nnz  # stored values of the support vectors
     cdef object _keep   # the arrays the Machine's pointers point into
+    cdef object table   # m.table's array, or None
 
     def __init__(self, sv, coef, rho, start, serial, str kind, double gamma, int degree,
                  double coef0, bint one_vs_one, bint tiles=True, bint kernel_values=False):
@@ -442,6 +481,7 @@ cdef class DecisionFunction:
                     table_v[sv_indices[t], k] = sv_data[t]
             self.m.table = &table_v[0, 0]
             self.m.stride = stride
+            self.table = table
             self._keep = self._keep + (table,)
             if binary:
                 self.hold_binary(table, sqnorm)
@@ -506,9 +546,12 @@ cdef class DecisionFunction:
     def reads_dense(self):
         return self.m.table != NULL
 
-    def compute_dense(self, const double[:, ::1] X, double[:, ::1] out, int n_threads=1):
+    def compute_dense(self, const double[:, ::1] X, double[:, ::1] out, int n_threads=1,
+                      double sparse_share=SPARSE_SHARE):
         """compute() for the rows of a dense C-ordered X (reads_dense models only): BLAS's dot
-        products, so values within rounding of compute()'s on the same rows as CSR."""
+        products, so values within rounding of compute()'s on the same rows as CSR. The columns
+        with fewer nonzeros among X's rows than ``sparse_share`` add their parts by nonzeros
+        (0: every column through dgemm)."""
         if self.m.table == NULL or self.m.kernel_values:
             raise ValueError("this model holds no table of its support vectors: predict CSR rows")
         if out.shape[0] != X.shape[0] or out.shape[1] != self.n_dec:
@@ -518,7 +561,27 @@ cdef class DecisionFunction:
             return
         self.m.dgemm = blas_dgemm()
         n_threads = max(1, min(n_threads, (n + DENSE_ROWS - 1) // DENSE_ROWS))
-        cdef double[::1] kvalue = np.empty(<Py_ssize_t>n_threads * DENSE_WORK)
+        cdef int k = min(p, self.m.sv_cols)
+        share = np.count_nonzero(np.asarray(X)[:, :k], axis=0) / n
+        sparse = np.ascontiguousarray(np.flatnonzero(share < sparse_share), dtype=np.int32)
+        dense = np.ascontiguousarray(np.flatnonzero(share >= sparse_share), dtype=np.int32)
+        cdef const int[::1] sparse_v = sparse
+        cdef const int[::1] dense_v = dense
+        cdef double[:, ::1] table_v
+        cdef Columns cs
+        cs.table, cs.dense, cs.n_dense, cs.sparse, cs.n_sparse = self.m.table, NULL, k, NULL, 0
+        if sparse.shape[0] > 0:
+            cs.n_sparse, cs.sparse = sparse.shape[0], &sparse_v[0]
+            cs.n_dense = dense.shape[0]
+            if cs.n_dense > 0:
+                dense_lines = np.ascontiguousarray(self.table[dense])
+                table_v = dense_lines
+                cs.table, cs.dense = &table_v[0, 0], &dense_v[0]
+        # a thread's buffers: dot products, squared norms, the rows' dense columns and nonzeros
+        cdef Py_ssize_t work_len = DENSE_WORK + <Py_ssize_t>DENSE_ROWS * k
+        cdef Py_ssize_t iwork_len = DENSE_ROWS * (cs.n_sparse + 1) + 1
+        cdef double[::1] kvalue = np.empty(n_threads * work_len)
+        cdef int[::1] iwork = np.empty(n_threads * iwork_len, dtype=np.int32)
         cdef double work = <double>self.m.n_sv * (p + max(self.m.nr_class - 1, 1)) + p + 1.0
         cdef int block = <int>min(max(BLOCK_WORK / work, 4.0 * DENSE_ROWS * n_threads), <double>n)
         cdef int lo = 0, hi
@@ -526,7 +589,8 @@ cdef class DecisionFunction:
         with nogil:
             while lo < n:
                 hi = min(lo + block, n)
-                decision_tiles_dense(&self.m, xp, p, lo, hi, &kvalue[0], &out[0, 0], self.n_dec, n_threads)
+                decision_tiles_dense(&self.m, &cs, xp, p, lo, hi, &kvalue[0], work_len, &iwork[0], iwork_len,
+                                     &out[0, 0], self.n_dec, n_threads)
                 lo = hi
                 if lo < n:
                     with gil:
