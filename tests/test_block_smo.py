@@ -319,9 +319,11 @@ def test_registered_with_libsvm_problems():
     assert set(spec.formulations) == {"c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"}
     assert spec.multiclass == "ovo" and "precomputed" in spec.kernels
     assert block_smo.working_set_size(10**6, 10**6, 100 << 20, 0)[0] == 16      # -m holds 26 rows
-    assert block_smo.working_set_size(5000, 5000, 100 << 20, 0) == (1024, 5000)
+    assert block_smo.working_set_size(5000, 5000, 100 << 20, 0) == (256, 5000)    # at least 256
     assert block_smo.working_set_size(300, 300, 100 << 20, 0) == (300, 300)       # the whole problem
-    assert block_smo.working_set_size(3000, 3000, 100 << 20, 0) == (1024, 3000)
+    assert block_smo.working_set_size(3000, 3000, 100 << 20, 0) == (256, 3000)
+    assert block_smo.working_set_size(15000, 15000, 100 << 20, 0) == (512, 1747)  # a 24th of the variables
+    assert block_smo.working_set_size(50000, 50000, 500 << 20, 0) == (1024, 2621)
 
 
 def test_warm_start_and_c_path_reach_the_cold_optima(heart):

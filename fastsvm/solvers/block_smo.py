@@ -24,6 +24,10 @@ from .base import (Solution, SolverSpec, Subproblem, checked_libsvm_problem, opt
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 WORKING_SET_MAX = 1024   # variables of the default working set at most
 WORKING_SET_MIN = 16     # ... and at least, even when -m holds fewer rows
+# ... and at most a share of the variables, not below WORKING_SET_SMALL: a block's kernel values
+# grow as q^2 while each outer step serves fewer of the l variables (docs/blocked_solver.md)
+WORKING_SET_SHARE = 24
+WORKING_SET_SMALL = 256
 WHOLE_MAX = 2048         # problems of at most this many variables are one working set
 
 
@@ -32,7 +36,7 @@ class Config:
     """The blocked solver's knobs (-o name=value)."""
 
     working_set: int = option(0, "variables per working set (0: every variable up to 2048 whose rows fit in -m, "
-                              "else the largest power of 2 up to 1024 that fits)", low=0)
+                              "else the largest power of 2 up to 1024, and up to l/24 but at least 256, that fits)", low=0)
     inner_ratio: float = option(0.1, "a subproblem is solved until its violation is below max(-e, this x its "
                                 "first)", low=0.0, low_open=True, below=1.0)
     dense: str = option("auto", "hold the rows dense, kernel blocks through BLAS (auto: when at least "
@@ -74,7 +78,8 @@ def working_set_size(l, n, cache_bytes, requested):
     elif l <= WHOLE_MAX and n <= slots:
         q = l        # one working set of every variable: the problem solved in one block
     else:
-        q = 1 << max(int(min(l, WORKING_SET_MAX, max(slots, WORKING_SET_MIN))).bit_length() - 1, 1)
+        share = max(l // WORKING_SET_SHARE, WORKING_SET_SMALL)
+        q = 1 << max(int(min(l, WORKING_SET_MAX, share, max(slots, WORKING_SET_MIN))).bit_length() - 1, 1)
     return max(q, 2), max(slots, q)
 
 
