@@ -1012,7 +1012,8 @@ def assert_libsvm_optimum(sol, X, y, kernel, C, tol):
     assert max_violation(x, Q @ x + c, signs, np.full(len(y), C), False) <= 1.5 * tol
 
 
-HANDOVER_NOW = Config(handover_min_variables=0, handover_rows=1e-12)   # any solve is past its share
+# any solve is past its share, after the warm start
+HANDOVER_NOW = Config(handover_min_variables=0, handover_rows=1e-12, handover_at_once=0.0)
 
 
 def test_hands_over_to_block_smo_where_the_free_set_is_large():
@@ -1063,7 +1064,7 @@ def test_hands_over_its_point_during_the_rounds(monkeypatch):
     X, y = free_data()
     kernel, C = Kernel("rbf", gamma=2.0), 100.0
     lines = []
-    sub = subproblem(X, y, kernel, C=C, config=Config(handover_min_variables=0))
+    sub = subproblem(X, y, kernel, C=C, config=Config(handover_min_variables=0, handover_at_once=0.0))
     sub.log = lines.append
     sol = ssnal.solve(sub)
     said = [line for line in lines if "handing over to block_smo" in line]
@@ -1071,6 +1072,27 @@ def test_hands_over_its_point_during_the_rounds(monkeypatch):
     assert sol.details["handover"]["warm"] == (sol.history[-1]["dual"] < 0.0)
     assert sol.details["newton"] > 0 and len(calls) == 4
     assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+
+
+def test_hands_over_at_once_where_the_blocked_solve_is_estimated_quick():
+    """A blocked solve estimated under Config.handover_at_once is handed over before the warm
+    start, from 0, and reaches LIBSVM's optimum; with the threshold at 0 the same problem is
+    SSsNAL's own."""
+    X, y = free_data()
+    kernel, C = Kernel("rbf", gamma=2.0), 100.0
+    for at_once, handed in ((1e9, True), (0.0, False)):
+        lines = []
+        sub = subproblem(X, y, kernel, C=C, config=Config(handover_min_variables=0, handover_at_once=at_once))
+        sub.log = lines.append
+        sol = ssnal.solve(sub)
+        said = [line for line in lines if "handing over to block_smo" in line]
+        assert any("warm start" in line for line in lines) != handed   # no warm start when handed at once
+        if handed:
+            assert len(said) == 1 and "at once" in said[0] and "from 0" in said[0]
+            assert sol.details["handover"]["solver"] == "block_smo" and not sol.details["handover"]["warm"]
+            assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+        else:
+            assert not any("at once" in line for line in said)
 
 
 def test_option_handover_0_forbids_the_hand_over():

@@ -7,14 +7,14 @@ must be set before the library loads, so every run is a fresh subprocess). Runs 
 (repeat r of every configuration before repeat r + 1), so a change in the machine's load hits
 all four alike; medians are reported.
 
-Each run (tools/bench_smo.py's protocol and helpers): data loaded before the clock starts, one
-warm-up training on a few rows, wall time of training only, peak RSS increase during training,
-then test accuracy and the number of support vectors. Both sides stop at -e 1e-3, which means
-different things: SSsNAL's eta (seed 000 eq. 4.1, relative KKT residual) and LIBSVM's maximal
-violating pair. With --eta the parent also computes eta of LIBSVM's solution (its dual vector
-from sv_coef / sv_indices, the gradient by fastsvm's kernel products), so the accuracies reached
-can be compared; the objectives are printed too. --fastsvm-e sets SSsNAL's tolerance alone
-(e.g. 1e-5, about the eta LIBSVM's -e 1e-3 reaches).
+Each run (tools/bench_smo.py's protocol and helpers): data loaded before the clock starts, one warm-
+up training on a few rows (for ssnal also one of block_smo, which it may hand over to), wall time of
+training only, peak RSS increase during training, then test accuracy and the number of support
+vectors. Both sides stop at -e 1e-3, which means different things: SSsNAL's eta (seed 000 eq. 4.1,
+relative KKT residual) and LIBSVM's maximal violating pair. With --eta the parent also computes eta
+of LIBSVM's solution (its dual vector from sv_coef / sv_indices, the gradient by fastsvm's kernel
+products), so the accuracies reached can be compared; the objectives are printed too. --fastsvm-e
+sets SSsNAL's tolerance alone (e.g. 1e-5, about the eta LIBSVM's -e 1e-3 reaches).
 
 Datasets (from --data-dir): a9a, w8a, ijcnn1 (train files; test on the .t files) and mushrooms
 (seeded 80/20 split) by default; the other binary sets of tools/bench_smo.py by name (e.g.
@@ -26,6 +26,7 @@ test accuracy within 0.1 percentage point.
     python tools/bench_ssnal_kernel.py --datasets mushrooms,a9a --repeat 1 --eta
 """
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -98,6 +99,10 @@ def child(args):
             return (rows, model.sv_coef[0], float(model.rho[0]), float(model.info["stop_measure"][0]),
                     float(model.labels[0]))
     train(_warm_up_rows(y, "binary"))
+    if args.side != "libsvm" and args.solver == "ssnal":
+        # the solver ssnal may hand over to, warmed as that side's own run warms it
+        fit_model(X[_warm_up_rows(y, "binary")], y[_warm_up_rows(y, "binary")],
+                  dataclasses.replace(params, solver="block_smo", options={}))
     gc.collect()
     base = reset_peak()
     start = time.perf_counter()

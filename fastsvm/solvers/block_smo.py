@@ -36,7 +36,8 @@ class Config:
     """The blocked solver's knobs (-o name=value)."""
 
     working_set: int = option(0, "variables per working set (0: every variable up to 2048 whose rows fit in -m, "
-                              "else the largest power of 2 up to 1024, and up to l/24 but at least 256, that fits)", low=0)
+                              "else the largest power of 2 up to 1024, and up to l/24 but at least 256, that fits)",
+                              low=0)
     inner_ratio: float = option(0.1, "a subproblem is solved until its violation is below max(-e, this x its "
                                 "first)", low=0.0, low_open=True, below=1.0)
     dense: str = option("auto", "hold the rows dense, kernel blocks through BLAS (auto: when at least "

@@ -110,6 +110,9 @@ class Config:
     handover_min_rows: int = 2048
     handover_share: float = 0.2
     handover_probe_rows: int = 64   # block_smo's kernel rows timed for the estimate
+    # a blocked solve estimated under this many seconds (its least estimate, before the warm start)
+    # is handed over at once: the attempt's own fixed costs would be a large share of it
+    handover_at_once: float = 0.15
     # rows joining the working set per round at most, the largest KKT violations first: a warm start
     # far from the solution (random Fourier features at a large gamma) marks ~10k rows of w8a at
     # gamma = 0.05, and on all of them at once the Newton systems reach |J| ~ 5,000 (CG on columns

@@ -16,7 +16,9 @@ warm start stops at the share of the least estimate (no support vector yet); the
 after it, at the start of each round and before each Newton step (whose cost is predicted from
 the last step's, grown as |J|^3: Cholesky's flops). Smaller problems than
 Config.handover_min_variables never hand over: they take a second or less either way, and keep
-the method's own stopping rule (eta) and its deterministic path.
+the method's own stopping rule (eta) and its deterministic path. A blocked solve whose least
+estimate is under Config.handover_at_once seconds is handed over at once, before the warm start:
+the warm start's features and the first gradient would be a large share of it.
 """
 import dataclasses
 import math
@@ -72,13 +74,13 @@ class HandoverBudget:
 def handover_budget(config, start, X, kernel, n_threads, n_variables, n):
     """The budget of a solve that may hand over (Config.handover, and n_variables is
     Config.handover_min_variables or more), else None: block_smo's kernel rows timed on
-    Config.handover_probe_rows rows of X (the faster of two blocks); no support vector yet."""
+    Config.handover_probe_rows rows of X (the fastest of four blocks); no support vector yet."""
     if not config.handover or n_variables < config.handover_min_variables:
         return None
     probe = KernelRows(X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0), n_threads)
     rows = np.arange(min(config.handover_probe_rows, X.shape[0]), dtype=np.int32)
     row_seconds = math.inf
-    for _ in range(2):       # the faster of two: the first call also pays for its threads' start
+    for _ in range(4):       # the fastest of four: the first calls also pay for the threads' start and pages
         t0 = time.perf_counter()
         probe.rows(rows)
         row_seconds = min(row_seconds, (time.perf_counter() - t0) / max(rows.shape[0], 1))
