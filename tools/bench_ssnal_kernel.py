@@ -98,11 +98,11 @@ def child(args):
             rows = np.asarray(model.info["support_rows"], dtype=np.int64)
             return (rows, model.sv_coef[0], float(model.rho[0]), float(model.info["stop_measure"][0]),
                     float(model.labels[0]))
-    train(_warm_up_rows(y, "binary"))
+    warm_rows = _warm_up_rows(y, "binary")
+    train(warm_rows)
     if args.side != "libsvm" and args.solver == "ssnal":
         # the solver ssnal may hand over to, warmed as that side's own run warms it
-        fit_model(X[_warm_up_rows(y, "binary")], y[_warm_up_rows(y, "binary")],
-                  dataclasses.replace(params, solver="block_smo", options={}))
+        fit_model(X[warm_rows], y[warm_rows], dataclasses.replace(params, solver="block_smo", options={}))
     gc.collect()
     base = reset_peak()
     start = time.perf_counter()

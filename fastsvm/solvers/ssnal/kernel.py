@@ -231,8 +231,9 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
     threads = max(1, int(sub.n_threads))
     # the budget at its least (no support vector yet) bounds the warm start too
     time_budget = handover_budget(config, t0, dual.X, k, threads, dual.K.upper.shape[0], dual.n)
-    if time_budget is not None and time_budget.blocked_seconds() < config.handover_at_once:
-        reason = (f"a blocked solve estimated at {time_budget.blocked_seconds():.2f}s (under "
+    least = math.inf if time_budget is None else time_budget.blocked_seconds()
+    if least < config.handover_at_once:
+        reason = (f"a blocked solve estimated at {least:.2f}s (under "
                   f"{config.handover_at_once:g}s) leaves the rounds nothing to win")
         return handed_over(sub, dual, np.zeros(dual.n), reason, "at once", warm=False, history=[],
                            details={"rounds": 0, "time": {"total": time.perf_counter() - t0}, "tol": tol}, n_iter=0)
