@@ -8,6 +8,7 @@ assembled in LIBSVM's layout (fastsvm.multiclass).
 import sys
 import threading
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -163,7 +164,7 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     # a width far beyond the occurring columns: the solvers work on those, renumbered in order
     # (a feature index of 2**31 - 2 then costs what its value costs)
     columns = columns_to_keep(X) if kernel.kind != "precomputed" and not is_dense(X) else None
-    with one_blas_thread():
+    with nullcontext() if spec.limits_blas_itself else one_blas_thread():
         trainer = _Trainer(spec, params, kernel, log, stop, stream, warm)
         if path is None:
             if columns is None:

@@ -54,6 +54,7 @@ SPEC = SolverSpec(
     description=f"block_smo for subproblems of {BLOCKED_FROM} dual variables and more, smo below",
     stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
     stops_on_signals=True,
+    limits_blas_itself=True,   # smo or block_smo
     solve_path=solve_path,
     # dense rows are kept where the whole training (its largest subproblem) is blocked
     reads_dense=blocked,

@@ -396,6 +396,9 @@ class SolverSpec:
     # the formulation saying whether it does for them): the trainer hands it dense input
     # unchanged, every other solver gets it as CSR (takes_dense)
     reads_dense: bool | Callable[[int, str], bool] = False
+    # its solve limits BLAS to one thread itself where it calls BLAS: the trainer does not
+    # around it (the limit's first use scans the process's libraries, a fresh fit's largest fixed cost)
+    limits_blas_itself: bool = False
 
     @property
     def options(self):

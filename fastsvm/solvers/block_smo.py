@@ -6,6 +6,7 @@ stopping rule (-e: the maximal violating pair's gap) and rho, so -e means what i
 LIBSVM; not LIBSVM's steps, so not its models bit for bit (smo gives those).
 """
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,7 +128,7 @@ def solve(sub: Subproblem) -> Solution:
     solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C, tol, nu_variant, q, slots, max_iter, stop,
                       threading.current_thread() is threading.main_thread(), config.inner_ratio,
                       bool(params.shrinking))
-    with one_blas_thread():   # dgemm runs on our threads, one call each
+    with one_blas_thread() if kernel_rows.dense else nullcontext():   # dgemm runs on our threads, one call each
         raise_for_status(solver.init(), NO_MEMORY, NONFINITE)
         status, history = _iterate(solver, sub.log, config)
     alpha, G = solver.state()
@@ -196,4 +197,5 @@ SPEC = SolverSpec(
     stops_on_signals=True,
     solve_path=solve_path,
     reads_dense=True,
+    limits_blas_itself=True,
 )

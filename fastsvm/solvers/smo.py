@@ -237,6 +237,7 @@ SPEC = SolverSpec(
     stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
     config=Config,
     stops_on_signals=True,
+    limits_blas_itself=True,   # no BLAS call
     prepare=prepare,
     solve_path=solve_path,
 )
