@@ -42,6 +42,12 @@ def _compiler_supports_openmp(compiler):
 
 
 class BuildExt(build_ext):
+    def finalize_options(self):
+        # pip builds without -j: compile the extensions on every core unless told otherwise
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
+        super().finalize_options()
+
     def build_extensions(self):
         unix = self.compiler.compiler_type == "unix"
         openmp = unix and _compiler_supports_openmp(self.compiler)
