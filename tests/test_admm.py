@@ -42,7 +42,7 @@ def subproblem(X, y, tol=1e-6, C=1.0, mode="converged", **options):
 
 
 def eta_numpy(z, y, K, upper):
-    """eta of ALGORITHMS.md section 0 with the projection onto {y^T x = 0, 0 <= x <= u} by bisection
+    """eta of docs/algorithms.md §0 with the projection onto {y^T x = 0, 0 <= x <= u} by bisection
     on its multiplier: the twin of the solver's certificate."""
     grad = y * (K @ (y * z)) - 1.0
     v = z - grad
@@ -336,7 +336,7 @@ def test_paper_mode_a1a_is_the_early_stopped_classifier(count_factors):
 
 
 def test_paper_mode_heart_scale_is_far_from_the_optimum():
-    """ALGORITHMS.md section 5: beta = 100, 10 iterations from zero: -18.7 against the optimum's -90.0."""
+    """docs/algorithms.md §5: beta = 100, 10 iterations from zero: -18.7 against the optimum's -90.0."""
     X, y = load("heart_scale")
     solution = get_solver("admm").solve(subproblem(X, y, mode="paper"))
     assert solution.n_iter == 10 and solution.details["beta"] == 100.0

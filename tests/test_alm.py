@@ -1,4 +1,4 @@
-"""SVM-ALM (solver "alm", ALGORITHMS.md section 4) against independent solutions of its problems:
+"""SVM-ALM (solver "alm", docs/algorithms.md §4) against independent solutions of its problems:
 the issue's optima (LIBSVM's dual for p = 1, L-BFGS for p > 1, each computed two ways), L-BFGS
 here on the smooth cases with class weights and without a bias, and the certificate (duality gap)
 recomputed here from w and alpha alone."""

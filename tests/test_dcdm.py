@@ -1,4 +1,4 @@
-"""DCDM (solver "dcdm", ALGORITHMS.md section 6): the bias-in-kernel nu-SVM and one-class SVM against
+"""DCDM (solver "dcdm", docs/algorithms.md §6): the bias-in-kernel nu-SVM and one-class SVM against
 the issue's optima (three solvers agreeing), LIBSVM's one-class on the precomputed Q here, a
 NumPy twin of the pair steps, and the paper's single-coordinate update, which stalls."""
 import dataclasses
@@ -439,7 +439,7 @@ def test_random_small_problems_never_screen_unsafely():
 
 
 def numpy_screen(G0, Qdelta, delta, alpha0, sqnorm, nu1):
-    """SRBO's screen written out in NumPy (ALGORITHMS.md section 6): the twin of srbo_screen."""
+    """SRBO's screen written out in NumPy (docs/algorithms.md §6): the twin of srbo_screen."""
     l = alpha0.size
     mass = alpha0.sum()
     whole = min(int(np.floor(mass)), l)

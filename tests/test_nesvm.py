@@ -1,4 +1,4 @@
-"""NESVM (solver "nesvm", ALGORITHMS.md section 3) against independent solutions of its problems:
+"""NESVM (solver "nesvm", docs/algorithms.md §3) against independent solutions of its problems:
 L-BFGS on the smoothed objective at a fixed mu, LIBSVM's linear-kernel optimum (through SSsNAL,
 itself held to LIBSVM, and LIBSVM itself in the slow run), HiGHS for the LP-SVM, the ridge closed
 form for the LS-SVM; the certificate (duality gap) recomputed here from w and alpha alone."""

@@ -65,7 +65,7 @@ def np_project(v, a, lower, upper, d=0.0):
 
 
 def np_dual(X, y, formulation, upper, epsilon=0.1):
-    """(Z, c, a, u) of ALGORITHMS.md section 0, Z explicit."""
+    """(Z, c, a, u) of docs/algorithms.md §0, Z explicit."""
     X = sp.csr_matrix(X)
     n = X.shape[0]
     if formulation == "c_svc":
@@ -109,7 +109,7 @@ def subproblem(X, y, formulation="c_svc", C=1.0, tol=1e-6, upper=None, log=None,
 
 
 def libsvm_dual(X, y, formulation, C, extra=""):
-    """LIBSVM's dual vector x (ALGORITHMS.md section 0 layout), its b, and the model."""
+    """LIBSVM's dual vector x (docs/algorithms.md §0 layout), its b, and the model."""
     if formulation == "c_svc":
         options = f"-s 0 -t 0 -c {C} -e 1e-6 -q {extra}"
     else:

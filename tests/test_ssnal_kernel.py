@@ -2,7 +2,7 @@
 LIBSVM, and NumPy twins of its kernel pieces.
 
 The optimum is judged independently of the solver: the kernel matrix comes from scikit-learn's
-pairwise kernels, eta (seed 000 eq. 4.1) is recomputed here with a projection by bisection, the
+pairwise kernels, eta (Niu et al. 2019 eq. 4.1) is recomputed here with a projection by bisection, the
 dual objective of LIBSVM's solution is recomputed from its sv_coef / sv_indices, and the
 predictions of both models are compared.
 """
@@ -58,7 +58,7 @@ def np_kernel(X, Z, kernel):
 
 
 def np_dual(K, y, formulation, C, epsilon=0.1):
-    """(Q, c, a, u) of ALGORITHMS.md section 0 with Q explicit."""
+    """(Q, c, a, u) of docs/algorithms.md §0 with Q explicit."""
     n = K.shape[0]
     if formulation == "c_svc":
         return K * np.outer(y, y), -np.ones(n), y.astype(float), np.full(n, C)

@@ -2,7 +2,7 @@
 
 For each dataset and C (linear C-SVC, unregularized bias):
 
-* SSsNAL to eta <= 1e-3 and to eta <= 1e-6, eta the KKT residual of seed 000 eq. 4.1
+* SSsNAL to eta <= 1e-3 and to eta <= 1e-6, eta the KKT residual of Niu et al. 2019 eq. 4.1
   (fastsvm.solvers.ssnal.kkt_residual): median time of --repeat runs, outer iterations, Newton
   steps, equivalent passes over the stored values (mat-vecs counted), test accuracy.
 * LIBSVM (libsvm-official) -s 0 -t 0 -c C -e 1e-3, once, in a subprocess killed after
@@ -445,7 +445,7 @@ def main(argv=None):
             "# SSsNAL vs LIBSVM -t 0 and liblinear -s 3 -B 1 (linear C-SVC)",
             "",
             f"Median of {args.repeat} runs (LIBSVM: one run, killed after {args.libsvm_timeout:g} s). "
-            f"SSsNAL with {args.threads} thread(s). η = KKT residual of seed 000 eq. 4.1 under fastsvm's eta "
+            f"SSsNAL with {args.threads} thread(s). η = KKT residual of Niu et al. 2019 eq. 4.1 under fastsvm's eta "
             "function. liblinear regularizes the bias and does not expose its dual vector: its accuracy is the "
             "relative primal gap (P(w, b) - D*) / |D*| on the unregularized-bias problem, and it is run at "
             f"-e {', '.join(f'{e:g}' for e in LIBLINEAR_EPS)} until that gap is at most SSsNAL's at each η level. "

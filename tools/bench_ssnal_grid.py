@@ -15,7 +15,7 @@ reported as timed out (that side is not run again in the cell); the grid goes on
 covers the run's whole process (loading, warm-up, training).
 
 For every solution the script recomputes, from the returned dual vector, the dual objective and
-eta (ALGORITHMS.md section 0: relative KKT residual) with fastsvm's kernel products
+eta (docs/algorithms.md §0: relative KKT residual) with fastsvm's kernel products
 (bench_ssnal_kernel's dual_quality), so the stopping rules' accuracies can be compared.
 
 Targets per cell (issue 39): SSsNAL <= 0.5x LIBSVM's time and <= 1.0x SMO's, test accuracy
@@ -251,7 +251,7 @@ def header_line(args, load_before):
             f"{THREADS} threads each (fastsvm n_jobs, LIBSVM OMP_NUM_THREADS); γ in {shown(args.gammas)} "
             f"(1/n = 1/n_features), C in {shown(args.Cs)}. Median of {args.repeat} run(s), interleaved, each a "
             f"fresh process; per-run limit {args.timeout:g} s. Wall time of training only; peak = extra "
-            "resident memory during training; η (relative KKT residual, ALGORITHMS.md §0) and the dual "
+            "resident memory during training; η (relative KKT residual, docs/algorithms.md §0) and the dual "
             "objective recomputed here from each returned dual vector. Targets: SSsNAL <= "
             f"{TARGET_VS_LIBSVM:g}x LIBSVM, <= {TARGET_VS_SMO:g}x SMO and <= {TARGET_VS_BLOCKED:g}x block_smo "
             "in time, accuracy within "

@@ -10,7 +10,7 @@ all four alike; medians are reported.
 Each run (tools/bench_smo.py's protocol and helpers): data loaded before the clock starts, one warm-
 up training on a few rows (for ssnal also one of block_smo, which it may hand over to), wall time of
 training only, peak RSS increase during training, then test accuracy and the number of support
-vectors. Both sides stop at -e 1e-3, which means different things: SSsNAL's eta (seed 000 eq. 4.1,
+vectors. Both sides stop at -e 1e-3, which means different things: SSsNAL's eta (Niu et al. 2019 eq. 4.1,
 relative KKT residual) and LIBSVM's maximal violating pair. With --eta the parent also computes eta
 of LIBSVM's solution (its dual vector from sv_coef / sv_indices, the gradient by fastsvm's kernel
 products), so the accuracies reached can be compared; the objectives are printed too. --fastsvm-e
@@ -219,7 +219,7 @@ def header_line(args, load_before):
             f"Median of {args.repeat} runs, "
             "each a fresh process; wall time of training only; peak = extra resident memory during "
             f"training. Target: fastsvm 2 threads <= {TARGET_RATIO:g}x LIBSVM 2 threads, accuracy within "
-            f"{TARGET_ACCURACY_PP:g} pp. eta: relative KKT residual (seed 000 eq. 4.1)"
+            f"{TARGET_ACCURACY_PP:g} pp. eta: relative KKT residual (Niu et al. 2019 eq. 4.1)"
             + (" of both solutions, recomputed here." if args.eta else " reported by SSsNAL."))
 
 

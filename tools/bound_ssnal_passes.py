@@ -7,7 +7,7 @@ set J. Told that split, the dual is an equality-constrained quadratic over J alo
 
 Q_JJ = Z_J Z_J^T, the bounded rows fixed at x*. This script solves it by projected conjugate
 gradients from SSsNAL's own start (x = 0, or the dual coordinate descent epochs SSsNAL begins
-with when p > DENSE_P_MAX), and after every 5th iteration measures eta (ALGORITHMS.md eq. 4.1,
+with when p > DENSE_P_MAX), and after every 5th iteration measures eta (Niu et al. 2019, eq. 4.1,
 fastsvm.solvers.ssnal.kkt_residual) of the whole dual at that iterate projected onto K. It
 reports the passes over X spent when eta first reaches each level: a CG iteration reads the rows
 of J twice (Z_J^T p, then Z_J of it), counted as SSsNAL counts its own CG products; the start's

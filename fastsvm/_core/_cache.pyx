@@ -63,7 +63,7 @@ cdef class KernelCache:
     precomputed kernel, column 0 of X holds each row's serial number s (1-based) and
     K(x_i, x_j) = X[i, s_j]. ``sign`` (int8, +-1 per position) makes the columns those of
     Q = diag(sign) K diag(sign). ``shift`` is added to every kernel value: K + shift (the nu-SVM
-    of ALGORITHMS.md section 6 puts its bias in the kernel, k + 1).
+    of docs/algorithms.md §6 puts its bias in the kernel, k + 1).
     """
 
     def __cinit__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0,

@@ -1,4 +1,4 @@
-# Projection onto K = {x : a^T x = d, l <= x <= u} (ALGORITHMS.md section 1) and its HS-Jacobian.
+# Projection onto K = {x : a^T x = d, l <= x <= u} (docs/algorithms.md §1) and its HS-Jacobian.
 # x(lam) = clip(v - lam a, l, u); the root of g(lam) = a^T x(lam) - d is found by a break-point
 # search with selection (expected O(m), no sort), optionally narrowed first from a hint.
 

@@ -1,5 +1,5 @@
 """Euclidean projection onto K = {x : a^T x = d, l <= x <= u} by break-point search, and the
-HS-Jacobian of that projection (ALGORITHMS.md section 1; seed 000 section 3.2).
+HS-Jacobian of that projection (docs/algorithms.md §1; Niu et al. 2019 §3.2).
 
 x(lam) = clip(v - lam a, l, u) and g(lam) = a^T x(lam) - d is continuous, non-increasing and
 piecewise linear with break points (v_i - u_i)/a_i and (v_i - l_i)/a_i. The root is bracketed by

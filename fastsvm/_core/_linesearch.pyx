@@ -1,4 +1,4 @@
-"""The line search of SSsNAL's Newton steps (ALGORITHMS.md section 2), O(m) and O(|J|) per trial:
+"""The line search of SSsNAL's Newton steps (docs/algorithms.md §2), O(m) and O(|J|) per trial:
 the point and its knapsack projection at a step (line_point), which rows moved off the system's
 prediction (off_system_moves) and the scalars of the search along d (search_scalars).
 """

@@ -1,4 +1,4 @@
-"""A = diag(y) [X, B 1]: the labelled rows of a linear primal problem (ALGORITHMS.md sections 3 and
+"""A = diag(y) [X, B 1]: the labelled rows of a linear primal problem (docs/algorithms.md §3 and
 4), with a bias column of value B (0: none) whose weight is the last entry of every w. Its two
 mat-vecs run without the GIL over the threads and give the same bits for any thread count:
 

@@ -1,4 +1,4 @@
-"""Two-coordinate steps for the linear nu-SVM and one-class duals (ALGORITHMS.md section 6), without
+"""Two-coordinate steps for the linear nu-SVM and one-class duals (docs/algorithms.md §6), without
 the GIL:
 
     min_alpha  1/2 |Z^T alpha|^2   s.t.  e^T alpha = const,  0 <= alpha_i <= u_i,   z_i = s_i [x_i, B]

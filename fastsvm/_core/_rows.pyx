@@ -1,5 +1,5 @@
 """Z = S X: some rows of a CSR matrix X, each signed (and repeated), never materialised -- the
-linear SSsNAL's data (ALGORITHMS.md section 2) and what its Newton systems read.
+linear SSsNAL's data (docs/algorithms.md §2) and what its Newton systems read.
 
 Row r of Z is sign[r] times row source[r] of X. C-SVC: source = 0..n-1, sign = y (Z = diag(y) X);
 epsilon-SVR: source = [0..n-1, 0..n-1], sign = [+1, -1] (Z = [X; -X]). Here: products with Z, Z^T

@@ -1,4 +1,4 @@
-"""The Newton-system pieces of linear-kernel SSsNAL (ALGORITHMS.md section 2), without the GIL.
+"""The Newton-system pieces of linear-kernel SSsNAL (docs/algorithms.md §2), without the GIL.
 
 Z = S X (m x p) is fastsvm._core._rows.StackedRows. Here: the Newton system
 I + sigma Z_J^T P_J Z_J (P_J = I - a_J a_J^T / a_J^T a_J) by matrix-free preconditioned CG (_cg's,

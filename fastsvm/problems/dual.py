@@ -1,4 +1,4 @@
-"""The dual (P) of ALGORITHMS.md section 0 for C-SVC and epsilon-SVR, solver-neutral:
+"""The dual (P) of docs/algorithms.md §0 for C-SVC and epsilon-SVR, solver-neutral:
 
     min f(x) = 1/2 x^T Q x + c^T x  over  K = {a^T x = d, l <= x <= u},
     Q_rs = a_r a_s k(x_src(r), x_src(s)),
@@ -81,7 +81,7 @@ class OverDual:
 
 
 def kkt_residual(x, grad, K, hint=math.nan):
-    """eta(x) = |x - Pi_K(x - grad)| / (1 + |x| + |grad|) (seed 000 eq. 4.1) for grad = grad f(x),
+    """eta(x) = |x - Pi_K(x - grad)| / (1 + |x| + |grad|) (Niu et al. 2019 eq. 4.1) for grad = grad f(x),
     and the multiplier lam of that projection, which is the bias b at a solution.
 
     K is a KnapsackSet; hint, a guess of b, speeds up the projection. eta = 0 exactly at the

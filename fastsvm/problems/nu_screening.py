@@ -1,4 +1,4 @@
-"""SRBO safe screening for a path of increasing nu (seed 004; ALGORITHMS.md section 6, corrected),
+"""SRBO safe screening for a path of increasing nu (Yang et al. 2024; docs/algorithms.md §6, corrected),
 for  min 1/2 a^T Q a  s.t.  e^T a = nu l,  0 <= a <= 1  (LIBSVM's scale of the nu-SVM and one-class
 duals, every bound 1), Q = Z Z^T.
 

@@ -1,4 +1,4 @@
-"""ADMM for the C-SVC dual over one factorization of K~ + beta I (ALGORITHMS.md section 5, seed 003).
+"""ADMM for the C-SVC dual over one factorization of K~ + beta I (docs/algorithms.md §5, Cipolla & Gondzio 2021).
 
 min 1/2 x^T Y K~ Y x - e^T x  s.t. y^T x = 0 (the x-block), 0 <= z <= C_i (the z-block), x = z:
     once per factor  u = K_beta^-1 e, w1 = e^T u (K_beta = K~ + beta I does not depend on y or C);
@@ -113,7 +113,7 @@ def _prepare(sub):
                                    n_threads=sub.n_threads, stop=sub.stop, log=sub.log, memory_limit=memory_limit)
             break
         except NotPositiveDefiniteError as error:
-            # an approximate K~ need not be PSD: a default beta is raised (ALGORITHMS.md section 5),
+            # an approximate K~ need not be PSD: a default beta is raised (docs/algorithms.md §5),
             # one the user chose is theirs to change
             if config.beta is not None or attempt == BETA_RAISES:
                 raise

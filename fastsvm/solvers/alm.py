@@ -1,4 +1,4 @@
-"""SVM-ALM (seed 002; ALGORITHMS.md section 4): the Lp-loss linear SVM in the primal by augmented
+"""SVM-ALM (Nie et al. 2014; docs/algorithms.md §4): the Lp-loss linear SVM in the primal by augmented
 Lagrange multipliers.
 
     min  1/2 |w|^2 + sum_i C_i max(0, 1 - a_i.w)^p,   p >= 1,   a_i = y_i [x_i, B]

@@ -28,7 +28,7 @@ class Kernel:
 
 @dataclass
 class Subproblem:
-    """One problem of ALGORITHMS.md section 0 for one solver call.
+    """One problem of docs/algorithms.md §0 for one solver call.
 
     X : canonical CSR (fastsvm.csr.to_csr): the subproblem's rows, or the data they are taken
         from when ``rows`` is given; for a solver whose SolverSpec.reads_dense, possibly the dense
@@ -386,7 +386,7 @@ class SolverSpec:
     # on the main thread, its loops stop on Ctrl-C by themselves (not only through
     # Subproblem.stop): a single problem then needs no worker thread
     stops_on_signals: bool = False
-    # its nu_svc is the nu-SVM with the bias in the kernel (ALGORITHMS.md section 6), feasible for
+    # its nu_svc is the nu-SVM with the bias in the kernel (docs/algorithms.md §6), feasible for
     # every nu in (0, 1]: LIBSVM's test of nu against the class sizes does not apply
     bias_in_kernel: bool = False
     # solve_nu_path(sub, nus) -> [Solution per nu]: the problems of an increasing nu grid (nu_svc,

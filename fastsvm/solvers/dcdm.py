@@ -1,4 +1,4 @@
-"""DCDM (seed 004; ALGORITHMS.md section 6): the nu-SVM with its bias in the kernel, and one-class SVM,
+"""DCDM (Yang et al. 2024; docs/algorithms.md §6): the nu-SVM with its bias in the kernel, and one-class SVM,
 by dual descent on coordinate pairs.
 
     min_a  1/2 a^T Q a   s.t.  e^T a = nu sum_i u_i,   0 <= a_i <= u_i

@@ -1,4 +1,4 @@
-"""NESVM (seed 001; ALGORITHMS.md section 3): linear SVMs in the primal by Nesterov smoothing.
+"""NESVM (Zhou et al. 2010; docs/algorithms.md §3): linear SVMs in the primal by Nesterov smoothing.
 
 The paper's three models over A = diag(y) [X, B 1], the bias b (w's last entry) never penalized:
     C-SVM   1/2 |w|^2 + sum_i C_i max(0, 1 - a_i.w)       (penalty l2, loss hinge)

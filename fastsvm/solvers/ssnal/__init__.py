@@ -1,5 +1,5 @@
-"""SSsNAL: a sparse semismooth Newton augmented Lagrangian method on the SVM dual (seed 000;
-ALGORITHMS.md sections 0-2).
+"""SSsNAL: a sparse semismooth Newton augmented Lagrangian method on the SVM dual (Niu et al. 2019;
+docs/algorithms.md §0-2).
 
 The dual (P) min 1/2 x^T Q x + c^T x over K = {a^T x = d, 0 <= x <= u} (fastsvm.problems.dual)
 has, for a linear kernel, Q = Z Z^T with Z = diag(y) X (C-SVC) or [X; -X] (epsilon-SVR), never
@@ -97,7 +97,7 @@ SPEC = SolverSpec(
     default_tol=DEFAULT_TOL,
     description="semismooth Newton augmented Lagrangian: C-SVC and epsilon-SVR to high accuracy",
     config=Config,
-    stop_measure="eta, the relative KKT residual of ALGORITHMS.md section 0",
+    stop_measure="eta, the relative KKT residual of docs/algorithms.md §0",
     prepare=prepare,
     solve_path=solve_path,
 )

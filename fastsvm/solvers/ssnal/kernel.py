@@ -1,5 +1,5 @@
-"""SSsNAL on nonlinear kernels (RBF, polynomial, sigmoid) for C-SVC and epsilon-SVR (seed 000
-sections 3 and 4.3-4.4; ALGORITHMS.md sections 0-2). Reached through the ``ssnal`` solver, which
+"""SSsNAL on nonlinear kernels (RBF, polynomial, sigmoid) for C-SVC and epsilon-SVR (Niu et al. 2019
+sections 3 and 4.3-4.4; docs/algorithms.md §0-2). Reached through the ``ssnal`` solver, which
 hands every non-linear kernel here.
 
 The dual (P) min 1/2 x^T Q x + c^T x over K = {a^T x = 0, 0 <= x <= u} has m = n variables
@@ -23,7 +23,7 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
 
 3. Rounds. SSsNAL on the exact kernel restricted to U (the other variables fixed, so the
    equality constraint keeps its value over U): the AL outer loop and semismooth Newton inner
-   solves of ALGORITHMS.md section 2 in the kernel form (kernel_inner.py) -- the inner iterate is
+   solves of docs/algorithms.md §2 in the kernel form (kernel_inner.py) -- the inner iterate is
    a vector of kernel coefficients u (the linear solver's v = Z^T u), so every product Z v
    becomes Q u. Newton directions by Sherman-Morrison-Woodbury on the free set J
    (kernel_newton.py): a Cholesky factorization of I + sigma P_J Q_JJ P_J while Q_JJ fits the
@@ -43,7 +43,7 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    start's sigma (Config.kernel_join_max keeps its free sets Cholesky-sized). After the round the
    gradient of the rows outside U is updated over the coordinates that changed (KernelProducts
    again), eta is
-   computed on the whole problem (ALGORITHMS.md section 0) and, while it exceeds the tolerance,
+   computed on the whole problem (docs/algorithms.md §0) and, while it exceeds the tolerance,
    the violators outside U join it (again kernel_join_max at most) and the round is repeated
    (or, when there are none, the next round is solved more tightly). A round's target is
    Config.round_reduction times the whole problem's eta at its start, tol / 2 at the least.

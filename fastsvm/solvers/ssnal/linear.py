@@ -1,4 +1,4 @@
-"""SSsNAL's outer loop on the linear-kernel dual (ALGORITHMS.md section 2): proximal steps
+"""SSsNAL's outer loop on the linear-kernel dual (docs/algorithms.md §2): proximal steps
 x^{k+1} = Pi_K(y), each an inner semismooth Newton solve (inner.InnerSolve) of min psi_k, some of
 its rows held at their bounds (screening), the stopping measure eta tested early or estimated
 where that saves a pass over X, and sigma raised between outer iterations (schedule)."""
@@ -331,7 +331,7 @@ class LinearRun:
             qp.Z.matvec(w, out=self.Zw)
             counters.passes += 1
             eta, b_kkt = kkt_residual(x, self.Zw + qp.c, qp.K, hint=b)
-        # the bias: the multiplier of Pi_K(x - grad f(x)) at the returned x (ALGORITHMS.md section 0)
+        # the bias: the multiplier of Pi_K(x - grad f(x)) at the returned x (docs/algorithms.md §0)
         # rather than lam / sigma of the last inner projection, whose y carries the inner solve's
         # error sigma Z grad psi; equal at a solution, and the primal objective at (w, b_kkt) was
         # as good or better on every benchmark set (ijcnn1 C=256: relative gap 1.8e-3 -> 6.1e-4)

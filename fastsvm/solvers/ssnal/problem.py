@@ -18,7 +18,7 @@ from ..base import Subproblem, checked_arrays
 
 @dataclass
 class DualQP(OverDual):
-    """(P) of ALGORITHMS.md section 0 for a linear kernel: Q = Z Z^T, K = {a^T x = d, l <= x <= u}."""
+    """(P) of docs/algorithms.md §0 for a linear kernel: Q = Z Z^T, K = {a^T x = d, l <= x <= u}."""
 
     Z: StackedRows
     dual: SvmDual

@@ -16,7 +16,7 @@ def first_sigma(mean_upper, config, scale=1.0):
 
 
 def inner_tolerance(outer, tol, inner_scale):
-    """eps_k = max(tol / 10, 2^-k) (ALGORITHMS.md), scaled by inner_scale (next_inner_scale):
+    """eps_k = max(tol / 10, 2^-k) (docs/algorithms.md §2), scaled by inner_scale (next_inner_scale):
     the inner solve of outer iteration k stops at |grad psi| <= eps_k / sqrt(sigma_k)."""
     return inner_scale * max(0.1 * tol, 0.5 ** outer)
 
