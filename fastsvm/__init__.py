@@ -13,14 +13,14 @@ __version__ = "0.1.0"
 
 # public name -> the module (below fastsvm) that defines it
 _PUBLIC = {
-    "load_svmlight_file": "datafile", "load_svmlight_files": "datafile", "dump_svmlight_file": "datafile",
+    "load_svmlight_file": "files.datafile", "load_svmlight_files": "files.datafile", "dump_svmlight_file": "files.datafile",
     "FastSVMError": "errors", "FileFormatError": "errors", "ParameterError": "errors",
-    "Model": "model",
-    "load_model": "modelfile", "save_model": "modelfile",
+    "Model": "models.model",
+    "load_model": "files.modelfile", "save_model": "files.modelfile",
     "Params": "params",
-    "predict": "prediction", "decision_values": "prediction", "predict_probability": "prediction",
-    "fit_model": "train", "fit_path": "train", "fit_nu_path": "train",
-    "grid_search": "grid", "GridResult": "grid",
+    "predict": "models.prediction", "decision_values": "models.prediction", "predict_probability": "models.prediction",
+    "fit_model": "training.trainer", "fit_path": "training.trainer", "fit_nu_path": "training.trainer",
+    "grid_search": "tuning.grid", "GridResult": "tuning.grid",
     # the estimators pull in scikit-learn (most of a second)
     **dict.fromkeys(("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM",
                      "RandomFourierFeatures", "Nystroem"), "estimators"),

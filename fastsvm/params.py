@@ -2,7 +2,7 @@
 from dataclasses import dataclass, field
 
 from .errors import ParameterError
-from .model import KERNEL_TYPES, SVM_TYPES
+from .models.model import KERNEL_TYPES, SVM_TYPES
 
 LOSSES = ("hinge", "squared_hinge", "squared_error")
 

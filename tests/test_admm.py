@@ -1,4 +1,4 @@
-"""ADMM (fastsvm.solvers.admm) over fastsvm.kernel_factor: the factors against dense NumPy, the
+"""ADMM (fastsvm.solvers.admm) over fastsvm.kernels.factor: the factors against dense NumPy, the
 converged solver against LIBSVM's optimum (objective, b, test accuracy) and an independent eta,
 paper mode's early-stopped classifier, one factorization per path and per one-vs-rest problem,
 the model file against LIBSVM's svm-predict, bad options and the stop flag."""
@@ -17,16 +17,16 @@ from conftest import SHIPPED_DATA, shared_file, stops_within_a_second
 from fastsvm._core._kernel import kernel_matrix
 from fastsvm.cli import train as cli_train
 from fastsvm.cli.common import run
-from fastsvm.datafile import load_svmlight_file
+from fastsvm.files.datafile import load_svmlight_file
 from fastsvm.errors import FastSVMError, ParameterError
-from fastsvm.kernel_approximation import nystroem_map, sample_landmarks
-from fastsvm.kernel_factor import ExactFactor, cholesky_in_place, factor_kernel
-from fastsvm.hodlr import LEAF_SIZE, MAX_RANK, estimate_bytes, fitting_shape
-from fastsvm.modelfile import load_model, save_model
+from fastsvm.kernels.approximation import nystroem_map, sample_landmarks
+from fastsvm.kernels.factor import ExactFactor, cholesky_in_place, factor_kernel
+from fastsvm.kernels.hodlr import LEAF_SIZE, MAX_RANK, estimate_bytes, fitting_shape
+from fastsvm.files.modelfile import load_model, save_model
 from fastsvm.params import Params
-from fastsvm.prediction import decision_values, predict
+from fastsvm.models.prediction import decision_values, predict
 from fastsvm.solvers import Kernel, Subproblem, get_solver
-from fastsvm.train import fit_model, fit_path
+from fastsvm.training.trainer import fit_model, fit_path
 
 RBF = Kernel(kind="rbf", gamma=0.5)
 BIN = Path(sys.executable).parent
@@ -215,7 +215,7 @@ def test_hodlr_backend_is_dispatched_with_its_arguments(monkeypatch):
         seen.update(kwargs)
         return ExactFactor(X, kernel, beta)
 
-    monkeypatch.setitem(sys.modules, "fastsvm.hodlr", types.SimpleNamespace(HODLRFactor=stand_in))
+    monkeypatch.setitem(sys.modules, "fastsvm.kernels.hodlr", types.SimpleNamespace(HODLRFactor=stand_in))
     X, y = load("heart_scale")
     solution = get_solver("admm").solve(subproblem(X, y, backend="hodlr", approx_tol=0.05, rank=7, leaf_size=64))
     assert {k: seen[k] for k in ("tol", "max_rank", "leaf_size")} == {"tol": 0.05, "max_rank": 7, "leaf_size": 64}

@@ -1,6 +1,6 @@
-"""ADMM's paper mode reproduces the paper's tables (issue 43) on the local files, through
+"""ADMM's paper mode reproduces the paper's tables on the local files, through
 fastsvm.fit_model as a user would: the hierarchical backend (tol 1e-2, leaf 512, rank 100), C = 1,
-the paper's h as gamma = 1 / (2 h^2), test accuracy on the .t files inside the issue's windows. The
+the paper's h as gamma = 1 / (2 h^2), test accuracy on the .t files inside windows around the paper's Table 2. The
 same run with rank 0 (the dense leaf blocks alone, no coupling) must miss the a9a window, so the
 low-rank blocks are shown to carry the result. w8a's peak memory (growth of this process's RSS
 during the fit) is bounded by 2 GB.
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from conftest import shared_file
-from fastsvm.datafile import load_svmlight_file
+from fastsvm.files.datafile import load_svmlight_file
 from fastsvm.params import Params
-from fastsvm.prediction import predict
-from fastsvm.train import fit_model
+from fastsvm.models.prediction import predict
+from fastsvm.training.trainer import fit_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from memory import reset_peak, rss_and_peak

@@ -1,4 +1,4 @@
-"""Every writer of a user's file (model, data, svm-scale parameters) goes through fastsvm.atomic:
+"""Every writer of a user's file (model, data, svm-scale parameters) goes through fastsvm.files.atomic:
 a failed or killed write leaves the old file, the next write cleans the temporaries a killed one
 left, the directory is synced after the rename, and the permissions are what open() gives."""
 import os
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fastsvm import atomic
-from fastsvm.datafile import dump_svmlight_file, load_svmlight_file
-from fastsvm.model import Model
-from fastsvm.modelfile import load_model, save_model
-from fastsvm.scaling import fit_scaling, load_scaling, save_scaling
+from fastsvm.files import atomic
+from fastsvm.files.datafile import dump_svmlight_file, load_svmlight_file
+from fastsvm.models.model import Model
+from fastsvm.files.modelfile import load_model, save_model
+from fastsvm.files.scaling import fit_scaling, load_scaling, save_scaling
 
 X = sp.csr_matrix(np.array([[0.5, 0.0, 2.0], [1.0, -1.0, 0.0]]))
 Y = np.array([1.0, -1.0])

@@ -374,7 +374,7 @@ def test_readme_commands_leave_nothing_untracked(tmp_path):
     assert ignored == written
 
 
-# ---------------------------------------------------------------------------- issue 37: one line each
+# ---------------------------------------------------------------------------- one line each
 
 def test_warnings_are_one_line_each(tmp_path):
     result = run("fastsvm-train", "-q", "-M", "1", TRAIN_FILE, tmp_path / "m")
@@ -425,8 +425,8 @@ def test_no_training_data_names_the_file(tmp_path):
 
 
 def test_numeric_breakdown_is_one_line_with_a_hint(tmp_path):
-    # heart_scale x 1e8, classes in blocks: SSsNAL's line search overflows (issue 37, finding 2)
-    from fastsvm.datafile import dump_svmlight_file, load_svmlight_file
+    # heart_scale x 1e8, classes in blocks: SSsNAL's line search overflows
+    from fastsvm.files.datafile import dump_svmlight_file, load_svmlight_file
     X, y = load_svmlight_file(shared_file("heart_scale"))
     order = np.argsort(y, kind="stable")
     data = tmp_path / "huge"

@@ -1,4 +1,4 @@
-"""Failures to converge as a user meets them (issue 37, findings 2 and 8): an iteration limit is
+"""Failures to converge as a user meets them: an iteration limit is
 scikit-learn's ConvergenceWarning from every estimator; a numeric breakdown is one clear error
 with a hint, never a traceback from a kernel and never a NaN in a model."""
 import warnings
@@ -8,10 +8,10 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import fastsvm
-from fastsvm.datafile import load_svmlight_file
+from fastsvm.files.datafile import load_svmlight_file
 from fastsvm.errors import FastSVMError
 from fastsvm.params import Params
-from fastsvm.train import fit_model
+from fastsvm.training.trainer import fit_model
 
 from conftest import SHIPPED_DATA, shared_file
 
@@ -61,7 +61,8 @@ def test_numeric_breakdown_is_a_clear_error_with_a_hint(overflowing):
 def test_a_non_finite_solution_never_becomes_a_model(monkeypatch, data):
     # any solver: a solution with a NaN (here a solver made to return one) is refused
     import dataclasses
-    from fastsvm import solvers, train
+    from fastsvm import solvers
+    from fastsvm.training import trainer as train
     spec = solvers.get_solver("smo")
 
     def poisoned(problem):

@@ -1,6 +1,6 @@
 """Solver "crammer_singer" (LIBLINEAR -s 4's problem): the per-sample sub-problem against a QP
 solved by scipy, the optimum against liblinear-official's, the dual KKT certificate recomputed from
-alpha, predictions, and the joint multi-class hook of fastsvm.train."""
+alpha, predictions, and the joint multi-class hook of fastsvm.training.trainer."""
 import numpy as np
 import pytest
 from scipy.optimize import minimize

@@ -17,10 +17,10 @@ from fastsvm import Params, fit_model
 from fastsvm._core._crand import CRand
 from fastsvm.cli.train import main as train_main
 from fastsvm.cli.train import parse_args
-from fastsvm.crossval import cross_validation, fold_permutation
-from fastsvm.datafile import load_svmlight_file
-from fastsvm.probability import probability_draws
-from fastsvm.train import group_classes
+from fastsvm.tuning.crossval import cross_validation, fold_permutation
+from fastsvm.files.datafile import load_svmlight_file
+from fastsvm.models.probability import probability_draws
+from fastsvm.training.trainer import group_classes
 
 SVM_TRAIN = shutil.which("svm-train")
 needs_svm_train = pytest.mark.skipif(SVM_TRAIN is None, reason="LIBSVM's svm-train not installed")
@@ -162,9 +162,9 @@ def test_probability_parameters_equal_svm_trains(case, capsys, tmp_path):
     name, options = PROBABILITY_CASES[case]
     data = shared_file(name)
     svm_train("-b", "1", *options.split(), data, tmp_path / "libsvm.model", cwd=tmp_path)
-    fastsvm_train(capsys, "-b", "1", *options.split(), data, tmp_path / "fastsvm.model")
+    fastsvm_train(capsys, "-b", "1", *options.split(), data, tmp_path / "fastsvm.models.model")
     expected = probability_lines(tmp_path / "libsvm.model")
-    got = probability_lines(tmp_path / "fastsvm.model")
+    got = probability_lines(tmp_path / "fastsvm.models.model")
     assert expected.keys() == got.keys() and expected
     for key in expected:
         np.testing.assert_allclose(got[key], expected[key], rtol=1e-12, atol=0)

@@ -15,9 +15,9 @@ from sklearn.datasets import load_svmlight_file as sk_load
 from sklearn.datasets import load_svmlight_files as sk_load_files
 
 import fastsvm
-from fastsvm import datafile
+from fastsvm.files import datafile
 from fastsvm.csr import to_csr
-from fastsvm.datafile import dump_svmlight_file, load_svmlight_file, load_svmlight_files
+from fastsvm.files.datafile import dump_svmlight_file, load_svmlight_file, load_svmlight_files
 from fastsvm.errors import FastSVMError, FileFormatError
 
 from conftest import shared_file, shared_files

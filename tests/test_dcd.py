@@ -494,9 +494,9 @@ def test_registered():
 
 
 def test_one_vs_rest_through_fit_model_equals_liblinear():
-    """End to end through fastsvm.train (one-vs-rest, class weight on one class): each class's
+    """End to end through fastsvm.training.trainer (one-vs-rest, class weight on one class): each class's
     subproblem has liblinear's optimum (its C_p = C w_c, C_n = C), predictions agree."""
-    fit_model = pytest.importorskip("fastsvm.train").fit_model
+    fit_model = pytest.importorskip("fastsvm.training.trainer").fit_model
     X, labels = load("dna.scale")
     C, weight = 1.0, {2: 2.0}
     params = Params(solver="dcd", loss="squared_hinge", C=C, tol=TIGHT, max_iter=100_000, bias=1.0,

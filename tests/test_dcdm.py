@@ -1,5 +1,5 @@
 """DCDM (solver "dcdm", docs/algorithms.md §6): the bias-in-kernel nu-SVM and one-class SVM against
-the issue's optima (three solvers agreeing), LIBSVM's one-class on the precomputed Q here, a
+reference optima, each also recomputed here by LIBSVM's one-class on the precomputed Q, a
 NumPy twin of the pair steps, and the paper's single-coordinate update, which stalls."""
 import dataclasses
 
@@ -17,7 +17,8 @@ from fastsvm.solvers.dcdm import solve
 from conftest import stops_within_a_second
 from linear_oracle import load
 
-# (set, kernel, nu): the paper-scale F* (a <= 1/l, e^T a = nu) and rho*: the issue's values
+# (set, kernel, nu): the paper-scale F* (a <= 1/l, e^T a = nu) and rho*: LIBSVM's one-class (libsvm-official,
+# -s 2 -t 4 -e 1e-12) on the precomputed Q, F / l^2 and rho / l; test_nu_svm_optimum recomputes them
 NU_SVM = {("australian_scale", "rbf", 0.5): (7.536090840812e-04, 6.81105e-03),
           ("australian_scale", "linear", 0.5): (2.215094981369e-02, 0.213791),
           ("breast-cancer_scale", "rbf", 0.3): (3.276878855972e-03, 3.24505e-02),
@@ -540,9 +541,9 @@ def test_cli_trains_models_libsvm_reads(tmp_path):
     import sys
     from pathlib import Path
     from libsvm.svmutil import svm_load_model, svm_predict
-    from fastsvm.datafile import load_svmlight_file
-    from fastsvm.modelfile import load_model
-    from fastsvm.prediction import decision_values
+    from fastsvm.files.datafile import load_svmlight_file
+    from fastsvm.files.modelfile import load_model
+    from fastsvm.models.prediction import decision_values
     from conftest import shared_file
 
     train = str(Path(sys.executable).parent / "fastsvm-train")
@@ -569,7 +570,7 @@ def test_cli_trains_models_libsvm_reads(tmp_path):
 
 def test_fit_nu_path_models_and_statistics():
     from fastsvm import fit_nu_path
-    from fastsvm.prediction import predict
+    from fastsvm.models.prediction import predict
     X, labels = load("breast-cancer_scale")
     params = Params(svm_type="nu_svc", solver="dcdm", kernel_type="linear", tol=1e-9, verbose=False)
     nus = [0.5, 0.501, 0.502]

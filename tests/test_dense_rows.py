@@ -7,14 +7,14 @@ import scipy.sparse as sp
 
 import fastsvm
 import fastsvm.solvers.block_smo as block_smo_module
-import fastsvm.train as train
-from fastsvm.crossval import cross_validation
+import fastsvm.training.trainer as train
+from fastsvm.tuning.crossval import cross_validation
 from fastsvm.csr import RowSelection, is_dense, to_rows
 from fastsvm.errors import FastSVMError
-from fastsvm.modelfile import load_model, save_model
+from fastsvm.files.modelfile import load_model, save_model
 from fastsvm.params import Params
-from fastsvm.prediction import decision_values
-from fastsvm.train import fit_model
+from fastsvm.models.prediction import decision_values
+from fastsvm.training.trainer import fit_model
 
 
 def dense_problem(n=360, p=80, classes=3, seed=0):

@@ -2,8 +2,8 @@
 processes on the loopback interface, started once for the module.
 
 - the grid (grid_search(client=), fastsvm-grid --scheduler) gives the local run's table and lines;
-- data-parallel SVM-ALM (fit_linear) over row blocks reaches the issue's optima (LIBSVM's dual for
-  p = 1, L-BFGS for p = 2, as in test_alm.py) and runs the single-machine solve's iteration (same
+- data-parallel SVM-ALM (fit_linear) over row blocks reaches the optima of test_alm.py (LIBSVM's dual
+  for p = 1, L-BFGS for p = 2) and runs the single-machine solve's iteration (same
   iterations, same objective to rounding); its traffic per iteration is O(p), not O(nnz);
 - data-parallel NESVM (fit_linear(solver="nesvm")) over row blocks reaches the single-machine
   optimum, certified; on one block it is the single-machine run bit for bit, on three the sums'
@@ -26,16 +26,16 @@ from linear_oracle import load
 distributed = pytest.importorskip("dask.distributed")
 
 from fastsvm.cli.grid import main as grid_main  # noqa: E402
-from fastsvm.datafile import load_svmlight_file  # noqa: E402
+from fastsvm.files.datafile import load_svmlight_file  # noqa: E402
 from fastsvm.distributed import connect, fit_linear, run_fold_tasks  # noqa: E402
 from fastsvm.errors import FastSVMError, ParameterError  # noqa: E402
-from fastsvm.grid import grid_search  # noqa: E402
+from fastsvm.tuning.grid import grid_search  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
-from fastsvm.prediction import predict  # noqa: E402
+from fastsvm.models.prediction import predict  # noqa: E402
 from fastsvm.solvers import nesvm  # noqa: E402
 from fastsvm.solvers.alm import solve  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
-from fastsvm.train import fit_model  # noqa: E402
+from fastsvm.training.trainer import fit_model  # noqa: E402
 
 OPTIMA = {1.0: 92.4733746202, 2.0: 114.914455016621}     # heart_scale, C = 1, free bias (test_alm.py)
 NESVM_LOSS = {1.0: "hinge", 2.0: "squared_hinge"}
@@ -107,7 +107,7 @@ def test_unreachable_scheduler_is_one_clear_error():
 
 def test_importing_fastsvm_and_its_grid_does_not_import_dask(tmp_path):
     # the package as installed (cwd elsewhere: a checkout's sources have no compiled modules in CI)
-    code = "import sys, fastsvm, fastsvm.grid, fastsvm.cli.grid; print('dask' in sys.modules)"
+    code = "import sys, fastsvm, fastsvm.tuning.grid, fastsvm.cli.grid; print('dask' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert out.stdout.strip() == "False"
 
@@ -172,7 +172,7 @@ def test_alm_on_blocks_runs_the_single_machine_iteration(client, tmp_path):
 
 @pytest.mark.slow
 def test_alm_reaches_a1a_optimum(client, tmp_path):
-    """The issue's a1a optimum for p = 2 (L-BFGS's, test_alm.py), 8 files over 2 workers (~20 s)."""
+    """test_alm.py's a1a optimum for p = 2 (L-BFGS's), 8 files over 2 workers."""
     files, _, _ = a1a_files(tmp_path, 8)
     fit = fit_linear(client, files, C=1.0, tol=1e-7, options={"p": 2.0})
     assert fit.status == "converged"

@@ -1,4 +1,4 @@
-"""The reliability probe of issue 37 kept as tests: seeded mutations of real data and model files.
+"""A reliability probe kept as tests: seeded mutations of real data and model files.
 
 In process, every mutated file either parses or raises FileFormatError naming the file and a
 line; nothing else escapes and no case hangs (a watchdog ends the run, with every thread's stack,
@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastsvm.datafile import load_svmlight_file
-from fastsvm import modelfile
+from fastsvm.files.datafile import load_svmlight_file
+from fastsvm.files import modelfile
 from fastsvm.errors import FileFormatError
-from fastsvm.modelfile import load_model, save_model
+from fastsvm.files.modelfile import load_model, save_model
 from fastsvm.params import Params
-from fastsvm.train import fit_model
+from fastsvm.training.trainer import fit_model
 
 from conftest import SHIPPED_DATA
 

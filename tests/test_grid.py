@@ -21,10 +21,10 @@ from conftest import shared_file
 import fastsvm
 from fastsvm.cli.common import run
 from fastsvm.cli.grid import PROG, USAGE, coarse_to_fine, exponents, job_order, main
-from fastsvm.crossval import cross_validation
-from fastsvm.datafile import load_svmlight_file
+from fastsvm.tuning.crossval import cross_validation
+from fastsvm.files.datafile import load_svmlight_file
 from fastsvm.errors import ParameterError
-from fastsvm.grid import grid_search, score
+from fastsvm.tuning.grid import grid_search, score
 from fastsvm.params import Params
 
 # a reduced grid for the default suite: 6 x 5 cells
@@ -76,7 +76,7 @@ def run_libsvm_grid(*args, cwd):
 
 
 def cold_rates(X, y, params, Cs, gammas, folds=5):
-    """Every cell cross-validated on its own (fastsvm.crossval, no path), rates[g, c]."""
+    """Every cell cross-validated on its own (fastsvm.tuning.crossval, no path), rates[g, c]."""
     return np.array([[score(cross_validation(X, y, dataclasses.replace(params, C=C, gamma=g), folds), y,
                             params.svm_type) for C in Cs] for g in gammas])
 
@@ -334,8 +334,8 @@ def test_without_matplotlib_png_gives_one_line_and_the_grid_runs(tmp_path):
 
 def test_usage_error_loads_no_solver(tmp_path):
     code = ("import sys\nfrom fastsvm.cli.grid import main\ntry:\n    main(['-v', '1', 'x'])\nexcept Exception:\n"
-            "    pass\nprint(sorted(m for m in sys.modules if m.startswith(('fastsvm.solvers', 'fastsvm.train',"
-            " 'fastsvm.grid', 'sklearn'))))")
+            "    pass\nprint(sorted(m for m in sys.modules if m.startswith(('fastsvm.solvers',"
+            " 'fastsvm.training.trainer', 'fastsvm.tuning.grid', 'sklearn'))))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
 

@@ -1,4 +1,4 @@
-"""The hierarchical kernel approximation (fastsvm.hodlr, fastsvm._core._hmatrix) against the dense
+"""The hierarchical kernel approximation (fastsvm.kernels.hodlr, fastsvm._core._hmatrix) against the dense
 kernel of fastsvm._core._kernel.kernel_matrix: the kernel blocks and the ACA against NumPy twins,
 K~ against K, the solve and the product against a NumPy assembly of K~ from the stored blocks,
 the permutation, the positive-definiteness check, dense = CSR, threads, the stop flag, memory."""
@@ -13,9 +13,9 @@ from conftest import shared_file
 from fastsvm._core._hmatrix import aca, kernel_block
 from fastsvm._core._kernel import kernel_matrix, row_sqnorms
 from fastsvm.csr import to_csr
-from fastsvm.datafile import load_svmlight_file
+from fastsvm.files.datafile import load_svmlight_file
 from fastsvm.errors import FastSVMError, ParameterError
-from fastsvm.hodlr import HODLRFactor, cluster_tree, estimate_bytes
+from fastsvm.kernels.hodlr import HODLRFactor, cluster_tree, estimate_bytes
 from fastsvm.parallel import one_blas_thread
 from fastsvm.solvers.base import Kernel
 

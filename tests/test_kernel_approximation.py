@@ -12,7 +12,7 @@ from fastsvm._core._features import fourier_features, landmark_kernel
 from fastsvm._core._kernel import kernel_matrix
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
-from fastsvm.kernel_approximation import EIG_RTOL, nystroem_map, random_fourier_map, sample_landmarks
+from fastsvm.kernels.approximation import EIG_RTOL, nystroem_map, random_fourier_map, sample_landmarks
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
 

@@ -142,7 +142,7 @@ def test_model_file_byte_identical_to_svm_train(name, options, tmp_path):
     if svm_train is None:
         pytest.skip("LIBSVM's svm-train is not installed (apt-get install libsvm-tools)")
     data = shared_file(name)
-    theirs, ours = tmp_path / "libsvm.model", tmp_path / "fastsvm.model"
+    theirs, ours = tmp_path / "libsvm.model", tmp_path / "fastsvm.models.model"
     subprocess.run([svm_train, "-q", *options, str(data), str(theirs)], check=True)
     subprocess.run([str(Path(sys.executable).parent / "fastsvm-train"), "-q", *options, str(data), str(ours)],
                    check=True)

@@ -17,13 +17,13 @@ import scipy.sparse as sp
 from conftest import shared_file
 from fastsvm._core._linear_predict import LinearDecisionFunction
 from fastsvm.csr import to_csr
-from fastsvm.datafile import load_svmlight_file
-from fastsvm.model import Model
-from fastsvm.modelfile import load_model
+from fastsvm.files.datafile import load_svmlight_file
+from fastsvm.models.model import Model
+from fastsvm.files.modelfile import load_model
 from fastsvm.params import Params
-from fastsvm.prediction import (EXACT_REGRESSION_LIMIT, decision_values, one_vs_one_winners, predict,
-                                predicts_through_weights)
-from fastsvm.train import fit_model
+from fastsvm.models.prediction import (EXACT_REGRESSION_LIMIT, decision_values, one_vs_one_winners, predict,
+                                       predicts_through_weights)
+from fastsvm.training.trainer import fit_model
 
 BIN = Path(sys.executable).parent
 SVM_TRAIN = shutil.which("svm-train")

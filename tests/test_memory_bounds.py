@@ -1,5 +1,5 @@
 """Memory follows the data, not its largest feature index: a file or model holding one value at
-index 2**31 - 2 trains, predicts and scales in a few tens of MB (issue 37, finding 1), the
+index 2**31 - 2 trains, predicts and scales in a few tens of MB, the
 renumbering to occurring columns gives the model the plain path gives, and what still cannot
 fit is one line naming the option that changes it."""
 import os
@@ -14,18 +14,18 @@ import pytest
 
 import scipy.sparse as sp
 
-from fastsvm.columns import columns_to_keep, compressed, first_columns, scattered
-from fastsvm.datafile import load_svmlight_file
-from fastsvm.modelfile import save_model
+from fastsvm.models.columns import columns_to_keep, compressed, first_columns, scattered
+from fastsvm.files.datafile import load_svmlight_file
+from fastsvm.files.modelfile import save_model
 from fastsvm.params import Params
-from fastsvm.prediction import decision_values
-from fastsvm.scaling import fit_scaling
-from fastsvm.train import fit_model
+from fastsvm.models.prediction import decision_values
+from fastsvm.files.scaling import fit_scaling
+from fastsvm.training.trainer import fit_model
 
 BIN = Path(sys.executable).parent
 SHIPPED = Path(__file__).resolve().parents[1] / "data" / "breast_cancer_scale"
 HUGE = 2147483646                       # the largest index a LIBSVM int holds, less one
-PEAK_MB = 100                           # the issue's bound on each program's peak memory
+PEAK_MB = 100                           # each program's peak memory bound
 ADDRESS_LIMIT = 3 << 30                 # a 16 GiB request fails at once under this limit
 
 # every solver that trains a two-class problem, with the options it needs
@@ -105,7 +105,7 @@ def test_huge_index_trains_and_predicts_in_bounded_memory(solver, huge_file, tmp
 
 
 def test_huge_support_vector_index_predicts_in_bounded_memory(huge_file, tmp_path):
-    """A 115-byte model (the issue's was 132) whose second support vector sits at index 2**31 - 1."""
+    """A 115-byte model whose second support vector sits at index 2**31 - 1."""
     model = tmp_path / "model"
     model.write_text("svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 2\nrho 0\n"
                      "label 1 -1\nnr_sv 1 1\nSV\n1 1:1\n-1 2147483647:1\n")

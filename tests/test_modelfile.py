@@ -9,10 +9,10 @@ import scipy.sparse as sp
 
 from fastsvm.csr import to_csr
 from fastsvm.errors import FileFormatError
-from fastsvm.model import Model
-from fastsvm import atomic, modelfile
-from fastsvm.modelfile import load_model, save_model
-from fastsvm.prediction import decision_values, predict
+from fastsvm.models.model import Model
+from fastsvm.files import atomic, modelfile
+from fastsvm.files.modelfile import load_model, save_model
+from fastsvm.models.prediction import decision_values, predict
 # the LIBSVM oracle and its trained models are shared with the prediction tests
 from test_predict import (LIBSVM_CASES, assert_close, libsvm_cases,  # noqa: F401
                           libsvm_predict, read_data)
@@ -401,7 +401,7 @@ def test_save_to_a_pipe_writes_through_it(tmp_path):
 
 def test_sigkill_during_saves_leaves_whole_models_and_the_next_save_cleans_up(tmp_path):
     """Kill a saving child at random points; the model is always whole (one of the two models
-    written), and one clean save removes the temporary files the kills left (issue 37, finding 6),
+    written), and one clean save removes the temporary files the kills left,
     but not a fresh one (a save still running) nor files not of save_model's pattern."""
     import signal
     import time

@@ -257,7 +257,7 @@ def test_lipschitz_bound_over_a_team_is_the_rows_power_iteration():
 
 def test_squared_hinge_with_either_penalty_against_lbfgs():
     """The squared hinge (scikit-learn LinearSVC's default loss), free bias: l2 against L-BFGS and
-    the value issue 41 computed for its p = 2 (114.914455016621), l1 against L-BFGS-B on w = w+ - w-."""
+    test_alm.py's optimum for p = 2, l1 against L-BFGS-B on w = w+ - w-."""
     X, labels = load("heart_scale")
     y = pm(labels)
     Xd = X.toarray()

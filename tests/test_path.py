@@ -23,9 +23,9 @@ from fastsvm.errors import ParameterError
 from fastsvm.params import Params
 from fastsvm.solvers import dcd, smo
 from fastsvm.solvers.base import Kernel, Solution, Subproblem, solve_path_cold
-from fastsvm.train import WarmStart, fit_model
+from fastsvm.training.trainer import WarmStart, fit_model
 
-Cs = [2.0 ** k for k in range(-3, 7)]   # the grid of issue 38
+Cs = [2.0 ** k for k in range(-3, 7)]   # 2^-3 .. 2^6, the C grid users tune over
 TOL = 1e-6
 
 

@@ -16,10 +16,10 @@ import scipy.sparse as sp
 from conftest import libsvm_one_thread, shared_file
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError
-from fastsvm.model import Model
-from fastsvm.modelfile import load_model
-from fastsvm.prediction import decision_values, predict, predict_probability
-from fastsvm.probability import couple, svr_laplace_scale
+from fastsvm.models.model import Model
+from fastsvm.files.modelfile import load_model
+from fastsvm.models.prediction import decision_values, predict, predict_probability
+from fastsvm.models.probability import couple, svr_laplace_scale
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 from libsvm.svm import gen_svm_nodearray, libsvm as libsvm_c  # noqa: E402
@@ -352,7 +352,7 @@ def test_coupling_matches_row_by_row_reference():
 def path_of_models(kernel, svm_type="c_svc", classes=3, seed=0):
     """Models along a C path on random rows (their support vectors rows of one matrix), and test rows."""
     from fastsvm.params import Params
-    from fastsvm.train import fit_path
+    from fastsvm.training.trainer import fit_path
     rng = np.random.default_rng(seed)
     X = to_csr(sp.random(260, 6, density=0.7, random_state=rng, format="csr"))
     y = rng.integers(0, classes, size=260).astype(float) if svm_type == "c_svc" else rng.normal(size=260)
@@ -362,8 +362,8 @@ def path_of_models(kernel, svm_type="c_svc", classes=3, seed=0):
 
 
 def counted_predict(monkeypatch):
-    """fastsvm.prediction.predict wrapped to count the models it is called for."""
-    import fastsvm.prediction as prediction
+    """fastsvm.models.prediction.predict wrapped to count the models it is called for."""
+    import fastsvm.models.prediction as prediction
     calls, one_by_one = [], prediction.predict
     monkeypatch.setattr(prediction, "predict", lambda model, X, n_jobs=None, exact=None:
                         calls.append(model) or one_by_one(model, X, n_jobs, exact))
@@ -373,7 +373,7 @@ def counted_predict(monkeypatch):
 @pytest.mark.parametrize("kernel", ["rbf", "polynomial", "sigmoid"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_predict_many_shares_one_kernel_block_and_gives_predicts_bits(kernel, n_jobs, monkeypatch):
-    import fastsvm.prediction as prediction
+    import fastsvm.models.prediction as prediction
     models, X = path_of_models(kernel)
     assert len({m.support_vectors.shape[0] for m in models}) > 1   # different support vectors along the path
     expected = [decision_values(m, X, n_jobs=1) for m in models]
@@ -406,7 +406,7 @@ def test_predict_many_shares_one_kernel_block_and_gives_predicts_bits(kernel, n_
 
 @pytest.mark.parametrize("case", ["linear", "regression", "other rows"])
 def test_predict_many_predicts_one_by_one_where_models_do_not_share(case, monkeypatch):
-    import fastsvm.prediction as prediction
+    import fastsvm.models.prediction as prediction
     if case == "other rows":
         models = path_of_models("rbf")[0][:1] + path_of_models("rbf", seed=1)[0][:1]
         X = path_of_models("rbf")[1]
@@ -488,7 +488,7 @@ def test_dense_rows_with_sparse_columns_add_those_by_their_nonzeros_as_their_twi
     whichever columns go which way, values within rounding of the twin's, the same bits for 1, 2
     and 3 threads."""
     from fastsvm.params import Params
-    from fastsvm.train import fit_model
+    from fastsvm.training.trainer import fit_model
     rng = np.random.default_rng(3)
     n = 800
     continuous = rng.uniform(size=(n, 3))
@@ -525,7 +525,7 @@ def test_dense_rows_are_predicted_through_blas_as_their_twin(kernel, svm_type, m
     """Dense test rows (C or F order, float64 or float32) never become CSR: their kernel values
     come from the table by dgemm, within rounding of the twin's, the same bits for 1, 2 and 3
     threads; rows wider or narrower than the support vectors count their missing columns as zeros."""
-    import fastsvm.prediction as prediction
+    import fastsvm.models.prediction as prediction
     models, X = path_of_models(kernel, svm_type=svm_type)
     rows = np.vstack([X.toarray()] * 3)   # several tiles of rows
     monkeypatch.setattr(prediction, "to_csr", lambda X: pytest.fail("dense rows made CSR"))

@@ -24,14 +24,14 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-import fastsvm.train
+import fastsvm.training.trainer
 from conftest import libsvm_one_thread, shared_file
 from fastsvm import ParameterError, Params, fit_model, load_model, save_model
-from fastsvm.crossval import cross_validation, fold_permutation
+from fastsvm.tuning.crossval import cross_validation, fold_permutation
 from fastsvm.csr import to_csr
-from fastsvm.prediction import predict, predict_probability
-from fastsvm.probability import (binary_cv_decision_values, cross_validated_values,
-                                 density_marks, laplace_scale, sigmoid_train)
+from fastsvm.models.prediction import predict, predict_probability
+from fastsvm.models.probability import (binary_cv_decision_values, cross_validated_values, density_marks, laplace_scale,
+                                        sigmoid_train)
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 from libsvm.svm import gen_svm_nodearray, libsvm as libsvm_c  # noqa: E402
@@ -264,13 +264,13 @@ def test_same_seed_same_model_whatever_the_threads(tmp_path):
 def test_probability_folds_train_with_the_pair_bounds_and_stop_flag(monkeypatch):
     y, x = read_data("iris.scale")
     calls = []
-    original = fastsvm.train._Trainer.train
+    original = fastsvm.training.trainer._Trainer.train
 
     def recording(trainer, X, y, weights):
         calls.append((trainer.params, np.unique(y), trainer.stop))
         return original(trainer, X, y, weights)
 
-    monkeypatch.setattr(fastsvm.train._Trainer, "train", recording)
+    monkeypatch.setattr(fastsvm.training.trainer._Trainer, "train", recording)
     stop = np.zeros(1, dtype=np.int32)
     fit_model(x, y, Params(kernel_type="rbf", C=2.0, class_weight={2: 3.0}, probability=True),
               stop=stop)

@@ -1,11 +1,11 @@
-"""fastsvm.schedule: tasks side by side within one budget, checked with stand-in tasks that record
+"""fastsvm.training.schedule: tasks side by side within one budget, checked with stand-in tasks that record
 what they were given (the same schedule through SMO's caches: test_smo_pairs)."""
 import threading
 
 import numpy as np
 import pytest
 
-from fastsvm.schedule import MOST_OF_ITS_MATRIX, run_within_budget
+from fastsvm.training.schedule import MOST_OF_ITS_MATRIX, run_within_budget
 
 MB = 2**20
 

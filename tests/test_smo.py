@@ -22,7 +22,7 @@ from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver, smo
 from fastsvm.solvers.base import Kernel, Subproblem
-from fastsvm.train import fit_model, summary_lines
+from fastsvm.training.trainer import fit_model, summary_lines
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -83,7 +83,7 @@ def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, s
         box = C if formulation in ("c_svc", "epsilon_svr", "nu_svr") else 1.0
         upper = np.full(X.shape[0], box)
     target = np.ones(X.shape[0]) if formulation == "one_class" else y
-    # LIBSVM groups a binary problem's rows by class, +1 first (fastsvm.train does the same);
+    # LIBSVM groups a binary problem's rows by class, +1 first (fastsvm.training.trainer does the same);
     # on data with exact ties (duplicate rows) the order decides SMO's path
     order = np.arange(X.shape[0])
     if formulation in ("c_svc", "nu_svc"):

@@ -13,8 +13,8 @@ from fastsvm.params import Params
 from fastsvm.solvers import SOLVERS, smo
 from fastsvm.solvers.base import Subproblem
 from fastsvm._core._cache import bytes_to_hold_all
-from fastsvm.schedule import MOST_OF_ITS_MATRIX
-from fastsvm.train import fit_model
+from fastsvm.training.schedule import MOST_OF_ITS_MATRIX
+from fastsvm.training.trainer import fit_model
 
 
 def _four_classes(spread):

@@ -26,7 +26,7 @@ from fastsvm._core._ssnal_kernel import KernelProducts, exp_neg
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError
 from fastsvm.params import Params
-from fastsvm.prediction import decision_values
+from fastsvm.models.prediction import decision_values
 from fastsvm.solvers import get_solver
 from fastsvm.solvers import ssnal
 from fastsvm.solvers.ssnal import Config, kernel_inner
@@ -152,7 +152,7 @@ CASES = [
     ("housing_scale", None, "epsilon_svr", Kernel("polynomial", gamma=1 / 13, degree=3, coef0=1.0), 1.0),
     ("mg", None, "epsilon_svr", Kernel("rbf", gamma=1 / 6), 10.0),
     ("svmguide1", None, "c_svc", Kernel("rbf", gamma=1 / 4), 1.0),     # unscaled: K_UU held sparse
-    # issue 39: the gammas users tune to, where the free set is large (1,766 of a9a's 2,000 rows)
+    # gammas users tune to, where the free set at the optimum is most of the rows
     ("w8a", 4000, "c_svc", Kernel("rbf", gamma=0.05), 1.0),
     ("a9a", 2000, "c_svc", Kernel("rbf", gamma=0.5), 10.0),
 ]

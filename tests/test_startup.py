@@ -11,8 +11,8 @@ import pytest
 ALLOWED_PACKAGES = {"fastsvm", "numpy", "scipy", "threadpoolctl"}
 # modules the plain commands must not load: each costs tens of milliseconds and none is used
 HEAVY = ("sklearn", "scipy.linalg", "scipy.optimize", "scipy.sparse.linalg", "fastsvm.estimators",
-         "fastsvm.kernel_approximation", "fastsvm.solvers.ssnal", "fastsvm.problems",
-         "fastsvm.solvers.nystroem", "fastsvm.solvers.dcd", "fastsvm.crossval")
+         "fastsvm.kernels.approximation", "fastsvm.solvers.ssnal", "fastsvm.problems",
+         "fastsvm.solvers.nystroem", "fastsvm.solvers.dcd", "fastsvm.tuning.crossval")
 # ... but for LIBSVM's dual of every formulation, which smo builds its problem from (numpy alone)
 USED_BY_SMO = {"fastsvm.problems", "fastsvm.problems.libsvm_dual"}
 
@@ -47,8 +47,8 @@ def test_import_fastsvm_loads_only_fastsvm(tmp_path):
 
 def test_public_names_load_on_first_use(tmp_path):
     modules = imported_modules("import fastsvm; fastsvm.load_model", tmp_path)
-    assert "fastsvm.modelfile" in modules
-    assert not {"fastsvm.train", "fastsvm.solvers", "sklearn"} & modules
+    assert "fastsvm.files.modelfile" in modules
+    assert not {"fastsvm.training.trainer", "fastsvm.solvers", "sklearn"} & modules
 
 
 @pytest.mark.parametrize("command", [
@@ -78,7 +78,7 @@ def test_usage_error_loads_no_solver(tmp_path):
     code = ("import sys; from fastsvm.cli.train import parse_args\n"
             "try:\n    parse_args(['-t', '9', 'x'])\nexcept Exception:\n    pass")
     modules = imported_modules(code, tmp_path)
-    assert not [m for m in modules if m.startswith(("fastsvm.solvers.", "fastsvm.train"))
+    assert not [m for m in modules if m.startswith(("fastsvm.solvers.", "fastsvm.training.trainer"))
                 and m != "fastsvm.solvers.base"]
 
 

@@ -1,5 +1,6 @@
-"""fastsvm.train and fastsvm.multiclass: class grouping, one-vs-one / one-vs-rest splitting and LIBSVM's model layout,
-checked with stand-in solvers whose answers are known, so the layout is tested on its own."""
+"""fastsvm.training.trainer and fastsvm.training.multiclass: class grouping, one-vs-one / one-vs-rest
+splitting and LIBSVM's model layout, checked with stand-in solvers whose answers are known, so the
+layout is tested on its own."""
 import subprocess
 import sys
 import threading
@@ -8,12 +9,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import fastsvm.schedule as schedule_module
-import fastsvm.train as train_module
+import fastsvm.training.schedule as schedule_module
+import fastsvm.training.trainer as train_module
 from fastsvm.params import Params
 from fastsvm.solvers import Solution, SolverSpec
-from fastsvm.multiclass import group_classes
-from fastsvm.train import fit_model
+from fastsvm.training.multiclass import group_classes
+from fastsvm.training.trainer import fit_model
 
 
 def test_group_classes_first_occurrence_and_plus_one_first():
@@ -205,7 +206,7 @@ import numpy as np, scipy.sparse as sp
 from threadpoolctl import threadpool_info, threadpool_limits
 from fastsvm.params import Params
 from fastsvm.parallel import one_blas_thread
-from fastsvm.train import fit_model
+from fastsvm.training.trainer import fit_model
 X, y = sp.csr_matrix(np.eye(4)), np.array([1.0, -1.0, 1.0, -1.0])
 fit_model(X, y, Params(kernel_type="linear"))
 import scipy.linalg
@@ -230,8 +231,8 @@ def _three_class_data():
 @pytest.mark.parametrize("svm_type", ["c_svc", "epsilon_svr"])
 def test_support_vectors_are_training_rows_named_not_copied(tmp_path, svm_type):
     from fastsvm.csr import RowSelection, to_csr
-    from fastsvm.modelfile import save_model
-    from fastsvm.prediction import decision_values
+    from fastsvm.files.modelfile import save_model
+    from fastsvm.models.prediction import decision_values
     X, y = _three_class_data()
     X = to_csr(X)
     model = fit_model(X, y, Params(svm_type=svm_type, kernel_type="rbf", gamma=0.2))

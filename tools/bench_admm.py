@@ -40,8 +40,8 @@ from bench_dcd import load_named  # noqa: E402
 from make_synthetic import moons_blocks  # noqa: E402
 from bench_nesvm import timed, write_report  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
-from fastsvm.prediction import predict  # noqa: E402
-from fastsvm.train import fit_model, fit_path  # noqa: E402
+from fastsvm.models.prediction import predict  # noqa: E402
+from fastsvm.training.trainer import fit_model, fit_path  # noqa: E402
 
 GAMMAS = {"a9a": 0.5, "w8a": 0.5, "ijcnn1": 50.0, "moons": 50.0}
 MOONS_ROWS = (50_000, 10_000)      # training and test rows of the moons set

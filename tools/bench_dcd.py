@@ -53,7 +53,7 @@ LADDER_STEPS = 16         # down to eps / 16
 
 def _read(path, n_features=None):
     try:
-        from fastsvm.datafile import load_svmlight_file
+        from fastsvm.files.datafile import load_svmlight_file
     except ImportError:  # the reader is optional here
         from sklearn.datasets import load_svmlight_file
     path = str(path)

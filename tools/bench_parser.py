@@ -67,7 +67,7 @@ def child(reader, path, n_jobs, trace):
     import numpy as np
 
     if reader == "fastsvm":
-        from fastsvm.datafile import load_svmlight_file
+        from fastsvm.files.datafile import load_svmlight_file
 
         def load(p):
             return load_svmlight_file(p, n_jobs=n_jobs)
@@ -92,7 +92,7 @@ def parity(path):
     import numpy as np
     from sklearn.datasets import load_svmlight_file as sk_load
 
-    from fastsvm.datafile import load_svmlight_file
+    from fastsvm.files.datafile import load_svmlight_file
 
     X, y = load_svmlight_file(path)
     Xr, yr = sk_load(path)

@@ -46,7 +46,7 @@ TARGET_OBJECTIVE = 1e-6
 
 
 def load(data_dir, name, rows):
-    from fastsvm.datafile import load_svmlight_file
+    from fastsvm.files.datafile import load_svmlight_file
     path = Path(data_dir) / name
     if not path.is_file():
         path = Path(data_dir) / (name + ".xz")

@@ -24,12 +24,12 @@ import time
 import numpy as np
 
 from fastsvm.csr import to_csr
-from fastsvm.datafile import format_rows
-from fastsvm.model import Model
-from fastsvm.modelfile import save_model
+from fastsvm.files.datafile import format_rows
+from fastsvm.models.model import Model
+from fastsvm.files.modelfile import save_model
 from fastsvm.params import Params
-from fastsvm.prediction import decision_values, predict
-from fastsvm.train import fit_model
+from fastsvm.models.prediction import decision_values, predict
+from fastsvm.training.trainer import fit_model
 
 
 def hidden_linear_rows(rng, n_rows, n_features, w):

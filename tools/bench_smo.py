@@ -104,7 +104,7 @@ DATASETS = {
 # ---------------------------------------------------------------- data (parent)
 
 def _read(path, n_features=None):
-    from fastsvm.datafile import load_svmlight_file
+    from fastsvm.files.datafile import load_svmlight_file
     X, y = load_svmlight_file(str(path), zero_based=False, n_features=n_features)
     return X, np.asarray(y, dtype=np.float64)
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from fastsvm.csr import to_csr  # noqa: E402
-from fastsvm.datafile import load_svmlight_file  # noqa: E402
+from fastsvm.files.datafile import load_svmlight_file  # noqa: E402
 from fastsvm.params import Params  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402

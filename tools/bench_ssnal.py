@@ -65,7 +65,7 @@ LIBLINEAR_EPS = (0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)
 # ---------------------------------------------------------------- data
 
 def _read(path, n_features=None):
-    from fastsvm.datafile import load_svmlight_file
+    from fastsvm.files.datafile import load_svmlight_file
     path = str(path)
     with (lzma.open(path) if path.endswith(".xz") else open(path, "rb")) as f:
         X, y = load_svmlight_file(f, zero_based=False, n_features=n_features)

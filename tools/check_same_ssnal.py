@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fastsvm.csr import to_csr
-from fastsvm.datafile import load_svmlight_file
+from fastsvm.files.datafile import load_svmlight_file
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem

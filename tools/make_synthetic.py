@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from fastsvm.datafile import format_rows
+from fastsvm.files.datafile import format_rows
 
 BLOCK_ROWS = 50_000          # rows generated and formatted at a time (fixes the random streams)
 VALUE_FORMAT = "%.6g"        # the precision of typical published LIBSVM files

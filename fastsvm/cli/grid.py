@@ -279,11 +279,11 @@ def main(argv):
         raise UsageError("the grid is empty")
     done = read_resume(options.resume) if options.resume is not None else {}
 
-    from ..datafile import load_svmlight_file, row_line
+    from ..files.datafile import load_svmlight_file, row_line
     from ..errors import FastSVMError
-    from ..grid import REGRESSION, grid_search
+    from ..tuning.grid import REGRESSION, grid_search
     from ..solvers import get_solver
-    from ..train import check_class_labels
+    from ..training.trainer import check_class_labels
 
     kernel = params.kernel_type or get_solver(params.solver).default_kernel
     X, y = load_svmlight_file(options.dataset, zero_based=(kernel == "precomputed"), n_jobs=params.n_jobs)

@@ -35,10 +35,10 @@ def parse_args(argv):
 def main(argv):
     # imported here, not at module level: the console script loads this module before entry()
     # installs its Ctrl-C handling (fastsvm.cli.interrupt)
-    from ..datafile import load_svmlight_file
-    from ..modelfile import load_model
-    from ..prediction import predict, predict_probability
-    from ..probability import svr_laplace_scale
+    from ..files.datafile import load_svmlight_file
+    from ..files.modelfile import load_model
+    from ..models.prediction import predict, predict_probability
+    from ..models.probability import svr_laplace_scale
 
     probability, quiet, n_jobs, (test_file, model_file, output_file) = parse_args(argv)
     info = (lambda line: None) if quiet else print

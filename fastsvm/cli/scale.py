@@ -49,8 +49,8 @@ def parse_args(argv):
 def main(argv):
     # imported here, not at module level: the console script loads this module before entry()
     # installs its Ctrl-C handling (fastsvm.cli.interrupt)
-    from ..datafile import load_svmlight_file
-    from ..scaling import fit_scaling, load_scaling, restored_for, save_scaling, scaled_lines
+    from ..files.datafile import load_svmlight_file
+    from ..files.scaling import fit_scaling, load_scaling, restored_for, save_scaling, scaled_lines
 
     lower, upper, y_limits, save, restore, data_file = parse_args(argv)
     X, y = load_svmlight_file(data_file, zero_based=False)

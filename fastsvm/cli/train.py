@@ -183,10 +183,10 @@ def nu_grid(text):
 
 def main(argv):
     # imported here, after the command line is read: a usage error costs no solver imports
-    from ..datafile import load_svmlight_file, row_line
-    from ..modelfile import save_model
+    from ..files.datafile import load_svmlight_file, row_line
+    from ..files.modelfile import save_model
     from ..solvers import get_solver
-    from ..train import check_class_labels, fit_model
+    from ..training.trainer import check_class_labels, fit_model
 
     params, train_file, model_file, folds, nus = parse_args(argv)
     kernel = params.kernel_type or get_solver(params.solver).default_kernel
@@ -199,7 +199,7 @@ def main(argv):
     if nus is not None:
         return nu_path(X, y, params, folds, nus, model_file)
     if folds is not None:
-        from ..crossval import cross_validation, report
+        from ..tuning.crossval import cross_validation, report
 
         target = cross_validation(X, y, params, folds)
         for line in report(y, target, params.svm_type):
@@ -216,9 +216,9 @@ def nu_path(X, y, params, folds, nus, model_file):
 
     import numpy as np
 
-    from ..crossval import cross_validation, report
-    from ..modelfile import save_model
-    from ..train import fit_model, fit_nu_path
+    from ..tuning.crossval import cross_validation, report
+    from ..files.modelfile import save_model
+    from ..training.trainer import fit_model, fit_nu_path
 
     if folds is None:
         for nu, model in zip(nus, fit_nu_path(X, y, nus, params)):

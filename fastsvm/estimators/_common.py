@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 
-from ..train import WarmStart
+from ..training.trainer import WarmStart
 
 
 def seed_from(random_state):
@@ -33,7 +33,7 @@ ONE_CLASS_LEFT = "Invalid input - all samples with positive weights belong to th
 
 def positive_weights(sample_weight, n_samples):
     """Per-sample weights (1 when None) with those <= 0 set to 0: scikit-learn's LIBSVM leaves
-    those samples out, and so does fastsvm.train for a weight of 0."""
+    those samples out, and so does fastsvm.training.trainer for a weight of 0."""
     if sample_weight is None:
         return np.ones(n_samples)
     weights = np.asarray(sample_weight, dtype=np.float64).reshape(-1)

@@ -1,5 +1,5 @@
 """RandomFourierFeatures and Nystroem: scikit-learn's RBFSampler and Nystroem transformers over
-fastsvm's feature maps (fastsvm.kernel_approximation), with the same parameters and fitted
+fastsvm's feature maps (fastsvm.kernels.approximation), with the same parameters and fitted
 attributes, plus ``n_jobs`` threads for the nogil transforms.
 
 Both draw their randomness as scikit-learn does from an int ``random_state`` (None means 0:
@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..kernel_approximation import nystroem_map, random_fourier_map
+from ..kernels.approximation import nystroem_map, random_fourier_map
 from ..parallel import effective_n_jobs
 from ._common import seed_from
 
@@ -53,7 +53,7 @@ class RandomFourierFeatures(_FeatureMap):
     gamma : float or 'scale' (1 / (n_features X.var())); n_components : output dimension;
     random_state : int seed (None = 0); n_jobs : threads (None = all cores).
     Attributes: random_weights_ (n_features, n_components), random_offset_ (n_components,),
-    map_ (the fastsvm.kernel_approximation.FourierMap), n_features_in_.
+    map_ (the fastsvm.kernels.approximation.FourierMap), n_features_in_.
     """
 
     _parameter_constraints: dict = {

@@ -31,11 +31,10 @@ from sklearn.utils.validation import (_num_samples, check_consistent_length, che
 
 from ..csr import to_csr
 from ..params import Params
-from ..prediction import decision_values, predict, predict_probability
+from ..models.prediction import decision_values, predict, predict_probability
 from ..solvers import get_solver
-from ..train import fit_model
-from ._common import (ALL_MASKED, ONE_CLASS_LEFT, class_weights_by_code, positive_weights, seed_from,
-                      warm_start_of)
+from ..training.trainer import fit_model
+from ._common import ALL_MASKED, ONE_CLASS_LEFT, class_weights_by_code, positive_weights, seed_from, warm_start_of
 
 # scikit-learn's kernel names -> LIBSVM's
 KERNELS = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid",
@@ -304,7 +303,7 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
         if not weighted.all() and self._svm_type == "c_svc":
             raise ValueError(f"every sample of class {self.classes_[~weighted][0]} has weight <= 0: "
                              "each class needs a sample of positive weight")
-        # nu-SVC: fastsvm.train finds nu infeasible for a class without weight, as LIBSVM
+        # nu-SVC: fastsvm.training.trainer finds nu infeasible for a class without weight, as LIBSVM
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         return codes.astype(np.float64)
 

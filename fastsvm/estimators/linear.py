@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from ..params import Params
-from ..train import fit_model
+from ..training.trainer import fit_model
 from ._common import class_weights_by_code, seed_from, warm_start_of
 
 # (penalty, loss, dual) -> the fastsvm solver of that problem (LIBLINEAR's -s 3, -s 1, -s 2, -s 5)

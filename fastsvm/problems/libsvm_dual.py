@@ -51,7 +51,7 @@ def dual_problem(formulation, y, upper, nu, epsilon):
         pos, neg = upper[signs > 0], upper[signs < 0]
         # LIBSVM's bound is 1: nu l / 2 per class
         half = nu * n * upper[0] / 2 if uniform else nu * upper.sum() / 2
-        # an infeasible nu is refused for the whole problem (fastsvm.train, as svm_check_parameter);
+        # an infeasible nu is refused for the whole problem (fastsvm.training.trainer, as svm_check_parameter);
         # a subproblem (a probability fold) is solved from what the greedy start reaches, as LIBSVM
         alpha = np.zeros(n)
         alpha[signs > 0] = greedy_fill(pos, half)

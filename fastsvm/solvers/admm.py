@@ -16,10 +16,10 @@ K~ product per check, is below -e, from the previous C's point clipped to the ne
 path: LIBSVM's model with the exact factor, but about as slow as LIBSVM on large sets, and its
 iterates stopped early (-M) need not be good classifiers.
 The hierarchical factor's leaf_size and rank, unless given, are chosen to fit -m
-(fastsvm.hodlr.fitting_shape) and said in the log; a shape given that does not fit is refused.
-The factor (fastsvm.kernel_factor: exact, nystroem or hodlr) is built by prepare and serves every
+(fastsvm.kernels.hodlr.fitting_shape) and said in the log; a shape given that does not fit is refused.
+The factor (fastsvm.kernels.factor: exact, nystroem or hodlr) is built by prepare and serves every
 C of solve_path and, through the trainer (SolverSpec.prepare_shared), every one-vs-rest class;
-multi-class models are one-vs-rest, written in LIBSVM's layout (fastsvm.multiclass.kernel_ovr_layout).
+multi-class models are one-vs-rest, written in LIBSVM's layout (fastsvm.training.multiclass.kernel_ovr_layout).
 """
 import time
 from dataclasses import dataclass
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FastSVMError, NotPositiveDefiniteError, ParameterError
-from ..kernel_factor import factor_kernel
+from ..kernels.factor import factor_kernel
 from ..memory import MB
 from ..parallel import one_blas_thread
 from ..problems.dual import svm_dual
-from .base import (Solution, SolverSpec, SolveStatus, checked_rows, next_milestone, option,
-                   solve_path_warm, solver_config)
+from .base import (Solution, SolverSpec, SolveStatus, checked_rows, next_milestone, option, solve_path_warm,
+                   solver_config)
 
 DEFAULT_TOL = 1e-5
 # O(1) for a Gaussian kernel. Measured (beta 0.1 .. 10, eta 1e-5): fewest iterations or close to

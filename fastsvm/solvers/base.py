@@ -1,5 +1,5 @@
 """What every solver takes and returns. A solver solves one binary (or regression, or one-class)
-subproblem; fastsvm.train splits multi-class data and assembles the model."""
+subproblem; fastsvm.training.trainer splits multi-class data and assembles the model."""
 import dataclasses
 import time
 from dataclasses import dataclass, field

@@ -18,8 +18,8 @@ import numpy as np
 from .._core._crammer_singer import CrammerSinger
 from .._core._rng import VisitingOrder
 from ..errors import FastSVMError
-from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, is_milestone,
-                   linear_run_settings, linear_spec)
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, is_milestone, linear_run_settings,
+                   linear_spec)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for -s 4
 

@@ -15,8 +15,8 @@ import scipy.sparse as sp
 from .._core._l1_cd import L1SquaredHingeCD
 from .._core._rng import VisitingOrder
 from ..errors import FastSVMError
-from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge,
-                   is_milestone, linear_run_settings, linear_spec)
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge, is_milestone,
+                   linear_run_settings, linear_spec)
 
 DEFAULT_TOL = 0.01       # LIBLINEAR's -e for -s 5
 

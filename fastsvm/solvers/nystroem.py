@@ -2,14 +2,14 @@
 returned as an ordinary kernel model on the landmarks.
 
 For one subproblem: m landmarks are sampled from its rows (seeded), phi(x) = K(x, L) T with
-T = U_r diag(lam_r)^-1/2 from K(L, L) (fastsvm.kernel_approximation), and the explicit problem
+T = U_r diag(lam_r)^-1/2 from K(L, L) (fastsvm.kernels.approximation), and the explicit problem
 on phi(X) -- same formulation, per-sample bounds and tolerance, LIBSVM's unregularized bias -- is
 solved by the registered ``ssnal`` solver. Its weights w give the decision value
 
     f(x) = phi(x) . w - rho = K(x, L) (T w) - rho,
 
 a kernel expansion on the landmarks with coefficients beta = T w. The Solution puts beta on the
-landmark rows and zeros elsewhere, so fastsvm.train assembles a LIBSVM model whose support
+landmark rows and zeros elsewhere, so fastsvm.training.trainer assembles a LIBSVM model whose support
 vectors are the landmarks (binary, regression and one-vs-one alike): fastsvm-predict and
 LIBSVM's svm-predict then compute exactly the approximate model's predictions.
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from ..csr import dense_as_csr
 from ..errors import ParameterError
-from ..kernel_approximation import EIG_RTOL, nystroem_map, sample_landmarks
+from ..kernels.approximation import EIG_RTOL, nystroem_map, sample_landmarks
 from . import get_solver
 from .base import Kernel, Solution, SolverSpec, Subproblem, checked_arrays, option, solver_config
 

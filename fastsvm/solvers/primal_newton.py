@@ -17,8 +17,8 @@ from .._core._cg import conjugate_gradient
 from .._core._primal_newton import SquaredHingePrimal
 from .._core._status import Status
 from ..errors import FastSVMError
-from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge,
-                   linear_run_settings, linear_spec)
+from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge, linear_run_settings,
+                   linear_spec)
 
 DEFAULT_TOL = 0.01       # LIBLINEAR's -e for its primal solvers
 

@@ -19,10 +19,10 @@ from .._core._cache import KernelCache
 from .._core._smo import SMO
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import check_kernel_cache
-from ..problems.libsvm_dual import (FORMULATIONS, SUM_RTOL, dual_problem, libsvm_max_iter, libsvm_statistics,
-                                    scattered, warm_alpha)
-from .base import (Solution, SolverSpec, Subproblem, checked_libsvm_problem, raise_for_status,
-                   run_in_chunks, solve_path_warm, solver_config)
+from ..problems.libsvm_dual import (FORMULATIONS, SUM_RTOL, dual_problem, libsvm_max_iter, libsvm_statistics, scattered,
+                                    warm_alpha)
+from .base import (Solution, SolverSpec, Subproblem, checked_libsvm_problem, raise_for_status, run_in_chunks,
+                   solve_path_warm, solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 DEFAULT_TOL = 1e-3

@@ -37,7 +37,7 @@ import dataclasses
 from ...errors import ParameterError
 from ...problems.dual import kkt_residual
 from ...problems.presolve import merge_equal_samples
-from ..base import (Solution, SolverSpec, Subproblem, checked_arrays, solve_path_warm, solver_config)
+from ..base import Solution, SolverSpec, Subproblem, checked_arrays, solve_path_warm, solver_config
 from .config import DEFAULT_TOL, NONLINEAR, Config
 from .kernel import solve_kernel
 from .linear import solve_linear

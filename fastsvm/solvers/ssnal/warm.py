@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 
 from ...csr import dense_as_csr
-from ...kernel_approximation import nystroem_map, random_fourier_map
+from ...kernels.approximation import nystroem_map, random_fourier_map
 from ..base import Kernel, Subproblem, checked_arrays
 from .config import Config
 from .linear import solve_linear

@@ -31,11 +31,11 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg import blas
 
-from ._core._hmatrix import aca, kernel_block
-from ._core._kernel import row_sqnorms
-from .csr import to_csr
-from .errors import FastSVMError, NotPositiveDefiniteError, ParameterError
-from .parallel import one_blas_thread, run_tasks
+from .._core._hmatrix import aca, kernel_block
+from .._core._kernel import row_sqnorms
+from ..csr import to_csr
+from ..errors import FastSVMError, NotPositiveDefiniteError, ParameterError
+from ..parallel import one_blas_thread, run_tasks
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid")
 SPLITS = ("pca", "2means")

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from .csr import RowSelection, to_csr
-from .errors import FastSVMError
+from ..csr import RowSelection, to_csr
+from ..errors import FastSVMError
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 KERNEL_TYPES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")

@@ -5,15 +5,15 @@ import dataclasses
 
 import numpy as np
 
-from ._core._crand import CRand
-from .csr import to_rows
-from .errors import ParameterError
+from .._core._crand import CRand
+from ..csr import to_rows
+from ..errors import ParameterError
 from .metrics import squared_correlation
-from .parallel import effective_n_jobs, run_tasks
-from .prediction import predict, predict_many, predict_probability
-from .probability import probability_draws
-from .multiclass import group_classes
-from .train import fit_model, fit_nu_path, fit_path
+from ..parallel import effective_n_jobs, run_tasks
+from ..models.prediction import predict, predict_many, predict_probability
+from ..models.probability import probability_draws
+from ..training.multiclass import group_classes
+from ..training.trainer import fit_model, fit_nu_path, fit_path
 
 
 def fold_permutation(y, svm_type, n_folds, rng):
@@ -55,7 +55,7 @@ def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None, Cs=Non
 def fold_tasks(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None, stop=None, threads=1):
     """cross_validation's folds as independent tasks: (tasks, assemble), each task training one
     fold (with ``threads`` threads) and returning its rows' predictions, assemble(results) the
-    predictions of every row. A caller runs them with others (fastsvm.grid: every fold of every
+    predictions of every row. A caller runs them with others (fastsvm.tuning.grid: every fold of every
     gamma side by side); ``stop`` is the flag its run_tasks sets on Ctrl-C."""
     if nus is not None and Cs is not None:
         raise ParameterError("cross validation along a path: over nu or over C, not both")

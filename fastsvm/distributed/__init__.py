@@ -4,7 +4,7 @@ only when a client or a scheduler address is given, so importing fastsvm never i
 Two ways out of one machine (DESIGN.md, "Beyond one machine"):
 
 - run_fold_tasks: a grid's independent (gamma, fold) trainings as tasks on the workers, the data
-  scattered to every worker once; each task rebuilds its fold with fastsvm.crossval.fold_tasks
+  scattered to every worker once; each task rebuilds its fold with fastsvm.tuning.crossval.fold_tasks
   (the same folds, the same solver settings), so the table is the local run's.
 - fit_linear: one linear SVM on rows held on the workers as CSR blocks, by SVM-ALM
   (fastsvm.solvers.alm) or NESVM (fastsvm.solvers.nesvm: the C-SVM and the squared hinge). A
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .crossval import fold_tasks
-from .csr import to_csr
-from .errors import FastSVMError, ParameterError
-from .params import Params
-from .solvers import alm, nesvm
-from .solvers.base import linear_run_settings
+from ..tuning.crossval import fold_tasks
+from ..csr import to_csr
+from ..errors import FastSVMError, ParameterError
+from ..params import Params
+from ..solvers import alm, nesvm
+from ..solvers.base import linear_run_settings
 
 POLL = 0.2    # seconds between two looks at the stop flag while waiting on the workers
 
@@ -59,7 +59,7 @@ def _worker_failed(error, what):
 # ---- many independent trainings: the grid's fold tasks ----
 
 def remote_fold(X, y, sample_weight, params, folds, path, f, threads):
-    """On a worker: fold f of fastsvm.crossval.fold_tasks(X, y, params, folds, **path) trained,
+    """On a worker: fold f of fastsvm.tuning.crossval.fold_tasks(X, y, params, folds, **path) trained,
     its (test rows, predictions) returned."""
     tasks, _ = fold_tasks(X, y, params, folds, sample_weight, threads=threads, **path)
     return tasks[f]()
@@ -112,7 +112,7 @@ class BlockHost:
 
     def load(self, sources):
         """sources: (X, y) pairs, or (path of a LIBSVM file, None). Each block's (columns, its labels)."""
-        from .datafile import load_svmlight_file
+        from ..files.datafile import load_svmlight_file
         info = []
         for X, y in sources:
             if isinstance(X, str):

@@ -6,8 +6,8 @@ held at most (None when unknown). The scheduler knows nothing else of what the t
 """
 import numpy as np
 
-from .heap import release_free_memory
-from .parallel import effective_n_jobs, run_tasks
+from ..heap import release_free_memory
+from ..parallel import effective_n_jobs, run_tasks
 
 # the largest task's peak, as a fraction of the most it could hold (a pair's whole kernel matrix),
 # above which the other tasks run one at a time (with every thread) rather than side by side

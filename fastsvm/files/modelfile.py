@@ -19,9 +19,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .atomic import atomic_output
-from .csr import row_spans
-from .errors import FastSVMError, FileFormatError
-from .model import KERNEL_TYPES, SVM_TYPES, Model
+from ..csr import row_spans
+from ..errors import FastSVMError, FileFormatError
+from ..models.model import KERNEL_TYPES, SVM_TYPES, Model
 
 # what printf writes; no nan/inf/hex. One way to split the digits: a long run of them followed by
 # a stray character must fail in linear time (a fuzzed 27,616-digit token took minutes)
@@ -58,7 +58,7 @@ _PROBABILITY_KEYS = {"c_svc": ("probA", "probB"), "nu_svc": ("probA", "probB"),
 
 def save_model(model, path):
     """Write ``model`` in LIBSVM's format, byte for byte what svm_save_model writes, atomically
-    (fastsvm.atomic: a crash never leaves half a model; a device or a pipe is written in place)."""
+    (fastsvm.files.atomic: a crash never leaves half a model; a device or a pipe is written in place)."""
     with atomic_output(path) as f:
         _write_model(model, f)
 
@@ -377,7 +377,7 @@ def _parsed_support_vectors(reader, l):
     """A binary model's SV lines are data-file lines (the coefficient in the label's place): read
     by the data parser, ~20x faster than line by line. None (nothing consumed) when anything
     there is not plainly valid: the line-by-line reader then finds it and says where."""
-    from ._core._parser import LineError, Parser
+    from .._core._parser import LineError, Parser
     lines = reader.lines[reader.pos:reader.pos + l]
     text = b"\n".join(lines)
     if len(lines) < l or text.translate(None, _PLAIN_SV_BYTES):

@@ -6,9 +6,9 @@ factor_kernel(X, kernel, beta, backend, ...) returns an object with
 
 Backends:
     exact     K~ = K, the dense kernel, K + beta I by Cholesky (n x n doubles: small n only);
-    nystroem  K~ = Phi Phi^T from fastsvm.kernel_approximation's Nystroem map (m landmarks),
+    nystroem  K~ = Phi Phi^T from fastsvm.kernels.approximation's Nystroem map (m landmarks),
               (Phi Phi^T + beta I)^-1 by Woodbury with the r x r core beta I + Phi^T Phi;
-    hodlr     fastsvm.hodlr.HODLRFactor (hierarchical; imported when asked for).
+    hodlr     fastsvm.kernels.hodlr.HODLRFactor (hierarchical; imported when asked for).
 K~ does not depend on the labels: one factor serves every C and every one-vs-rest class.
 """
 import time
@@ -17,11 +17,11 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.blas import dtrmm
 
-from ._core._features import landmark_kernel
-from .csr import to_csr
-from .errors import FastSVMError, NotPositiveDefiniteError, ParameterError
-from .kernel_approximation import nystroem_map, sample_landmarks
-from .memory import MB, check_request
+from .._core._features import landmark_kernel
+from ..csr import to_csr
+from ..errors import FastSVMError, NotPositiveDefiniteError, ParameterError
+from .approximation import nystroem_map, sample_landmarks
+from ..memory import MB, check_request
 
 BACKENDS = ("exact", "nystroem", "hodlr")
 DEFAULT_LANDMARKS = 500
@@ -163,7 +163,7 @@ def factor_kernel(X, kernel, beta, backend, *, tol=1e-2, max_rank=None, leaf_siz
                   seed=0, n_threads=1, stop=None, log=None, memory_limit=None):
     """K~ + beta I of ``kernel`` (a fastsvm.solvers.Kernel) over the rows of X, factored by
     ``backend`` (BACKENDS). tol, max_rank and leaf_size are the hierarchical backend's (max_rank
-    and leaf_size by default 100 and 512, or chosen to fit memory_limit: fastsvm.hodlr.fitting_shape);
+    and leaf_size by default 100 and 512, or chosen to fit memory_limit: fastsvm.kernels.hodlr.fitting_shape);
     n_landmarks (default min(n, 500)) and seed the Nystroem backend's. memory_limit: bytes the
     factor may hold (-m), None: the machine's. Raises KeyboardInterrupt on stop[0]."""
     if not (np.isfinite(beta) and beta > 0):

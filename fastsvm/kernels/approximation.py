@@ -20,10 +20,10 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ._core._features import fourier_features, landmark_kernel
-from ._core._kernel import kernel_matrix
-from .csr import to_csr
-from .errors import FastSVMError, ParameterError
+from .._core._features import fourier_features, landmark_kernel
+from .._core._kernel import kernel_matrix
+from ..csr import to_csr
+from ..errors import FastSVMError, ParameterError
 
 EIG_RTOL = 1e-12           # eigenvalues of K(L, L) below this fraction of the largest are cut
 BLOCK_VALUES = 1 << 22     # K(x, L) values held at once by NystroemMap.transform (32 MB)

@@ -19,13 +19,13 @@ last digits (~1e-15 relative), so ``exact`` decides where that path applies:
 """
 import numpy as np
 
-from ._core._linear_predict import LinearDecisionFunction
-from ._core._predict import DecisionFunction
+from .._core._linear_predict import LinearDecisionFunction
+from .._core._predict import DecisionFunction
 from .columns import NARROW_WIDTH, columns_to_keep, compressed, first_columns
-from .csr import RowSelection, is_dense, to_csr, to_rows
-from .errors import FastSVMError
-from .memory import check_request
-from .parallel import effective_n_jobs, one_blas_thread
+from ..csr import RowSelection, is_dense, to_csr, to_rows
+from ..errors import FastSVMError
+from ..memory import check_request
+from ..parallel import effective_n_jobs, one_blas_thread
 from .probability import classification_probabilities, has_probability_model, one_class_probability
 
 
@@ -161,7 +161,7 @@ def predict_probability(model, X, n_jobs=None, exact=None):
     Classification: probabilities (n, nr_class) in label order and the label of the largest
     (first on ties). One-class: columns P(normal), P(outlier) and labels +1/-1. Regression: the
     predicted values and an (n, 0) array, as LIBSVM leaves the estimates empty; the Laplace scale
-    of the noise model is ``fastsvm.probability.svr_laplace_scale(model)``.
+    of the noise model is ``fastsvm.models.probability.svr_laplace_scale(model)``.
     """
     if not has_probability_model(model):
         raise FastSVMError("the model has no probability information (train it with -b 1)")

@@ -11,7 +11,7 @@ density marks, the Laplace scale) belongs below the prediction side, in its own 
 """
 import numpy as np
 
-from .errors import FastSVMError
+from ..errors import FastSVMError
 
 MIN_PROB = 1e-7  # pairwise probabilities are clipped to [MIN_PROB, 1 - MIN_PROB]
 N_DENSITY_MARKS = 10
@@ -141,7 +141,7 @@ def has_probability_model(model):
 
 # ----------------------------------------------------------------------------------------------
 # Fitting side (Platt's sigmoid on cross-validation decision values, density marks, Laplace
-# scale). fastsvm.train supplies the training of each fold and the row order the folds are cut
+# scale). fastsvm.training.trainer supplies the training of each fold and the row order the folds are cut
 # from: LIBSVM's rand() stream or a seeded generator (fold_orders).
 # ----------------------------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """Training: data and Params in, a LIBSVM Model out.
 
 The data and parameters are checked here; classes are split as the solver splits them
-(fastsvm.multiclass: one-vs-one, one-vs-rest or one joint problem), the subproblems are solved in
-threads within the -m budget (fastsvm.schedule), with their probability fits, and the model is
-assembled in LIBSVM's layout (fastsvm.multiclass).
+(fastsvm.training.multiclass: one-vs-one, one-vs-rest or one joint problem), the subproblems are solved in
+threads within the -m budget (fastsvm.training.schedule), with their probability fits, and the model is
+assembled in LIBSVM's layout (fastsvm.training.multiclass).
 """
 import sys
 import threading
@@ -14,18 +14,18 @@ from functools import partial
 
 import numpy as np
 
-from ._core._cache import bytes_to_hold_all
-from ._core._crand import CRand
-from .columns import columns_to_keep, compressed, first_columns, scattered
-from .csr import RowSelection, is_dense, to_csr, to_rows
-from .errors import DegenerateProblemError, FastSVMError, ParameterError
+from .._core._cache import bytes_to_hold_all
+from .._core._crand import CRand
+from ..models.columns import columns_to_keep, compressed, first_columns, scattered
+from ..csr import RowSelection, is_dense, to_csr, to_rows
+from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from .multiclass import SPLITS, Layout, assembled_model, class_box, group_classes, weight_rows
-from .parallel import one_blas_thread
-from .prediction import decision_values
-from .probability import density_marks, fold_orders, platt_parameters, svr_probability
+from ..parallel import one_blas_thread
+from ..models.prediction import decision_values
+from ..models.probability import density_marks, fold_orders, platt_parameters, svr_probability
 from .schedule import run_within_budget
-from .solvers import Kernel, Solution, Subproblem, get_solver
-from .solvers.base import solve_path_cold, takes_dense
+from ..solvers import Kernel, Solution, Subproblem, get_solver
+from ..solvers.base import solve_path_cold, takes_dense
 
 # LIBSVM casts class labels to int
 INT_MIN, INT_MAX = -2**31, 2**31 - 1
@@ -299,7 +299,7 @@ class _Trainer:
 
     # -- running subproblems -------------------------------------------------------------
     def _solve_all(self, problems, names, calibrations=None, keep=None, sizes=None, shared=None):
-        """Solve subproblems in threads (fastsvm.schedule.run_within_budget, the -m budget
+        """Solve subproblems in threads (fastsvm.training.schedule.run_within_budget, the -m budget
         shared between them; with ``sizes``, rows per problem, the largest first); seeds depend
         on the position only, not on threads.
 
@@ -446,7 +446,7 @@ class _Trainer:
 
     # -- classification -----------------------------------------------------------------
     def classification(self, X, y, weights):
-        """The classes split as the solver splits them (fastsvm.multiclass), its subproblems
+        """The classes split as the solver splits them (fastsvm.training.multiclass), its subproblems
         solved, their solutions assembled."""
         split = self.path.split if self.path is not None else None
         if split is None:   # along a path, params.C is 1 at every value: one split serves them all

@@ -19,12 +19,12 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
-from . import __version__
-from ._core._parser import ERROR_CODES, MAX_INDEX, LineError, Parser
+from .. import __version__
+from .._core._parser import ERROR_CODES, MAX_INDEX, LineError, Parser
 from .atomic import atomic_output
-from .csr import to_csr
-from .errors import FastSVMError, FileFormatError, ParameterError
-from .parallel import effective_n_jobs
+from ..csr import to_csr
+from ..errors import FastSVMError, FileFormatError, ParameterError
+from ..parallel import effective_n_jobs
 
 __all__ = ["load_svmlight_file", "load_svmlight_files", "dump_svmlight_file", "format_rows", "row_line"]
 

@@ -3,7 +3,7 @@
 Classes are grouped as LIBSVM does (first occurrence; a -1/+1 problem is turned so that +1 comes
 first) and split one-vs-one (LIBSVM-type solvers), one-vs-rest (LIBLINEAR-type solvers) or into
 one joint problem (Crammer-Singer); each split names its subproblems' data and assembles their
-solutions in LIBSVM's model layout. fastsvm.train runs the subproblems.
+solutions in LIBSVM's model layout. fastsvm.training.trainer runs the subproblems.
 
 A split has ``names`` (one per subproblem; none when there is nothing to solve), ``formulation``,
 ``data(p)`` = (X, target, upper, rows) of subproblem p, ``sizes`` (rows per subproblem) and
@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from .csr import RowSelection, to_csr
-from .model import Model
+from ..csr import RowSelection, to_csr
+from ..models.model import Model
 
 
 @dataclass

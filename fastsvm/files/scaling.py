@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .atomic import atomic_output
-from .errors import FileFormatError
+from ..errors import FileFormatError
 
 
 @dataclass

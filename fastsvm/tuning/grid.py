@@ -1,9 +1,9 @@
 """Parameter search by cross validation over a grid of (C, gamma), or (nu, gamma) for nu-SVC and
 one-class, reusing work across the grid.
 
-Every cell is scored on one fold split (fastsvm.crossval's, LIBSVM's or seeded). The cells on one
+Every cell is scored on one fold split (fastsvm.tuning.crossval's, LIBSVM's or seeded). The cells on one
 gamma are one cross validation in which each fold is trained as a path over the grid's C, each C
-warm-started from the last on shared state (fastsvm.train.fit_path: the solver's SolverSpec.prepare
+warm-started from the last on shared state (fastsvm.training.trainer.fit_path: the solver's SolverSpec.prepare
 and solve_path, e.g. SMO's kernel cache; a solver with none solves them one by one), or over nu
 (fit_nu_path: solve_nu_path, dcdm's SRBO screening). The folds of every gamma are independent
 tasks run side by side in n_jobs threads; a training's result does not depend on its threads,
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .crossval import fold_tasks
-from .csr import to_rows
-from .errors import ParameterError
-from .parallel import effective_n_jobs, run_tasks
-from .params import Params
-from .solvers import get_solver
-from .train import fit_model
+from ..csr import to_rows
+from ..errors import ParameterError
+from ..parallel import effective_n_jobs, run_tasks
+from ..params import Params
+from ..solvers import get_solver
+from ..training.trainer import fit_model
 
 REGRESSION = ("epsilon_svr", "nu_svr")
 NU_TYPES = ("nu_svc", "one_class")   # C does not enter their problems
@@ -136,7 +136,7 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
                 on_gamma(k, row.copy())
 
     if client is not None:
-        from .distributed import run_fold_tasks
+        from ..distributed import run_fold_tasks
         specs = [spec for row in rows for spec in row.specs]
         _run(rows, n_jobs, stop, row_done, progress,
              runner=lambda tasks, n_jobs, stop, done: run_fold_tasks(client, X, y, sample_weight, specs, stop, done))
@@ -162,7 +162,7 @@ def _axis(name, values, largest):
 
 
 class _Row:
-    """One gamma's cells as fold tasks (fastsvm.crossval.fold_tasks): one cross validation whose
+    """One gamma's cells as fold tasks (fastsvm.tuning.crossval.fold_tasks): one cross validation whose
     folds are trained along the path of values, or, where a path does not apply, one per cell."""
 
     def __init__(self, X, y, params, axis, values, folds, sample_weight, stop, threads):

@@ -1,0 +1,1 @@
+"""LIBSVM's data and model files, scaling, and atomic writes."""

@@ -1,0 +1,1 @@
+"""Kernel approximations and factorizations: random features, Nystroem, HODLR."""

@@ -1,0 +1,1 @@
+"""The model record, the columns a model keeps, prediction and probability estimates."""

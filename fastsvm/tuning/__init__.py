@@ -1,0 +1,1 @@
+"""Cross-validation and grid search."""
