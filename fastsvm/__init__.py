@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 # public name -> the module (below fastsvm) that defines it
 _PUBLIC = {
-    "load_svmlight_file": "files.datafile", "load_svmlight_files": "files.datafile", "dump_svmlight_file": "files.datafile",
+    **dict.fromkeys(("load_svmlight_file", "load_svmlight_files", "dump_svmlight_file"), "files.datafile"),
     "FastSVMError": "errors", "FileFormatError": "errors", "ParameterError": "errors",
     "Model": "models.model",
     "load_model": "files.modelfile", "save_model": "files.modelfile",

@@ -60,6 +60,12 @@ def pytest_collection_modifyitems(config, items):
     config.stash[UNUSED] = sorted(unused)
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """An entry that matches no test fails the run: the list holds only tests that exist."""
+    if session.config.stash.get(UNUSED, []) and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter, config):
     for pattern in config.stash.get(UNUSED, []):
         terminalreporter.write_line(f"sklearn_swap: allow-list entry matches no test: {pattern}")

@@ -29,3 +29,16 @@ def test_sklearn_svm_suite_passes(tmp_path):
     summary = [line for line in lines if line.startswith(("FAILED", "ERROR", "sklearn_swap:"))]
     assert run.returncode == 0, "\n".join(summary + lines[-1:] + run.stderr.splitlines()[-5:])
     assert " passed" in lines[-1]
+
+
+def test_an_allow_list_entry_that_matches_no_test_fails_the_run(tmp_path):
+    """A run of the plugin over a test that is on no list: every entry is unused, so it fails."""
+    (tmp_path / "test_other.py").write_text("def test_other():\n    pass\n")
+    path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)
+    env.pop("PYTEST_ADDOPTS", None)
+    run = subprocess.run([sys.executable, "-m", "pytest", "test_other.py", "-p", "sklearn_swap", "-q",
+                          "-p", "no:cacheprovider", "-o", "addopts="],
+                         cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout
+    assert "1 passed" in run.stdout and "sklearn_swap: allow-list entry matches no test" in run.stdout

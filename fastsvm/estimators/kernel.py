@@ -1,10 +1,12 @@
 """SVC, NuSVC, SVR, NuSVR, OneClassSVM: scikit-learn's kernel SVMs over fastsvm's solvers.
 
 The parameters and fitted attributes are those of ``sklearn.svm`` (LIBSVM inside), plus
-``solver`` (a name in ``fastsvm.solvers.SOLVERS``), ``n_jobs`` (threads for the one-vs-one
-pairs and the kernel rows; None = all cores) and ``warm_start`` (scikit-learn's meaning: a refit,
-e.g. after set_params(C=...), starts from the previous fit's solution). The trained LIBSVM model is ``model_``, so
-``fastsvm.save_model(est.model_, path)`` writes a file LIBSVM's own tools read.
+``solver`` (a name in ``fastsvm.solvers.SOLVERS``), ``solver_options`` (that solver's options as a
+dict, what ``-o name=value`` sets on the command line: ``fastsvm-train`` lists them), ``n_jobs``
+(threads for the one-vs-one pairs and the kernel rows; None = all cores) and ``warm_start``
+(scikit-learn's meaning: a refit, e.g. after set_params(C=...), starts from the previous fit's
+solution). The trained LIBSVM model is ``model_``, so ``fastsvm.save_model(est.model_, path)``
+writes a file LIBSVM's own tools read.
 
 Classes are trained in sorted order (scikit-learn's ``classes_``), so the one-vs-one pairs and
 the rows of ``dual_coef_`` line up with scikit-learn's: LIBSVM orders labels by first
@@ -66,6 +68,7 @@ class _KernelSVM(BaseEstimator):
         # -1: LIBSVM's own cap; 0 (no iteration at all) is refused
         "max_iter": [Options(Integral, {-1}), Interval(Integral, 1, None, closed="left")],
         "solver": [str],
+        "solver_options": [None, dict],
         "n_jobs": [None, Integral],
         "warm_start": ["boolean"],
     }
@@ -144,7 +147,7 @@ class _KernelSVM(BaseEstimator):
             class_weight=self._class_weight_by_code(targets),
             max_iter=None if self.max_iter == -1 else int(self.max_iter),
             seed=seed_from(getattr(self, "random_state", None)), n_jobs=self.n_jobs,
-            verbose=bool(self.verbose), **own)
+            verbose=bool(self.verbose), options=dict(self.solver_options or {}), **own)
 
     def _class_weight_by_code(self, targets):
         return {}
@@ -410,7 +413,8 @@ class SVC(_KernelClassifier):
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  probability=PROBABILITY_DEFAULT, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False, random_state=None,
-                 solver="auto", n_jobs=None, warm_start=False):
+                 solver="auto", solver_options=None, n_jobs=None,
+                 warm_start=False):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -427,6 +431,7 @@ class SVC(_KernelClassifier):
         self.break_ties = break_ties
         self.random_state = random_state
         self.solver = solver
+        self.solver_options = solver_options
         self.n_jobs = n_jobs
         self.warm_start = warm_start
 
@@ -441,7 +446,8 @@ class NuSVC(_KernelClassifier):
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  probability=PROBABILITY_DEFAULT, tol=1e-3, cache_size=200, class_weight=None, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False, random_state=None,
-                 solver="auto", n_jobs=None, warm_start=False):
+                 solver="auto", solver_options=None, n_jobs=None,
+                 warm_start=False):
         self.nu = nu
         self.kernel = kernel
         self.degree = degree
@@ -458,6 +464,7 @@ class NuSVC(_KernelClassifier):
         self.break_ties = break_ties
         self.random_state = random_state
         self.solver = solver
+        self.solver_options = solver_options
         self.n_jobs = n_jobs
         self.warm_start = warm_start
 
@@ -477,7 +484,8 @@ class SVR(_KernelRegressor):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=False, max_iter=-1,
-                 solver="auto", n_jobs=None, warm_start=False):
+                 solver="auto", solver_options=None, n_jobs=None,
+                 warm_start=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -490,6 +498,7 @@ class SVR(_KernelRegressor):
         self.verbose = verbose
         self.max_iter = max_iter
         self.solver = solver
+        self.solver_options = solver_options
         self.n_jobs = n_jobs
         self.warm_start = warm_start
 
@@ -503,7 +512,8 @@ class NuSVR(_KernelRegressor):
 
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, tol=1e-3, cache_size=200, verbose=False, max_iter=-1,
-                 solver="auto", n_jobs=None, warm_start=False):
+                 solver="auto", solver_options=None, n_jobs=None,
+                 warm_start=False):
         self.nu = nu
         self.C = C
         self.kernel = kernel
@@ -516,6 +526,7 @@ class NuSVR(_KernelRegressor):
         self.verbose = verbose
         self.max_iter = max_iter
         self.solver = solver
+        self.solver_options = solver_options
         self.n_jobs = n_jobs
         self.warm_start = warm_start
 
@@ -528,7 +539,7 @@ class OneClassSVM(OutlierMixin, _KernelSVM):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5,
                  shrinking=True, cache_size=200, verbose=False, max_iter=-1, solver="auto",
-                 n_jobs=None, warm_start=False):
+                 solver_options=None, n_jobs=None, warm_start=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -540,6 +551,7 @@ class OneClassSVM(OutlierMixin, _KernelSVM):
         self.verbose = verbose
         self.max_iter = max_iter
         self.solver = solver
+        self.solver_options = solver_options
         self.n_jobs = n_jobs
         self.warm_start = warm_start
 

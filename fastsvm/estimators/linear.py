@@ -56,6 +56,17 @@ def pick_solver(multi_class, penalty, loss, dual):
                      f"loss={loss!r}, dual={dual!r}")
 
 
+def merged_options(given, implied):
+    """The solver options a user gave, with those the estimator's own parameters imply; the same
+    option set two ways must agree."""
+    options = dict(given or {})
+    for name, value in implied.items():
+        if name in options and options[name] != value:
+            raise ValueError(f"solver_options[{name!r}] = {options[name]!r} contradicts the estimator's "
+                             f"parameters, which set it to {value!r}")
+        options[name] = value
+    return options
+
 class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     """Linear support vector classification (LIBLINEAR's linear SVMs).
 
@@ -73,6 +84,9 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
     the problem those arguments set; a named solver settles ``dual="auto"`` and must solve that
     problem. The trained LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_,
     path)`` writes it).
+    ``solver_options``: the solver's options as a dict (what ``-o name=value`` sets; ``fastsvm-train``
+    lists them), e.g. ``{"step": "exact"}`` for ``alm``; ``n_jobs``: threads of the threaded solvers
+    and of one-vs-rest (None: all cores; the model's bits do not depend on it).
     ``warm_start=True``: a refit (e.g. after set_params(C=...)) starts from the previous fit's
     solution where the solver can (dcd), as scikit-learn's linear models do.
     """
@@ -93,11 +107,14 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         "solver": [StrOptions({"auto", *SOLVER_OF.values(), JOINT_SOLVER, SMOOTHING_SOLVER, MULTIPLIER_SOLVER})],
         "warm_start": ["boolean"],
         "p": [None, Interval(Real, 1.0, None, closed="left")],
+        "solver_options": [None, dict],
+        "n_jobs": [None, Integral],
     }
 
     def __init__(self, penalty="l2", loss="squared_hinge", *, dual="auto", tol=1e-4, C=1.0,
                  multi_class="ovr", fit_intercept=True, intercept_scaling=1, class_weight=None,
-                 verbose=0, random_state=None, max_iter=1000, solver="auto", warm_start=False, p=None):
+                 verbose=0, random_state=None, max_iter=1000, solver="auto", warm_start=False, p=None,
+                 solver_options=None, n_jobs=None):
         self.penalty = penalty
         self.loss = loss
         self.dual = dual
@@ -113,6 +130,8 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         self.solver = solver
         self.warm_start = warm_start
         self.p = p
+        self.solver_options = solver_options
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()
@@ -120,6 +139,7 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
                              order="C")
         check_classification_targets(y)
         solver, options, bias = self._solver_options(X.shape)
+        options = merged_options(self.solver_options, options)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError("This solver needs samples of at least 2 classes in the data, but "
@@ -129,7 +149,7 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
                         tol=float(self.tol), loss=self.loss, max_iter=int(self.max_iter), bias=bias,
                         options=options,
                         class_weight=class_weights_by_code(self.class_weight, self.classes_, codes),
-                        seed=seed_from(self.random_state), verbose=bool(self.verbose))
+                        seed=seed_from(self.random_state), n_jobs=self.n_jobs, verbose=bool(self.verbose))
         # binary: label 1 (the second class) must be the model's first label, LIBSVM's +1 side
         labels = np.where(codes == 1, 1, -1) if len(self.classes_) == 2 else codes
         if len(self.classes_) == 2 and params.class_weight:
