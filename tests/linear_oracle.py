@@ -13,7 +13,10 @@ from fastsvm.csr import to_csr
 from fastsvm.params import Params
 from fastsvm.solvers.base import Kernel, Subproblem
 
-liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+
+def liblinear():
+    """liblinear-official's Python interface; the test that needs it skips without it."""
+    return pytest.importorskip("liblinear.liblinearutil")
 
 
 @functools.cache
@@ -40,6 +43,7 @@ def load_pair(name, test_name):
 def liblinear_weights(X, labels, solver_type, C, B, eps=1e-8):
     """liblinear-official's (W, w_bias, its labels): W has one row per decision function (one for
     a binary -s 2 / -s 5 model, +1 = its first label; k for -s 4), w_bias the bias weights."""
+    liblinearutil = liblinear()
     model = liblinearutil.train(liblinearutil.problem(labels, X),
                                 liblinearutil.parameter(f"-s {solver_type} -c {C} -e {eps} -B {B} -q"))
     n_rows = model.get_nr_class() if solver_type == 4 else 1
