@@ -108,3 +108,24 @@ def load_problem(path, label_key="y"):
     data = np.load(path)
     X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
     return X, data[label_key]
+
+
+def benchmark_sets(data_dir, names, synthetic_rows, synthetic_kinds):
+    """[(label, X, labels, X_test, test labels)] of the linear benchmarks' sets (bench_nesvm,
+    bench_alm): the named sets (their test file, else a seeded unsorted 80/20 split; ijcnn1: train
+    and test together, split 80/20 again) and, with synthetic_rows, the synthetic kinds."""
+    sets = []
+    for name in filter(None, names.split(",")):
+        if name == "ijcnn1":
+            _, X, y, Xt, yt, _ = load_dataset("ijcnn1", data_dir, sort_split=False)
+            X, y = to_csr(sp.vstack([X, Xt], format="csr")), np.concatenate([y, yt])
+            perm = np.random.default_rng(0).permutation(X.shape[0])
+            cut = X.shape[0] // 5
+            sets.append(("ijcnn1 (train+test)", X[perm[cut:]], y[perm[cut:]], X[perm[:cut]], y[perm[:cut]]))
+        else:
+            label, X, y, Xt, yt, _ = load_dataset(name, data_dir, sort_split=False)
+            sets.append((label, X, y, Xt, yt))
+    for kind in filter(None, synthetic_kinds.split(",")) if synthetic_rows else []:
+        label, X, y, Xt, yt, _ = load_synthetic(kind, synthetic_rows)
+        sets.append((label, X, y, Xt, yt))
+    return sets
