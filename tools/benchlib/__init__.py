@@ -8,9 +8,10 @@
   answer one JSON line;
 - rbf_child: one measured RBF training of fastsvm or LIBSVM in a fresh process;
 - peers: the peer libraries' runs (liblinear-official);
-- measures: objectives and the tolerance ladder the linear benchmarks share;
+- measures: objectives, problems and the tolerance ladder the linear benchmarks share;
+- nu_path: the nu-SVM path benchmarks' sets and fastsvm side;
 - report: the argument parser, the machine line and markdown report writers.
 
-The scripts run as ``python tools/NAME.py``: tools/ is then on sys.path, so ``import benchlib``
-works as it stands.
+The scripts run as ``python tools/NAME.py``: Python then searches tools/ first for imports, so
+``import benchlib`` works as it stands.
 """
