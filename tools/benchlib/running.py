@@ -20,13 +20,14 @@ def rss_and_peak():
     return fields["VmRSS"], fields["VmHWM"]
 
 
-def reset_peak():
+def reset_peak(*, release_free=True):
     """Start the peak counter from the current RSS; returns that RSS.
 
-    Free heap pages are first given back to the system: pages an earlier run (a warm-up) freed
-    but left resident would otherwise serve the measured run without counting, for one side
-    more than the other (fastsvm trims after several subproblems, LIBSVM never)."""
-    release_free_memory()
+    With release_free, free heap pages are first given back to the system: pages an earlier run
+    (a warm-up) freed but left resident would otherwise serve the measured run without counting,
+    for one side more than the other (fastsvm trims after several subproblems, LIBSVM never)."""
+    if release_free:
+        release_free_memory()
     with open("/proc/self/clear_refs", "w") as f:   # "5" resets VmHWM (Linux >= 4.0)
         f.write("5")
     return rss_and_peak()[0]
