@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from benchlib.data import DATA_DIR, load_dataset
+from benchlib.peers import libsvm_rbf_parameter
 from benchlib.report import parser as make_parser
 from benchlib.report import write_report
 from benchlib.running import timed
@@ -70,9 +71,9 @@ def predicted(model_predict, yt):
 
 
 def libsvm_side(X, y, Xt, yt, C, gamma, args):
-    from libsvm.svmutil import svm_parameter, svm_predict, svm_problem, svm_train
+    from libsvm.svmutil import svm_predict, svm_problem, svm_train
     problem = svm_problem(y, X)
-    param = svm_parameter(f"-s 0 -t 2 -c {C!r} -g {gamma!r} -e {args.e!r} -m {args.m!r} -q")
+    param = libsvm_rbf_parameter(C=C, gamma=gamma, e=args.e, m=args.m)
     svm_train(svm_problem(y[:WARM_ROWS], X[:WARM_ROWS]), param)
     seconds, model, peak = timed(lambda: svm_train(problem, param), args.repeat)
     pred_s, acc = predicted(lambda: svm_predict(yt, Xt, model, "-q")[0], yt)

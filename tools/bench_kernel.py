@@ -36,6 +36,7 @@ import numpy as np
 
 from benchlib import running
 from benchlib.data import DATA_DIR
+from benchlib.peers import libsvm_rbf_parameter
 from benchlib.report import parser
 from benchlib.running import reset_peak, rss_and_peak
 
@@ -87,7 +88,7 @@ def run_side(side, cell, data_dir, work_dir, cache, tol=1e-3):
         Xs = sp.csr_matrix(X)
         Xts = sp.csr_matrix(Xt)
         prob = svmutil.svm_problem(y, Xs, isKernel=False)
-        param = svmutil.svm_parameter(f"-s 0 -t 2 -c {C!r} -g {gamma!r} -e {tol!r} -m {cache} -q")
+        param = libsvm_rbf_parameter(C=C, gamma=gamma, e=tol, m=cache)
         base = reset_peak(release_free=False)   # this script's protocol: no trim before the run
         start = time.perf_counter()
         model = svmutil.svm_train(prob, param)

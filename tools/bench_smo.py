@@ -55,6 +55,7 @@ import numpy as np
 
 from benchlib.data import DATA_DIR
 from benchlib.kernel_sets import DATASETS, QUICK_TEST, QUICK_TRAIN, load, load_saved, save, warm_up_rows
+from benchlib.peers import libsvm_rbf_parameter
 from benchlib.report import machine_line, parser, rule, run_and_report
 from benchlib.running import reset_peak, rss_and_peak
 
@@ -76,10 +77,9 @@ def child(args):
     X, y, Xt, yt = load_saved(args.child)
     svm_type = 3 if args.task == "regression" else 0
     if args.side == "libsvm":
-        from libsvm.svmutil import svm_parameter, svm_predict, svm_problem, svm_train
+        from libsvm.svmutil import svm_predict, svm_problem, svm_train
         problem = svm_problem(y, X)
-        param = svm_parameter(f"-s {svm_type} -t 2 -c {args.C!r} -g {args.gamma!r} -e {args.e!r} "
-                              f"-m {args.m!r} -q")
+        param = libsvm_rbf_parameter(svm_type=svm_type, C=args.C, gamma=args.gamma, e=args.e, m=args.m)
 
         def train(rows=None):
             return svm_train(problem if rows is None else svm_problem(y[rows], X[rows]), param)

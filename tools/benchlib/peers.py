@@ -1,4 +1,6 @@
-"""The peer libraries' runs: liblinear-official through its Python interface."""
+"""The peer libraries' runs: liblinear-official and libsvm-official through their Python interfaces.
+
+The peers load when a function is called: a child process that measures one peer loads no other."""
 import os
 import re
 import sys
@@ -8,7 +10,6 @@ import time
 import numpy as np
 
 from benchlib.data import as_pm
-from benchlib.measures import hinge_primal
 from benchlib.running import timed
 
 
@@ -50,6 +51,8 @@ def liblinear_run(X, labels, C, repeat, *, solver=3, p=1.0, regularized_bias=Tru
     """(run, own optimum) of LIBLINEAR -s solver -B 1 (with -R when the bias is not regularized)
     for the loss max(0, 1 - y f)^p: run(eps) -> (median seconds, its own objective, (w, b))."""
     from liblinear.liblinearutil import parameter, train
+
+    from benchlib.measures import hinge_primal   # fastsvm's solvers load only where needed
     prob = liblinear_problem(X, labels, 1.0)
     pm = as_pm(labels)
     flags = f"-s {solver} -c {C} -B 1 -q" + ("" if regularized_bias else " -R")
@@ -70,3 +73,10 @@ def liblinear_run(X, labels, C, repeat, *, solver=3, p=1.0, regularized_bias=Tru
         seconds, (w, b), _ = timed(lambda: fit(eps), repeat)
         return seconds, own_objective(w, b), (w, b)
     return run, own_objective(*fit(1e-6))
+
+
+def libsvm_rbf_parameter(*, svm_type=0, C, gamma, e, m):
+    """libsvm-official's svm_parameter of an RBF run: -s svm_type (0 C-SVC, 3 epsilon-SVR) -t 2
+    -c C -g gamma -e e -m m (kernel cache MB), quiet."""
+    from libsvm.svmutil import svm_parameter
+    return svm_parameter(f"-s {svm_type} -t 2 -c {C!r} -g {gamma!r} -e {e!r} -m {m!r} -q")

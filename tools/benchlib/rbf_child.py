@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from benchlib.kernel_sets import load_saved, warm_up_rows
+from benchlib.peers import libsvm_rbf_parameter
 from benchlib.running import one_thread_env, reset_peak, rss_and_peak
 
 TOOLS = Path(__file__).resolve().parents[1]     # the children's working folder: benchlib importable
@@ -30,9 +31,9 @@ def child(args):
     import gc
     X, y, Xt, yt = load_saved(args.problem)
     if args.side == "libsvm":
-        from libsvm.svmutil import svm_parameter, svm_predict, svm_problem, svm_train
+        from libsvm.svmutil import svm_predict, svm_problem, svm_train
         problem = svm_problem(y, X)
-        param = svm_parameter(f"-s 0 -t 2 -c {args.C!r} -g {args.gamma!r} -e {args.e!r} -m {args.m!r} -q")
+        param = libsvm_rbf_parameter(C=args.C, gamma=args.gamma, e=args.e, m=args.m)
 
         def train(rows=None):
             return svm_train(problem if rows is None else svm_problem(y[rows], X[rows]), param)
