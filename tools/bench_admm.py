@@ -24,24 +24,20 @@ trains once, untimed, on the first 1000 rows.
     python tools/bench_admm.py --datasets a9a,ijcnn1 --repeat 1          # the short run
     python tools/bench_admm.py --datasets moons --Cs 1 --sides libsvm,defaults,smo --repeat 1
 """
-import argparse
 import ctypes
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
-
-from bench_dcd import load_named  # noqa: E402
-from make_synthetic import moons_blocks  # noqa: E402
-from bench_nesvm import timed, write_report  # noqa: E402
-from fastsvm.params import Params  # noqa: E402
-from fastsvm.models.prediction import predict  # noqa: E402
-from fastsvm.training.trainer import fit_model, fit_path  # noqa: E402
+from benchlib.data import DATA_DIR, load_dataset
+from benchlib.peers import libsvm_rbf_parameter
+from benchlib.report import parser as make_parser
+from benchlib.report import write_report
+from benchlib.running import timed
+from benchlib.synthetic import moons_blocks
+from fastsvm.models.prediction import predict
+from fastsvm.params import Params
+from fastsvm.training.trainer import fit_model, fit_path
 
 GAMMAS = {"a9a": 0.5, "w8a": 0.5, "ijcnn1": 50.0, "moons": 50.0}
 MOONS_ROWS = (50_000, 10_000)      # training and test rows of the moons set
@@ -75,9 +71,9 @@ def predicted(model_predict, yt):
 
 
 def libsvm_side(X, y, Xt, yt, C, gamma, args):
-    from libsvm.svmutil import svm_parameter, svm_predict, svm_problem, svm_train
+    from libsvm.svmutil import svm_predict, svm_problem, svm_train
     problem = svm_problem(y, X)
-    param = svm_parameter(f"-s 0 -t 2 -c {C!r} -g {gamma!r} -e {args.e!r} -m {args.m!r} -q")
+    param = libsvm_rbf_parameter(C=C, gamma=gamma, e=args.e, m=args.m)
     svm_train(svm_problem(y[:WARM_ROWS], X[:WARM_ROWS]), param)
     seconds, model, peak = timed(lambda: svm_train(problem, param), args.repeat)
     pred_s, acc = predicted(lambda: svm_predict(yt, Xt, model, "-q")[0], yt)
@@ -151,7 +147,7 @@ def details_eta(model):
 
 
 def one_set(name, args):
-    label, X, y, Xt, yt = moons() if name == "moons" else load_named(args.data_dir, name)[:5]
+    label, X, y, Xt, yt = moons() if name == "moons" else load_dataset(name, args.data_dir, sort_split=False)[:5]
     gamma = GAMMAS.get(name, args.gamma)
     if args.test_rows and args.test_rows < Xt.shape[0]:
         # prediction costs n_SV x n_test kernel values (paper mode: every training row is an SV)
@@ -220,8 +216,8 @@ def one_set(name, args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser = make_parser(__doc__)
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--datasets", default="a9a,w8a,ijcnn1")
     parser.add_argument("--gamma", type=float, default=0.5, help="gamma of a set not in " + ", ".join(GAMMAS))
     parser.add_argument("--Cs", default="0.1,1,10")

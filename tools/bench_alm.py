@@ -27,23 +27,20 @@ Time per pass: alm p = 2 for a fixed number of iterations on the synthetic text 
     python tools/bench_alm.py --datasets a9a --ps 1,2 --Cs 1 --repeat 1       # a short sanity run
     python tools/bench_alm.py --datasets "" --synthetic 1000000 --sections table,scaling
 """
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
-
-from bench_dcd import as_pm, load_synthetic  # noqa: E402
-from bench_nesvm import (benchmark_sets, hinge_primal, ladder_side, liblinear_run, optimum, timed,  # noqa: E402
-                         write_report)
-from fastsvm.params import Params  # noqa: E402
-from fastsvm.solvers import get_solver  # noqa: E402
-from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
+from benchlib.data import DATA_DIR, as_pm, benchmark_sets, load_synthetic
+from benchlib.measures import hinge_primal, ladder_side, optimum
+from benchlib.peers import liblinear_run
+from benchlib.report import parser as make_parser
+from benchlib.report import write_report
+from benchlib.running import timed
+from fastsvm.params import Params
+from fastsvm.solvers import get_solver
+from fastsvm.solvers.base import Kernel, Subproblem
 
 
 def alm_side(X, y, C, p, gap, repeat, threads, max_iter=10**6, **options):
@@ -106,7 +103,7 @@ def reference(X, y, C, p, threads, runs, trace):
 
 
 def liblinear_runs(X, labels, C, p, repeat):
-    """[(label, run, own optimum)] of LIBLINEAR's solvers of this loss (bench_nesvm.liblinear_run)."""
+    """[(label, run, own optimum)] of LIBLINEAR's solvers of this loss (benchlib.peers.liblinear_run)."""
     solvers = [("-s 3", 3, True)] if p == 1.0 else ([("-s 2 -R", 2, False), ("-s 1", 1, True)] if p == 2.0 else [])
     return [(label, *liblinear_run(X, labels, C, repeat, solver=solver, p=p, regularized_bias=regularized))
             for label, solver, regularized in solvers]
@@ -192,8 +189,8 @@ def scaling(rows_list, args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser = make_parser(__doc__)
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--datasets", default="a9a,w8a,ijcnn1,phishing")
     parser.add_argument("--synthetic", type=int, default=0, help="rows of the synthetic sets too")
     parser.add_argument("--synthetic-kinds", default="text,covtype")

@@ -20,28 +20,23 @@ test split when present, else a seeded 80/20 split), --file PATH [--test-file PA
 """
 import argparse
 import json
-import lzma
 import os
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from fastsvm.csr import to_csr  # noqa: E402
-from fastsvm.params import Params  # noqa: E402
-from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
-from fastsvm.solvers.dcd import primal_objective, solve  # noqa: E402
-from bench_ssnal import load_synthetic  # noqa: E402  (this script's folder)
-from memory import reset_peak, rss_and_peak  # noqa: E402
+from benchlib.data import DATA_DIR, as_pm, load_dataset, load_problem, load_synthetic, save_problem
+from benchlib.data import load_file as _load_file
+from benchlib.peers import liblinear_problem
+from benchlib.peers import liblinear_train as _liblinear_train
+from benchlib.report import geometric_mean, parser, write_text
+from benchlib.running import one_thread_env, reset_peak, rss_and_peak, run_json
+from fastsvm.params import Params
+from fastsvm.solvers.base import Kernel, Subproblem
+from fastsvm.solvers.dcd import primal_objective, solve
 
 LIBLINEAR_TYPE = {"hinge": 3, "squared_hinge": 1}
 DEFAULT_DATASETS = "a9a,w8a,ijcnn1,phishing"
@@ -51,90 +46,23 @@ LADDER_STEPS = 16         # down to eps / 16
 
 # ---------------------------------------------------------------- data
 
-def _read(path, n_features=None):
-    try:
-        from fastsvm.files.datafile import load_svmlight_file
-    except ImportError:  # the reader is optional here
-        from sklearn.datasets import load_svmlight_file
-    path = str(path)
-    with (lzma.open(path) if path.endswith(".xz") else open(path, "rb")) as f:
-        X, y = load_svmlight_file(f, zero_based=False, n_features=n_features)
-    return to_csr(X), np.asarray(y, dtype=float)
-
-
-def _widen(X, n):
-    return to_csr(sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n)))
-
-
-def _split(X, y, seed=0, test_fraction=0.2):
-    perm = np.random.default_rng(seed).permutation(X.shape[0])
-    n_test = int(round(test_fraction * X.shape[0]))
-    te, tr = perm[:n_test], perm[n_test:]
-    return X[tr], y[tr], X[te], y[te]
+SPLIT = {"sort_split": False, "split_label": "80/20 split, seed 0"}   # this script's seeded split
 
 
 def load_named(data_dir, name):
-    for train in (name, name + ".xz"):
-        path = Path(data_dir) / train
-        if path.is_file():
-            break
-    else:
-        raise SystemExit(f"bench_dcd: {name} not found in {data_dir}")
-    X, y = _read(path)
-    for test in (name + ".t", name + ".t.xz"):
-        tpath = Path(data_dir) / test
-        if tpath.is_file():
-            Xt, yt = _read(tpath)
-            n = max(X.shape[1], Xt.shape[1])
-            return name, _widen(X, n), y, _widen(Xt, n), yt, "test file"
-    return (name, *_split(X, y), "80/20 split, seed 0")
+    return load_dataset(name, data_dir, **SPLIT)
 
 
 def load_file(path, test_path):
-    X, y = _read(path)
-    if test_path:
-        Xt, yt = _read(test_path)
-        n = max(X.shape[1], Xt.shape[1])
-        return Path(path).name, _widen(X, n), y, _widen(Xt, n), yt, "test file"
-    return (Path(path).name, *_split(X, y), "80/20 split, seed 0")
-
-
-def as_pm(labels):
-    """+1 for the class of the first row (liblinear's first label), -1 otherwise."""
-    return np.where(labels == labels[0], 1.0, -1.0)
+    return _load_file(path, test_path, **SPLIT)
 
 
 # ---------------------------------------------------------------- the two solvers
 
-def liblinear_problem(X, labels, bias):
-    from liblinear.liblinearutil import problem
-    prob = problem(labels, X)
-    prob.set_bias(bias)
-    return prob
-
-
 def liblinear_train(prob, labels, loss, C, eps, bias):
-    """(seconds, w, w_bias, epochs) with +1 = the class of the first row. liblinear prints its
-    epoch count to C stdout (flushed per message); it is caught at the file-descriptor level."""
-    from liblinear.liblinearutil import parameter, train
-    param = parameter(f"-s {LIBLINEAR_TYPE[loss]} -c {C} -e {eps} -B {bias}")
-    with tempfile.TemporaryFile() as log:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        os.dup2(log.fileno(), 1)
-        try:
-            start = time.perf_counter()
-            model = train(prob, param)
-            seconds = time.perf_counter() - start
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        log.seek(0)
-        found = re.findall(rb"#iter = (\d+)", log.read())
-    w, b = model.get_decfun()
-    sign = 1.0 if model.get_labels()[0] == labels[0] else -1.0
-    epochs = int(found[0]) if found else -1
-    return seconds, sign * np.asarray(w), (sign * b / bias if bias > 0 else 0.0), epochs
+    """(seconds, w, w_bias, epochs) of liblinear -s 3 (hinge) or -s 1 (squared hinge), +1 = the
+    class of the first row."""
+    return _liblinear_train(prob, labels, solver_type=LIBLINEAR_TYPE[loss], C=C, eps=eps, bias=bias)
 
 
 def fastsvm_train(X, y, loss, C, eps, bias, seed):
@@ -159,10 +87,7 @@ def memory_worker(args):
     """Load the saved problem, reset the RSS high-water mark, train once, print the extra peak."""
     import gc
     from liblinear import liblinearutil  # noqa: F401  (imported before the baseline, like fastsvm)
-    data = np.load(args.memory_worker)
-    X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
-    labels = data["labels"]
-    del data
+    X, labels = load_problem(args.memory_worker)
     gc.collect()
     loaded = reset_peak()
     if args.side == "liblinear":
@@ -176,8 +101,7 @@ def memory_worker(args):
 def peak_extra_mb(npz, side, loss, C, eps, bias):
     cmd = [sys.executable, __file__, "--memory-worker", npz, "--side", side, "--loss", loss,
            "-c", repr(C), "-e", repr(eps), "-B", repr(bias)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    return json.loads(out.stdout.strip().splitlines()[-1])["extra_peak"] / 2**20
+    return run_json(cmd, env=one_thread_env())["extra_peak"] / 2**20
 
 
 # ---------------------------------------------------------------- one comparison
@@ -214,7 +138,7 @@ def compare(name, X, labels, Xt, yt, split, loss, C, eps, bias, repeat, memory, 
     }
     if memory:
         npz = os.path.join(tmpdir, "problem.npz")
-        np.savez(npz, data=X.data, indices=X.indices, indptr=X.indptr, shape=np.array(X.shape), labels=labels)
+        save_problem(npz, X, labels)
         row["ll_mem"] = peak_extra_mb(npz, "liblinear", loss, C, eps, bias)
         row["fs_mem"] = peak_extra_mb(npz, "fastsvm", loss, C, fs_eps, bias)
     return row
@@ -235,8 +159,8 @@ def markdown_row(r):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = parser(__doc__)
+    ap.add_argument("--data-dir", default=str(DATA_DIR))
     ap.add_argument("--datasets", default=DEFAULT_DATASETS, help="comma-separated names in --data-dir")
     ap.add_argument("--file", help="a LIBSVM training file to add")
     ap.add_argument("--test-file", help="its test file (else an 80/20 split)")
@@ -286,11 +210,10 @@ def main(argv=None):
             "|" + "---|" * HEADER.count(" | ") + "---|",
             *map(markdown_row, rows),
             "",
-            f"Geometric mean time ratio: {float(np.exp(np.mean(np.log(ratios)))):.2f}" if ratios else "",
+            f"Geometric mean time ratio: {geometric_mean(ratios):.2f}" if ratios else "",
             f"Machine: {os.uname().nodename}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}.",
         ]
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text("\n".join(lines) + "\n")
+        write_text(args.out, "\n".join(lines) + "\n")
     return 0
 
 

@@ -11,21 +11,16 @@ sends and receives, all workers; per worker) beside the blocks' own size (nnz): 
     python tools/bench_distributed.py --rows 100000 --out bench_out/distributed.md
     python tools/bench_distributed.py --solver nesvm --p 1 --tol 1e-3    # NESVM's C-SVM (p 2: squared hinge)
 """
-import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
-
-from bench_ssnal import as_pm, load_synthetic  # noqa: E402
-from fastsvm.params import Params  # noqa: E402
-from fastsvm.solvers import get_solver  # noqa: E402
-from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
+from benchlib.data import as_pm, load_synthetic
+from benchlib.report import parser as make_parser
+from benchlib.report import write_text
+from fastsvm.params import Params
+from fastsvm.solvers import get_solver
+from fastsvm.solvers.base import Kernel, Subproblem
 
 
 TITLE = {"alm": "SVM-ALM", "nesvm": "NESVM"}
@@ -72,7 +67,7 @@ def distributed_run(X, y, C, solver, p, tol, n_blocks, n_workers, max_iter):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = make_parser(__doc__)
     parser.add_argument("--solver", choices=sorted(TITLE), default="alm")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--blocks", type=int, default=8)
@@ -118,8 +113,7 @@ def main():
     report = "\n".join(lines)
     print(report)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report + "\n")
+        write_text(args.out, report + "\n")
 
 
 if __name__ == "__main__":

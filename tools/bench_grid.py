@@ -29,7 +29,6 @@ rows (written to a temporary file, which every side reads).
     python tools/bench_grid.py --out bench_out/grid.md
     python tools/bench_grid.py --datasets heart_scale --log2c -5,15,4 --log2g 3,-15,-4 --repeat 1
 """
-import argparse
 import lzma
 import os
 import shutil
@@ -41,11 +40,12 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchlib.data import DATA_DIR
+from benchlib.report import parser as make_parser
+from benchlib.report import write_report
+from fastsvm.cli.grid import read_resume   # grid.py's .out file
 
-from bench_nesvm import write_report  # noqa: E402
-from fastsvm.cli.grid import read_resume  # noqa: E402   (grid.py's .out file)
+REPO = Path(__file__).resolve().parents[1]   # the checkout whose fastsvm-grid is timed
 
 DATASETS = "heart_scale,svmguide1,a9a:10000,mushrooms"
 TARGET = 0.2
@@ -195,9 +195,9 @@ def bench(spec, args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = make_parser(__doc__)
     parser.add_argument("--datasets", default=DATASETS)
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--log2c", default="-5,15,2")
     parser.add_argument("--log2g", default="3,-15,-2")
     parser.add_argument("--folds", type=int, default=5)

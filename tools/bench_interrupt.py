@@ -8,7 +8,6 @@ one stderr line).
 
     python tools/bench_interrupt.py [--repeats 3] [--solvers smo,dcd]
 """
-import argparse
 import random
 import signal
 import statistics
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from benchlib.report import parser as make_parser
 import fastsvm
 
 BIN = Path(sys.executable).parent
@@ -66,7 +66,7 @@ def one_interrupt(args, data, model, wait):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = make_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--solvers", default=",".join(LONG_RUNS))
     opts = parser.parse_args()

@@ -34,6 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
+from benchlib import running
+from benchlib.data import DATA_DIR
+from benchlib.peers import libsvm_rbf_parameter
+from benchlib.report import parser
+from benchlib.running import reset_peak, rss_and_peak
+
 REPO = Path(__file__).resolve().parents[1]
 
 SIDES = ("block_smo", "smo", "libsvm", "onedal", "sklearn")   # and "auto", fastsvm.SVC's default solver
@@ -68,18 +74,6 @@ def load(name, data_dir, work_dir):
     return X[order[:cut]], y[order[:cut]], X[order[cut:]], y[order[cut:]], False
 
 
-def peak_rss():
-    with open("/proc/self/status") as f:
-        return {k: int(v.split()[0]) * 1024 for k, _, v in (line.partition(":") for line in f)
-                if k in ("VmRSS", "VmHWM")}
-
-
-def reset_peak():
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    return peak_rss()["VmRSS"]
-
-
 def run_side(side, cell, data_dir, work_dir, cache, tol=1e-3):
     """One training and prediction of ``side`` on ``cell`` in this process: a dict of figures."""
     import time
@@ -94,12 +88,12 @@ def run_side(side, cell, data_dir, work_dir, cache, tol=1e-3):
         Xs = sp.csr_matrix(X)
         Xts = sp.csr_matrix(Xt)
         prob = svmutil.svm_problem(y, Xs, isKernel=False)
-        param = svmutil.svm_parameter(f"-s 0 -t 2 -c {C!r} -g {gamma!r} -e {tol!r} -m {cache} -q")
-        base = reset_peak()
+        param = libsvm_rbf_parameter(C=C, gamma=gamma, e=tol, m=cache)
+        base = reset_peak(release_free=False)   # this script's protocol: no trim before the run
         start = time.perf_counter()
         model = svmutil.svm_train(prob, param)
         train = time.perf_counter() - start
-        peak = peak_rss()["VmHWM"] - base
+        peak = rss_and_peak()[1] - base
         start = time.perf_counter()
         pred, _, _ = svmutil.svm_predict(yt, Xts, model, "-q")
         predict = time.perf_counter() - start
@@ -114,11 +108,11 @@ def run_side(side, cell, data_dir, work_dir, cache, tol=1e-3):
         else:
             from sklearn.svm import SVC
             clf = SVC(C=C, gamma=gamma, tol=tol, cache_size=cache)
-        base = reset_peak()
+        base = reset_peak(release_free=False)
         start = time.perf_counter()
         clf.fit(X, y)
         train = time.perf_counter() - start
-        peak = peak_rss()["VmHWM"] - base
+        peak = rss_and_peak()[1] - base
         start = time.perf_counter()
         pred = clf.predict(Xt)
         predict = time.perf_counter() - start
@@ -147,8 +141,7 @@ def subprocess_run(side, cell, args):
 
 
 def median(runs, key):
-    values = [r[key] for r in runs if r.get(key) is not None]
-    return statistics.median(values) if values else None
+    return running.median(r.get(key) for r in runs)
 
 
 def fmt(value, spec=".2f"):
@@ -208,8 +201,8 @@ def warm_memory(gib):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = parser(__doc__)
+    ap.add_argument("--data-dir", default=str(DATA_DIR))
     ap.add_argument("--work-dir", default=tempfile.gettempdir(), help="where the covtype-like files are made")
     ap.add_argument("--cells", default=",".join(CELLS))
     ap.add_argument("--sides", default=",".join(SIDES))

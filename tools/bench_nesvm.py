@@ -27,74 +27,28 @@ Threads: nesvm's seconds per pass for 1 and 2 threads (the same bits) on the lar
     python tools/bench_nesvm.py --datasets a9a --Cs 1 --repeat 1          # a short sanity run
     python tools/bench_nesvm.py --datasets "" --synthetic 1000000 --skip-paper --repeat 1 --sections csvm
 """
-import argparse
-import statistics
-import warnings
-import sys
 import time
-from pathlib import Path
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
-
-from bench_dcd import as_pm, liblinear_problem, load_named, load_synthetic  # noqa: E402  (bench_ssnal's)
-from fastsvm._core._losses import smoothed_hinge_loss  # noqa: E402
-from fastsvm._core._margins import LabeledRows, largest_eigenvalue  # noqa: E402
-from fastsvm.csr import to_csr  # noqa: E402
-from fastsvm.params import Params  # noqa: E402
-from fastsvm.solvers import get_solver  # noqa: E402
-from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
-from memory import reset_peak, rss_and_peak  # noqa: E402
-
-LADDER = 10 ** -0.5
+from benchlib.data import DATA_DIR, as_pm, benchmark_sets
+from benchlib.measures import hinge_primal, ladder_side, optimum
+from benchlib.measures import linear_subproblem as subproblem
+from benchlib.peers import liblinear_run
+from benchlib.report import parser as make_parser
+from benchlib.report import write_report
+from benchlib.running import timed
+from fastsvm._core._losses import smoothed_hinge_loss
+from fastsvm._core._margins import LabeledRows, largest_eigenvalue
+from fastsvm.solvers import get_solver
 
 
 # ---------------------------------------------------------------- problems and measures
 
-def write_report(lines, out):
-    """The report (markdown lines) printed, and written to ``out`` when given."""
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(report)
-
-
-def hinge_primal(X, y, C, w, b, p=1.0):
-    """1/2 |w|^2 + C sum max(0, 1 - y (X w + b))^p."""
-    return 0.5 * float(w @ w) + C * float((np.maximum(0.0, 1.0 - y * (X @ w + b)) ** p).sum())
-
-
 def accuracy(Xt, yt, w, b):
     return float(np.mean(np.where(Xt @ w + b > 0, 1.0, -1.0) == yt)) if Xt is not None else float("nan")
-
-
-def subproblem(solver, X, y, C, tol, threads=1, **kw):
-    options = kw.pop("options", {})
-    params = Params(solver=solver, kernel_type="linear", C=C, tol=tol, options=options, **kw)
-    return Subproblem("c_svc", X, y, np.full(X.shape[0], float(C)), Kernel("linear"), params, n_threads=threads)
-
-
-def timed(run, repeat):
-    """(median seconds, result of the last run, extra peak MB of the last run)."""
-    seconds = []
-    for _ in range(repeat):
-        base = reset_peak()
-        start = time.perf_counter()
-        result = run()
-        seconds.append(time.perf_counter() - start)
-        peak = (rss_and_peak()[1] - base) / 2**20
-    return statistics.median(seconds), result, peak
-
-
-def optimum(X, y, C, threads):
-    sol = get_solver("ssnal").solve(subproblem("ssnal", X, y, C, 1e-9, threads))
-    w = X.T @ sol.coef
-    return hinge_primal(X, y, C, w, -sol.rho)
 
 
 # ---------------------------------------------------------------- the sides
@@ -147,18 +101,6 @@ def plain_scheme(X, y, C, gaps, F_star, cap):
     return reached, passes
 
 
-def ladder_side(run, gap, F_star, start, steps):
-    """The first tolerance of start, start 10^-0.5, ... whose run meets the gap: (tol, seconds,
-    result) or None. ``run(tol)`` returns (seconds, objective, result)."""
-    tol = start
-    for _ in range(steps):
-        seconds, objective, result = run(tol)
-        if (objective - F_star) / F_star <= gap:
-            return tol, seconds, result
-        tol *= LADDER
-    return None
-
-
 def ssnal_run(X, y, C, threads, repeat):
     def run(tol):
         seconds, sol, _ = timed(lambda: get_solver("ssnal").solve(subproblem("ssnal", X, y, C, tol, threads)),
@@ -166,32 +108,6 @@ def ssnal_run(X, y, C, threads, repeat):
         w = X.T @ sol.coef
         return seconds, hinge_primal(X, y, C, w, -sol.rho), (w, -sol.rho)
     return run
-
-
-def liblinear_run(X, labels, C, repeat, solver=3, p=1.0, regularized_bias=True):
-    """(run, own optimum) of LIBLINEAR -s solver -B 1 (with -R when the bias is not regularized)
-    for the loss max(0, 1 - y f)^p: run(eps) -> (seconds, its own objective, (w, b))."""
-    from liblinear.liblinearutil import parameter, train
-    prob = liblinear_problem(X, labels, 1.0)
-    pm = as_pm(labels)
-    flags = f"-s {solver} -c {C} -B 1 -q" + ("" if regularized_bias else " -R")
-
-    def fit(eps):
-        model = train(prob, parameter(f"{flags} -e {eps}"))
-        n = min(model.get_nr_feature(), X.shape[1])
-        w = np.zeros(X.shape[1])
-        w[:n] = [model.get_decfun_coef(j + 1) for j in range(n)]
-        # its decision values are positive for its own first label (+1 of a -1/+1 set), not the first row's
-        sign = 1.0 if model.get_labels()[0] == labels[0] else -1.0
-        return sign * w, sign * model.get_decfun_bias()
-
-    def own_objective(w, b):   # LIBLINEAR's problem: the bias weight penalized unless -R
-        return hinge_primal(X, pm, C, w, b, p) + (0.5 * b * b if regularized_bias else 0.0)
-
-    def run(eps):
-        seconds, (w, b), _ = timed(lambda: fit(eps), repeat)
-        return seconds, own_objective(w, b), (w, b)
-    return run, own_objective(*fit(1e-6))
 
 
 def sgd_side(X, y, C, gap, F_star, max_epochs):
@@ -281,29 +197,9 @@ def dataset_rows(name, X, labels, Xt, yt_labels, args):
     return out
 
 
-def benchmark_sets(data_dir, names, synthetic_rows, synthetic_kinds):
-    """[(label, X, labels, X_test, test labels)] of the named sets (ijcnn1: train and test together,
-    141,691 rows, split 80/20 again) and, with synthetic_rows, of the synthetic kinds."""
-    sets = []
-    for name in filter(None, names.split(",")):
-        if name == "ijcnn1":
-            _, X, y, Xt, yt, _ = load_named(data_dir, "ijcnn1")
-            X, y = to_csr(sp.vstack([X, Xt], format="csr")), np.concatenate([y, yt])
-            perm = np.random.default_rng(0).permutation(X.shape[0])
-            cut = X.shape[0] // 5
-            sets.append(("ijcnn1 (train+test)", X[perm[cut:]], y[perm[cut:]], X[perm[:cut]], y[perm[:cut]]))
-        else:
-            label, X, y, Xt, yt, _ = load_named(data_dir, name)
-            sets.append((label, X, y, Xt, yt))
-    for kind in filter(None, synthetic_kinds.split(",")) if synthetic_rows else []:
-        label, X, y, Xt, yt, _ = load_synthetic(kind, synthetic_rows)
-        sets.append((label, X, y, Xt, yt))
-    return sets
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser = make_parser(__doc__)
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--datasets", default="a9a,w8a,ijcnn1,phishing")
     parser.add_argument("--synthetic", type=int, default=0, help="rows of the synthetic sets too")
     parser.add_argument("--synthetic-kinds", default="text,covtype", help="which synthetic sets (text, covtype)")

@@ -27,6 +27,9 @@ import sys
 import time
 from pathlib import Path
 
+from benchlib.report import parser as make_parser
+from benchlib.report import write_text
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SHARED = Path(os.environ.get("FASTSVM_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -169,7 +172,7 @@ def table(rows, trace):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = make_parser(__doc__)
     ap.add_argument("--files", nargs="*", default=DEFAULT_FILES, help="shared dataset names")
     ap.add_argument("--synthetic-mb", type=float, default=300, help="synthetic file size (0: none)")
     ap.add_argument("--repeats", type=int, default=5, help="timed loads per reader and file")
@@ -217,8 +220,7 @@ def main(argv=None):
     ])
     print(report)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report)
+        write_text(args.out, report)
     return 0
 
 

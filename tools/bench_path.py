@@ -19,8 +19,6 @@ first N rows of each set instead (to check the script quickly).
     python tools/bench_path.py --cases smo:mushrooms,dcd:w8a --rows 2000 --repeat 1
     python tools/bench_path.py --cases ssnal/rbf:mushrooms,ssnal/rbf:a1a --tol-ssnal 1e-3
 """
-import argparse
-import lzma
 import os
 import platform
 import statistics
@@ -30,13 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from fastsvm.csr import to_csr  # noqa: E402
-from fastsvm.params import Params  # noqa: E402
-from fastsvm.solvers import get_solver  # noqa: E402
-from fastsvm.solvers.base import Kernel, Subproblem, solve_path_cold  # noqa: E402
+from benchlib.data import DATA_DIR, as_pm, find, read_svmlight
+from benchlib.report import parser, rule, write_report
+from fastsvm.csr import to_csr
+from fastsvm.params import Params
+from fastsvm.solvers import get_solver
+from fastsvm.solvers.base import Kernel, Subproblem, solve_path_cold
 
 GRID = [2.0 ** k for k in range(-3, 7)]
 CASES = "ssnal:a9a,ssnal:w8a,smo:a9a,smo:mushrooms,dcd:w8a"
@@ -46,13 +43,9 @@ TARGET_OBJECTIVE = 1e-6
 
 
 def load(data_dir, name, rows):
-    from fastsvm.files.datafile import load_svmlight_file
-    path = Path(data_dir) / name
-    if not path.is_file():
-        path = Path(data_dir) / (name + ".xz")
-    with (lzma.open(path) if path.suffix == ".xz" else open(path, "rb")) as f:
-        X, y = load_svmlight_file(f, zero_based=False)
-    X, y = to_csr(X), np.where(np.asarray(y) == y[0], 1.0, -1.0)   # the first row's class is +1
+    """(X, +-1 labels: +1 the first row's class) of NAME or NAME.xz, its first rows only if given."""
+    X, y = read_svmlight(find(data_dir, name) or Path(data_dir) / name)
+    y = as_pm(y)
     return (X, y) if rows is None else (to_csr(X[:rows]), y[:rows])
 
 
@@ -106,7 +99,7 @@ def bench(case, args):
 
 HEADER = ("| case | rows | kernel | tol | path s | cold total s | path / cold | max rel. dual objective "
           "difference | iterations path / cold | all converged | targets met |")
-RULE = "|" + "---|" * (HEADER.count(" | ") + 1)
+RULE = rule(HEADER)
 
 
 def markdown_row(row):
@@ -122,8 +115,8 @@ def markdown_row(row):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = parser(__doc__)
+    ap.add_argument("--data-dir", default=str(DATA_DIR))
     ap.add_argument("--cases", default=CASES, help="comma-separated solver:dataset")
     ap.add_argument("--rows", type=int, help="the first N rows of each set only")
     ap.add_argument("--repeat", type=int, default=3, help="runs of path and cold per case (median)")
@@ -140,11 +133,7 @@ def main(argv=None):
              f"median of {args.repeat} runs of each way, path then cold in every run, -m {args.m:g}. "
              f"Targets: path <= {TARGET_TIME:g}x cold total, dual objectives within {TARGET_OBJECTIVE:g} "
              "relative.", "", HEADER, RULE, *map(markdown_row, rows)]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

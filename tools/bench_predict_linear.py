@@ -12,7 +12,6 @@ old path: one run).
     python tools/bench_predict_linear.py                      # 114,787 SVs x 50, 200,000 rows
     python tools/bench_predict_linear.py --train 2000000      # SSsNAL on 2M x 50 first
 """
-import argparse
 import os
 import shutil
 import statistics
@@ -23,6 +22,7 @@ import time
 
 import numpy as np
 
+from benchlib.report import parser as make_parser
 from fastsvm.csr import to_csr
 from fastsvm.files.datafile import format_rows
 from fastsvm.models.model import Model
@@ -66,7 +66,7 @@ def write_rows(path, X):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = make_parser(__doc__)
     parser.add_argument("--svs", type=int, default=114_787)
     parser.add_argument("--train", type=int, default=0, metavar="ROWS")
     parser.add_argument("--features", type=int, default=50)

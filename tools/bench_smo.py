@@ -48,28 +48,18 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchlib.data import DATA_DIR
+from benchlib.kernel_sets import DATASETS, QUICK_TEST, QUICK_TRAIN, load, load_saved, save, warm_up_rows
+from benchlib.peers import libsvm_rbf_parameter
+from benchlib.report import machine_line, parser, rule, run_and_report
+from benchlib.running import reset_peak, rss_and_peak
 
-from memory import reset_peak, rss_and_peak  # noqa: E402  (this script's folder)
-
-QUICK_TRAIN = 2000
-QUICK_TEST = 2000
-# the warm-up problem: a quarter of each class (of the rows, for regression), at most these many
-# rows, so that both sides run their parallel loops before the clock starts (fastsvm's need
-# columns of ~1000+ kernel values, LIBSVM's run at any size) without pre-touching the memory
-# of the whole problem
-WARM_UP_ROWS = 1200      # regression
-WARM_UP_PER_CLASS = 600  # classification
-SPLIT_SEED = 0
+REPO = Path(__file__).resolve().parents[1]   # the children's working folder
 THREADS = (1, 2)
 TRAININGS = 5                    # timed trainings per run on the sets not marked slow
 TARGET_TIME = {1: 1.0, 2: 0.6}   # fastsvm with k threads / LIBSVM with one thread
@@ -78,98 +68,18 @@ TARGET_ACCURACY_PP = 0.1         # percentage points
 TARGET_MSE_REL = 0.01
 
 
-@dataclass(frozen=True)
-class Dataset:
-    train: str
-    test: str | None      # None: seeded 80/20 split of the training file
-    task: str             # "binary", "multiclass" or "regression"
-    slow: bool = False    # timed --repeat-slow times
-
-
-DATASETS = {
-    "a9a": Dataset("a9a", "a9a.t", "binary", slow=True),
-    "w8a": Dataset("w8a", "w8a.t", "binary", slow=True),
-    "ijcnn1": Dataset("ijcnn1.xz", "ijcnn1.t.xz", "binary", slow=True),
-    "mushrooms": Dataset("mushrooms", None, "binary"),
-    "phishing": Dataset("phishing", None, "binary"),
-    "svmguide1": Dataset("svmguide1", "svmguide1.t", "binary"),     # unscaled features
-    "letter.scale": Dataset("letter.scale", None, "multiclass"),
-    "pendigits": Dataset("pendigits", "pendigits.t", "multiclass"),
-    "satimage.scale": Dataset("satimage.scale", None, "multiclass"),
-    "abalone_scale": Dataset("abalone_scale", None, "regression"),
-    "mg": Dataset("mg", None, "regression"),
-}
-
-
-# ---------------------------------------------------------------- data (parent)
-
-def _read(path, n_features=None):
-    from fastsvm.files.datafile import load_svmlight_file
-    X, y = load_svmlight_file(str(path), zero_based=False, n_features=n_features)
-    return X, np.asarray(y, dtype=np.float64)
-
-
-def _subset(n, size, rng):
-    return np.sort(rng.choice(n, size, replace=False)) if size < n else np.arange(n)
-
-
-def load(data_dir, name, quick):
-    """(X, y, Xt, yt, how the test set was made, gamma): gamma = 1/n_features of the training
-    file, LIBSVM's default, kept for the quick subsets."""
-    spec = DATASETS[name]
-    X, y = _read(Path(data_dir) / spec.train)
-    gamma = 1.0 / X.shape[1]
-    if spec.test is not None:
-        Xt, yt = _read(Path(data_dir) / spec.test)
-        n = max(X.shape[1], Xt.shape[1])   # a test file may use fewer (or more) feature columns
-        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
-        Xt = sp.csr_matrix((Xt.data, Xt.indices, Xt.indptr), shape=(Xt.shape[0], n))
-        how = f"test file {spec.test}"
-    else:
-        perm = np.random.default_rng(SPLIT_SEED).permutation(X.shape[0])
-        n_test = int(round(0.2 * X.shape[0]))
-        test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
-        X, y, Xt, yt = X[train], y[train], X[test], y[test]
-        how = f"80/20 split (seed {SPLIT_SEED})"
-    if quick:
-        rng = np.random.default_rng(SPLIT_SEED + 1)
-        train, test = _subset(X.shape[0], QUICK_TRAIN, rng), _subset(Xt.shape[0], QUICK_TEST, rng)
-        X, y, Xt, yt = X[train], y[train], Xt[test], yt[test]
-        how += ", quick subsets"
-    return X, y, Xt, yt, how, gamma
-
-
-def save(path, X, y, Xt, yt):
-    np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=np.array(X.shape), y=y,
-             t_data=Xt.data, t_indices=Xt.indices, t_indptr=Xt.indptr, t_shape=np.array(Xt.shape), yt=yt)
-
-
 # ---------------------------------------------------------------- one measured run (child)
-
-def _warm_up_rows(y, task):
-    """The rows of the warm-up training: the first quarter of every class (of the data for
-    regression), capped."""
-    if task == "regression":
-        return np.arange(max(1, min(WARM_UP_ROWS, y.shape[0] // 4)))
-    classes = [np.flatnonzero(y == label) for label in np.unique(y)]
-    return np.sort(np.concatenate([rows[:max(1, min(WARM_UP_PER_CLASS, rows.size // 4))] for rows in classes]))
-
 
 def child(args):
     """Train one side once on the saved problem; print JSON (seconds, extra peak bytes, metric,
     number of support vectors, fastsvm's SMO iterations)."""
     import gc
-    npz = np.load(args.child)
-    X = sp.csr_matrix((npz["data"], npz["indices"], npz["indptr"]), shape=tuple(npz["shape"]))
-    Xt = sp.csr_matrix((npz["t_data"], npz["t_indices"], npz["t_indptr"]), shape=tuple(npz["t_shape"]))
-    y, yt = npz["y"], npz["yt"]
-    del npz
+    X, y, Xt, yt = load_saved(args.child)
     svm_type = 3 if args.task == "regression" else 0
     if args.side == "libsvm":
-        from libsvm.svmutil import svm_parameter, svm_predict, svm_problem, svm_train
+        from libsvm.svmutil import svm_predict, svm_problem, svm_train
         problem = svm_problem(y, X)
-        param = svm_parameter(f"-s {svm_type} -t 2 -c {args.C!r} -g {args.gamma!r} -e {args.e!r} "
-                              f"-m {args.m!r} -q")
+        param = libsvm_rbf_parameter(svm_type=svm_type, C=args.C, gamma=args.gamma, e=args.e, m=args.m)
 
         def train(rows=None):
             return svm_train(problem if rows is None else svm_problem(y[rows], X[rows]), param)
@@ -196,7 +106,7 @@ def child(args):
 
         def iterations(model):
             return int(sum(model.info["n_iter"]))
-    train(_warm_up_rows(y, args.task))
+    train(warm_up_rows(y, args.task))
     gc.collect()
     base = reset_peak()
     peak, times = None, []
@@ -257,7 +167,7 @@ HEADER = ("| dataset | train / test rows | γ | fastsvm s (1 / 2 thr) | LIBSVM s
           "| peak MB LIBSVM (1 / 2 thr) "
           "| test acc. or MSE (fastsvm / LIBSVM) | nSV (fastsvm / LIBSVM) | fastsvm SMO iterations (1 / 2 thr) "
           "| targets met |")
-RULE = "|" + "---|" * (HEADER.count(" | ") + 1)
+RULE = rule(HEADER)
 
 
 def _ok(flag):
@@ -297,30 +207,6 @@ def markdown_row(row):
             f"| {'all' if not missed else 'missed: ' + ', '.join(missed)} |")
 
 
-def _cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def machine_line(load_before):
-    """The opening of a report's header line: date, machine, load average before / after the
-    runs, libsvm-official's version."""
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        libsvm_version = version("libsvm-official")
-    except PackageNotFoundError:
-        libsvm_version = "?"
-    return (f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {_cpu_model()}, "
-            f"{os.cpu_count()} cores, load average {load_before:.2f} before / "
-            f"{os.getloadavg()[0]:.2f} after; libsvm-official {libsvm_version}")
-
-
 def header_line(args, load_before):
     import fastsvm
 
@@ -337,8 +223,8 @@ def header_line(args, load_before):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = parser(__doc__)
+    ap.add_argument("--data-dir", default=str(DATA_DIR))
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help=f"comma-separated, from: {', '.join(DATASETS)}")
     ap.add_argument("--repeat", type=int, default=None,
@@ -362,31 +248,6 @@ def main(argv=None):
         args.repeat = 1 if args.quick else 3
     return run_and_report("# SMO: fastsvm vs LIBSVM", ap, args, DATASETS, bench, markdown_row,
                           HEADER, RULE, header_line)
-
-
-def run_and_report(title, ap, args, datasets, bench_one, row_of, header, rule, header_line_of):
-    """Bench every dataset named in args.datasets, printing each table row as it comes; then the
-    whole report (title, machine line, table, test sets), written to args.out if given."""
-    names = [n for n in args.datasets.split(",") if n]
-    unknown = [n for n in names if n not in datasets]
-    if unknown:
-        ap.error(f"unknown dataset(s): {', '.join(unknown)}")
-
-    load_before = os.getloadavg()[0]
-    rows = []
-    print(header + "\n" + rule, flush=True)
-    with tempfile.TemporaryDirectory() as tmpdir:
-        for name in names:
-            rows.append(bench_one(name, args, tmpdir))
-            print(row_of(rows[-1]), flush=True)
-    report = "\n".join([title, "", header_line_of(args, load_before), "", header, rule]
-                       + [row_of(r) for r in rows]
-                       + ["", "Test sets: " + "; ".join(f"{r['name']}: {r['how']}" for r in rows) + ".", ""])
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report)
-        print(f"written to {args.out}", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":

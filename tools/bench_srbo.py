@@ -19,47 +19,20 @@ that measure (any tiny F is infinitely far from 0 relatively).
     python tools/bench_srbo.py --out bench_out/srbo.md
     python tools/bench_srbo.py --datasets gaussian,breast-cancer_scale --kernels linear --repeat 1
 """
-import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
+from benchlib.data import DATA_DIR
+from benchlib.measures import ladder_side
+from benchlib.nu_path import GAMMA, NUS, fastsvm_path, load
+from benchlib.report import parser as make_parser
+from benchlib.report import write_report
+from benchlib.running import timed
 
-from fastsvm.csr import to_csr  # noqa: E402
-from fastsvm.files.datafile import load_svmlight_file  # noqa: E402
-from fastsvm.params import Params  # noqa: E402
-from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
-from fastsvm.solvers.dcdm import solve_nu_path  # noqa: E402
-from bench_nesvm import ladder_side, timed, write_report  # noqa: E402
-
-GAMMA = 0.5            # RBF sigma = 1
 RBF_MAX_ROWS = 3000    # LIBSVM's precomputed Q is held whole
-
-
-def gaussian_toy(per_class=1000, seed=0):
-    rng = np.random.default_rng(seed)
-    A = np.vstack([rng.normal(1.0, 1.0, (per_class, 2)), rng.normal(-1.0, 1.0, (per_class, 2))])
-    return sp.csr_matrix(A), np.concatenate([np.ones(per_class), -np.ones(per_class)])
-
-
-def load(data_dir, name):
-    if name == "gaussian":
-        return gaussian_toy()
-    X, labels = load_svmlight_file(str(Path(data_dir) / name))
-    return to_csr(X), np.where(labels == labels[0], 1.0, -1.0)
-
-
-def fastsvm_path(X, y, kind, nus, tol, screening):
-    params = Params(svm_type="nu_svc", solver="dcdm", kernel_type=kind, gamma=GAMMA, nu=nus[0], tol=tol)
-    sub = Subproblem("nu_svc", X, y, np.ones(X.shape[0]), Kernel(kind, gamma=GAMMA), params)
-    return solve_nu_path(sub, nus, screening=screening)
 
 
 def path_ladder(run, F_star, gap, steps=14):
@@ -139,8 +112,8 @@ def timed_values(run, repeat):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser = make_parser(__doc__)
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--datasets", default="gaussian,breast-cancer_scale,australian_scale,diabetes_scale,"
                                               "phishing,a9a")
     parser.add_argument("--kernels", default="linear,rbf")
@@ -149,7 +122,7 @@ def main(argv=None):
     parser.add_argument("--ladder-gap", type=float, default=1e-6, help="0: no ladder rows")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
-    nus = [round(0.5 + 0.001 * k, 3) for k in range(101)]
+    nus = NUS
     ladders = []
     lines = ["# DCDM's nu path with SRBO side by side", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}; nu = 0.50:0.001:0.60 (101 values), -e {args.tol:g} for every side, "

@@ -32,29 +32,23 @@ tools/make_synthetic.py), --synthetic-text ROWS / --synthetic-covtype ROWS (gene
 """
 import argparse
 import json
-import lzma
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from fastsvm.csr import to_csr  # noqa: E402
-from fastsvm.parallel import one_blas_thread  # noqa: E402
-from fastsvm.params import Params  # noqa: E402
-from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
-from fastsvm.solvers.ssnal import linear_dual, primal_objective, solve  # noqa: E402
-from memory import reset_peak, rss_and_peak  # noqa: E402  (this script's folder)
+from benchlib.data import DATA_DIR, as_pm, load_dataset, load_file, load_problem, load_synthetic, save_problem
+from benchlib.measures import ssnal_subproblem as subproblem
+from benchlib.peers import liblinear_train as _liblinear_train
+from benchlib.report import geometric_mean, parser, write_text
+from benchlib.running import one_thread_env, reset_peak, rss_and_peak
+from fastsvm.parallel import one_blas_thread
+from fastsvm.solvers.ssnal import linear_dual, primal_objective, solve
 
 DEFAULT_DATASETS = "a9a,w8a,ijcnn1,phishing"
 CONCATENATED = {"ijcnn1"}           # trained on train + test, as the issue asks
@@ -64,81 +58,12 @@ LIBLINEAR_EPS = (0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)
 
 # ---------------------------------------------------------------- data
 
-def _read(path, n_features=None):
-    from fastsvm.files.datafile import load_svmlight_file
-    path = str(path)
-    with (lzma.open(path) if path.endswith(".xz") else open(path, "rb")) as f:
-        X, y = load_svmlight_file(f, zero_based=False, n_features=n_features)
-    return to_csr(X), np.asarray(y, dtype=float)
-
-
-def _widen(X, n):
-    return to_csr(sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n)))
-
-
-def _split(X, y, seed=0, test_fraction=0.2):
-    perm = np.random.default_rng(seed).permutation(X.shape[0])
-    n_test = int(round(test_fraction * X.shape[0]))
-    te, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
-    return X[tr], y[tr], X[te], y[te]
-
-
-def _find(data_dir, name):
-    for candidate in (name, name + ".xz"):
-        if (Path(data_dir) / candidate).is_file():
-            return Path(data_dir) / candidate
-    return None
-
-
 def load_named(data_dir, name):
-    path = _find(data_dir, name)
-    if path is None:
-        raise SystemExit(f"bench_ssnal: {name} not found in {data_dir}")
-    X, y = _read(path)
-    tpath = _find(data_dir, name + ".t")
-    if tpath is not None:
-        Xt, yt = _read(tpath)
-        n = max(X.shape[1], Xt.shape[1])
-        X, Xt = _widen(X, n), _widen(Xt, n)
-        if name in CONCATENATED:
-            X, y = to_csr(sp.vstack([X, Xt], format="csr")), np.concatenate([y, yt])
-            return f"{name} (train+test)", X, y, X, y, "training rows"
-        return name, X, y, Xt, yt, "test file"
-    return (name, *_split(X, y), "80/20 split")
-
-
-def load_file(path, test_path):
-    X, y = _read(path)
-    if test_path:
-        Xt, yt = _read(test_path)
-        n = max(X.shape[1], Xt.shape[1])
-        return Path(path).name, _widen(X, n), y, _widen(Xt, n), yt, "test file"
-    return (Path(path).name, *_split(X, y), "80/20 split")
-
-
-def load_synthetic(kind, rows, seed=0):
-    sys.path.insert(0, str(REPO / "tools"))
-    import make_synthetic
-    blocks_of = {"text": make_synthetic.text_like_blocks, "covtype": make_synthetic.covtype_like_blocks}[kind]
-    parts = []
-    for part, n in (("train", rows), ("test", max(rows // 5, 1))):
-        blocks = list(blocks_of(n, seed=seed, part=part))
-        parts.append(to_csr(sp.vstack([b[0] for b in blocks], format="csr")))
-        parts.append(np.concatenate([b[1] for b in blocks]).astype(float))
-    return (f"synthetic {kind} {rows}", *parts, "generated test part")
-
-
-def as_pm(labels):
-    """+1 for the class of the first row (LIBSVM's and liblinear's first label), -1 otherwise."""
-    return np.where(labels == labels[0], 1.0, -1.0)
+    """load_dataset's record of a named set, ijcnn1 trained (and tested) on train + test."""
+    return load_dataset(name, data_dir, concatenated=CONCATENATED)
 
 
 # ---------------------------------------------------------------- the three solvers
-
-def subproblem(X, y, C, tol, threads=1):
-    params = Params(svm_type="c_svc", solver="ssnal", C=C, tol=tol)
-    return Subproblem("c_svc", X, y, np.full(len(y), C), Kernel("linear"), params, n_threads=threads)
-
 
 def ssnal_train(X, y, C, tol, threads):
     """(seconds, solution)."""
@@ -150,26 +75,8 @@ def ssnal_train(X, y, C, tol, threads):
 
 
 def liblinear_train(prob, labels, C, eps):
-    """(seconds, w, b, epochs) with +1 = the class of the first row; liblinear's epoch count is
-    read from its C-level stdout."""
-    from liblinear.liblinearutil import parameter, train
-    param = parameter(f"-s 3 -c {C} -e {eps} -B 1")
-    with tempfile.TemporaryFile() as log:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        os.dup2(log.fileno(), 1)
-        try:
-            start = time.perf_counter()
-            model = train(prob, param)
-            seconds = time.perf_counter() - start
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        log.seek(0)
-        found = re.findall(rb"#iter = (\d+)", log.read())
-    w, b = model.get_decfun()
-    sign = 1.0 if model.get_labels()[0] == labels[0] else -1.0
-    return seconds, sign * np.asarray(w), sign * b, int(found[0]) if found else -1
+    """(seconds, w, b, epochs) of liblinear -s 3 -B 1 with +1 = the class of the first row."""
+    return _liblinear_train(prob, labels, solver_type=3, C=C, eps=eps, bias=1)
 
 
 def dcd_reach(X, y, C, targets, max_epochs, primal, chunk=10):
@@ -201,10 +108,7 @@ def libsvm_worker(args):
     """In a subprocess: train LIBSVM once, save its dual vector and b, print time and memory."""
     import gc
     from libsvm import svmutil
-    data = np.load(args.worker)
-    X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
-    y = data["y"]
-    del data
+    X, y = load_problem(args.worker)
     gc.collect()
     loaded = reset_peak()
     start = time.perf_counter()
@@ -225,7 +129,7 @@ def libsvm_run(npz, C, timeout):
     cmd = [sys.executable, __file__, "--worker", npz, "--side", "libsvm", "--worker-C", repr(C)]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=timeout,
-                             env={**os.environ, "OMP_NUM_THREADS": "1"})
+                             env=one_thread_env())
     except subprocess.TimeoutExpired:
         return None
     res = json.loads(out.stdout.strip().splitlines()[-1])
@@ -238,10 +142,7 @@ def memory_worker(args):
     """Train SSsNAL or liblinear once on the saved problem; print the extra peak RSS."""
     import gc
     from liblinear import liblinearutil
-    data = np.load(args.worker)
-    X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
-    y = data["y"]
-    del data
+    X, y = load_problem(args.worker)
     gc.collect()
     loaded = reset_peak()
     if args.side == "liblinear":
@@ -254,7 +155,7 @@ def memory_worker(args):
 
 def peak_extra_mb(npz, side, C, eps):
     cmd = [sys.executable, __file__, "--worker", npz, "--side", side, "--worker-C", repr(C), "--worker-eps", repr(eps)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=one_thread_env())
     return json.loads(out.stdout.strip().splitlines()[-1])["extra_peak"] / 2**20
 
 
@@ -286,7 +187,7 @@ def compare(name, X, labels, Xt, yt, split, C, args, tmpdir):
         row[tol]["gap"] = (row[tol]["primal"] - d_star) / abs(d_star)
 
     npz = os.path.join(tmpdir, "problem.npz")
-    np.savez(npz, data=X.data, indices=X.indices, indptr=X.indptr, shape=np.array(X.shape), y=y)
+    save_problem(npz, X, y)
 
     row["libsvm"] = "skipped" if args.no_libsvm else None
     if not args.no_libsvm:
@@ -396,8 +297,8 @@ def markdown_row(r, timeout):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = parser(__doc__)
+    ap.add_argument("--data-dir", default=str(DATA_DIR))
     ap.add_argument("--datasets", default=DEFAULT_DATASETS, help="comma-separated names in --data-dir")
     ap.add_argument("--C", default="1,32,256", help="comma-separated costs")
     ap.add_argument("--file", action="append", default=[], help="a LIBSVM training file to add (repeatable)")
@@ -461,12 +362,11 @@ def main(argv=None):
             "|" + "---|" * HEADER.count(" | ") + "---|",
             *(markdown_row(r, args.libsvm_timeout) for r in rows),
             "",
-            (f"Geometric mean time ratio vs liblinear at η ≤ 1e-3: {float(np.exp(np.mean(np.log(ll_ratios)))):.2f}"
+            (f"Geometric mean time ratio vs liblinear at η ≤ 1e-3: {geometric_mean(ll_ratios):.2f}"
              if ll_ratios else ""),
             f"Machine: {os.uname().nodename}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}.",
         ]
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text("\n".join(lines) + "\n")
+        write_text(args.out, "\n".join(lines) + "\n")
     return 0
 
 

@@ -7,7 +7,7 @@ mushrooms, phishing on bench_smo's seeded 80/20 split) for every gamma in --gamm
 of them), each with 2 threads and the same -e and -m: fastsvm -s ssnal (--ssnal-option: its -o
 options), fastsvm -s smo and -s block_smo (n_jobs = 2) and LIBSVM (OMP_NUM_THREADS = 2, set
 before the library loads). Every run is a fresh process measured by
-tools/bench_ssnal_kernel.py's child (bench_smo's protocol: data loaded and a warm-up training
+benchlib.rbf_child, as tools/bench_ssnal_kernel.py's runs (bench_smo's protocol: data loaded and a warm-up training
 on a few rows before the clock starts; wall time of training only; peak = extra resident memory
 during training; test accuracy). Runs are interleaved (repeat r of every side before
 repeat r + 1) and the table shows medians. A run that passes --timeout seconds is killed and
@@ -16,7 +16,7 @@ covers the run's whole process (loading, warm-up, training).
 
 For every solution the script recomputes, from the returned dual vector, the dual objective and
 eta (docs/algorithms.md §0: relative KKT residual) with fastsvm's kernel products
-(bench_ssnal_kernel's dual_quality), so the stopping rules' accuracies can be compared.
+(benchlib.measures.dual_quality), so the stopping rules' accuracies can be compared.
 
 Targets per cell (issue 39): SSsNAL <= 0.5x LIBSVM's time and <= 1.0x SMO's, test accuracy
 within 0.1 pp of LIBSVM's, SSsNAL's peak <= LIBSVM's peak + the -m budget; and (issue 64) SSsNAL
@@ -44,12 +44,12 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
-
-from bench_smo import QUICK_TEST, QUICK_TRAIN, load, machine_line, run_and_report, save  # noqa: E402
-from bench_ssnal_kernel import child_command, dual_quality  # noqa: E402
+from benchlib.data import DATA_DIR
+from benchlib.kernel_sets import QUICK_TEST, QUICK_TRAIN, load, save
+from benchlib.measures import dual_quality
+from benchlib.rbf_child import TOOLS, child_command
+from benchlib.rbf_child import option as option_of
+from benchlib.report import machine_line, parser, rule, run_and_report
 
 DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing")
 GAMMAS = "1/n,0.05,0.5"       # "1/n": 1/n_features of the training file, LIBSVM's default
@@ -72,7 +72,7 @@ def run_side(side, solver, npz, C, gamma, args):
                              fastsvm_e=args.ssnal_e if solver == "ssnal" else None,
                              options=args.ssnal_option if solver == "ssnal" else ())
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=args.timeout)
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=TOOLS, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {"status": "timeout"}
     if out.returncode != 0:
@@ -139,14 +139,6 @@ def sides_of(text):
     return names
 
 
-def option_of(text):
-    """name=value (argparse type)."""
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError("options are name=value")
-    return name, value
-
-
 def shown(values):
     return ", ".join("1/n" if v is None else f"{v:g}" for v in values)
 
@@ -182,7 +174,7 @@ HEADER = (f"| dataset | γ | C | s {SIDE_NAMES} | SSsNAL / LIBSVM | SSsNAL / SMO
           f"| η {SIDE_NAMES} | dual obj. {SIDE_NAMES} | dual obj. rel. diff. SSsNAL − LIBSVM "
           f"| nSV {SIDE_NAMES} "
           "| targets |")
-RULE = "|" + "---|" * (HEADER.count(" | ") + 1)
+RULE = rule(HEADER)
 
 
 def targets(cell, m):
@@ -318,8 +310,8 @@ def check(args, tmpdir):
 
 def main(argv=None):
     import tempfile
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = parser(__doc__)
+    ap.add_argument("--data-dir", default=str(DATA_DIR))
     ap.add_argument("--datasets", default=",".join(DATASETS), help=f"comma-separated, from: {', '.join(DATASETS)}")
     ap.add_argument("--gammas", default=GAMMAS, type=lambda text: positive_values(text, allow_default=True),
                     help="comma-separated; 1/n = 1/n_features (default %(default)s)")

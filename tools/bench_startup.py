@@ -11,7 +11,6 @@ DATASET is a path or a name in ../shared/data (default: heart_scale svmguide1); 
 grid.py options after a colon, e.g. ``svmguide1:-log2c 1,5,2``. Needs svm-train and svm-grid
 (apt-get install libsvm-tools).
 """
-import argparse
 import os
 import re
 import shutil
@@ -21,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchlib.report import parser as make_parser
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 CELL = re.compile(r"^\[local\] (\S+) (\S+) (\S+)")  # grid.py's line per cell: log2c log2g rate
@@ -72,7 +73,7 @@ def grid(dataset, options, trainer, svm_grid, repeat, workdir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = make_parser(__doc__)
     parser.add_argument("datasets", nargs="*", default=["heart_scale", "svmguide1"])
     parser.add_argument("--repeat", type=int, default=7, help="runs per start-up figure")
     parser.add_argument("--grid-repeat", type=int, default=1, help="runs per grid figure")

@@ -30,16 +30,14 @@ well apart from the rest.
     python tools/bound_ssnal_passes.py --synthetic-text 100000 --C 32 --nystroem 100,400
     python tools/bound_ssnal_passes.py --datasets w8a --C 32
 """
-import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import scipy.linalg
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_ssnal as bench
-
+from benchlib.data import DATA_DIR, as_pm, load_dataset, load_synthetic
+from benchlib.measures import ssnal_subproblem
+from benchlib.report import parser
 from fastsvm.parallel import one_blas_thread
 from fastsvm.solvers import ssnal
 from fastsvm.solvers.ssnal.problem import coordinate_start
@@ -129,8 +127,8 @@ def cg_passes(qp, x_star, x0, levels, max_iter, rank=0, seed=0):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", default=str(bench.REPO.parent / "shared" / "data"))
+    ap = parser(__doc__)
+    ap.add_argument("--data-dir", default=str(DATA_DIR))
     ap.add_argument("--datasets", default="", help="comma-separated names in --data-dir")
     ap.add_argument("--synthetic-text", type=int, metavar="ROWS", help="add a sparse text-like set")
     ap.add_argument("--C", default="1,32,256", help="comma-separated costs")
@@ -143,22 +141,24 @@ def main(argv=None):
     if not all(k.isdigit() and int(k) > 0 for k in ranks):
         ap.error(f"--nystroem takes positive ranks separated by commas, not {args.nystroem!r}")
     ranks = [int(k) for k in ranks]
-    loaders = [lambda n=n: bench.load_named(args.data_dir, n) for n in args.datasets.split(",") if n]
+    # as tools/bench_ssnal.py loads them: ijcnn1 trained on train + test
+    loaders = [lambda n=n: load_dataset(n, args.data_dir, concatenated={"ijcnn1"})
+               for n in args.datasets.split(",") if n]
     if args.synthetic_text:
-        loaders.append(lambda: bench.load_synthetic("text", args.synthetic_text))
+        loaders.append(lambda: load_synthetic("text", args.synthetic_text))
     nystroem_columns = "".join(f"| CG + rank-{k} Nyström sketch (its passes) " for k in ranks)
     print("| dataset | C | \\|J\\| (share of X) | start (passes) | passes to eta <= 1e-3 / 1e-6: "
           "CG on the known free set " + nystroem_columns + "| SSsNAL's passes 1e-3 / 1e-6 |")
     print("|---|---|---|---|---" + "|---" * len(ranks) + "|---|")
     for load in loaders:
         name, X, labels, *_ = load()
-        y = bench.as_pm(labels)
+        y = as_pm(labels)
         for C in (float(c) for c in args.C.split(",")):
-            sub = bench.subproblem(X, y, C, 1e-9, args.threads)
+            sub = ssnal_subproblem(X, y, C, 1e-9, args.threads)
             qp = ssnal.linear_dual(sub)
             with one_blas_thread():
                 ref = ssnal.solve(sub, merge=False)
-                runs = {tol: ssnal.solve(bench.subproblem(X, y, C, tol, args.threads)) for tol in LEVELS}
+                runs = {tol: ssnal.solve(ssnal_subproblem(X, y, C, tol, args.threads)) for tol in LEVELS}
                 x0, epochs = np.zeros(qp.m), 0.0
                 if qp.Z.p > ssnal.Config.coordinate_start_p:   # SSsNAL's start on such sets
                     x0, epochs = coordinate_start(qp, sub.seed, sub.stop, None, ssnal.Config())

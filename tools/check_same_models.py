@@ -7,13 +7,14 @@ bit-identical models.
     /work/venv-base38/bin/python /work/base38/tools/check_same_models.py > before.txt
     python tools/check_same_models.py > after.txt && diff before.txt after.txt
 """
-import argparse
 import hashlib
 import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from benchlib.report import parser as make_parser
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -52,7 +53,7 @@ ITERATIONS = re.compile(r"#iter = (\d+)")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = make_parser(__doc__)
     parser.add_argument("--data-dir", default=str(DATA))
     parser.add_argument("--bench", action="store_true", help="run bench_smo.py's sets instead")
     args = parser.parse_args()

@@ -13,7 +13,6 @@ the outputs without the times (the last field, t=):
 
 --threads N solves with N threads (the bits must not depend on it either).
 """
-import argparse
 import functools
 import hashlib
 import time
@@ -22,6 +21,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from benchlib.data import DATA_DIR
+from benchlib.report import parser as make_parser
+from benchlib.synthetic import text_like_blocks
 from fastsvm.csr import to_csr
 from fastsvm.files.datafile import load_svmlight_file
 from fastsvm.params import Params
@@ -29,9 +31,7 @@ from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
 from fastsvm.solvers.ssnal import Config
 
-from make_synthetic import text_like_blocks
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = DATA_DIR
 LINEAR = Kernel("linear")
 
 
@@ -67,7 +67,7 @@ def solve(name, X, y, C, tol, formulation="c_svc", kernel=LINEAR, solver="ssnal"
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = make_parser(__doc__)
     parser.add_argument("--data-dir", type=Path, default=DATA)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()

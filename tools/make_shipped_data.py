@@ -6,12 +6,13 @@ would), labels are +1 (benign) / -1 (malignant), and a seeded stratified split k
 
     python tools/make_shipped_data.py [--out data]
 """
-import argparse
 from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
+
+from benchlib.report import parser as make_parser
 
 
 def write_libsvm(path, X, y):
@@ -22,7 +23,7 @@ def write_libsvm(path, X, y):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = make_parser(__doc__)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "data"))
     args = parser.parse_args()
     data = load_breast_cancer()

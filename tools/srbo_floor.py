@@ -8,21 +8,15 @@ policy), oracle. nu = 0.50:0.001:0.60 as tools/bench_srbo.py.
 
     python tools/srbo_floor.py --datasets gaussian,breast-cancer_scale --tol 1e-3 --repeat 7
 """
-import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
+from benchlib.data import DATA_DIR
+from benchlib.nu_path import NUS, fastsvm_path, load
+from benchlib.report import parser as make_parser
 
-from bench_srbo import fastsvm_path, load  # noqa: E402
-
-NUS = [round(0.5 + 0.001 * k, 3) for k in range(101)]
 SIDES = {"warm": False, "srbo": True, "auto": "auto", "oracle": None}   # oracle: a given screen
 
 
@@ -48,8 +42,8 @@ def floor_row(X, y, tol, repeat):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser = make_parser(__doc__)
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--datasets", default="gaussian,breast-cancer_scale,australian_scale,diabetes_scale")
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--repeat", type=int, default=7)
