@@ -121,7 +121,7 @@ def test_docstring_sections(qualname, obj):
 
 @pytest.mark.parametrize("qualname, obj", OBJECTS, ids=IDS)
 def test_examples_run(qualname, obj):
-    test = doctest.DocTestParser().get_doctest(inspect.getdoc(obj), {}, qualname, None, 0)
+    test = doctest.DocTestParser().get_doctest(inspect.getdoc(obj) or "", {}, qualname, None, 0)
     assert test.examples, "no doctest examples"
     report = io.StringIO()
     runner = doctest.DocTestRunner(optionflags=DOCTEST_FLAGS)
