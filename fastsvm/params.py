@@ -23,8 +23,8 @@ class Params:
         The solver, a name in ``fastsvm.solvers.SOLVERS`` (-s NAME). 'auto' runs block_smo on
         subproblems of 6000 dual variables and more, smo below.
     kernel_type : {'linear', 'polynomial', 'rbf', 'sigmoid', 'precomputed'} or None, default=None
-        The kernel (-t). None: the solver's default kernel (rbf for LIBSVM's solvers, linear for
-        the linear ones).
+        The kernel (-t). None: the solver's default, ``fastsvm.solvers.SOLVERS[solver].default_kernel``
+        (rbf for auto, smo and block_smo).
     degree : int, default=3
         Degree of the polynomial kernel (-d).
     gamma : float or None, default=None
