@@ -8,9 +8,11 @@ import importlib
 import inspect
 import io
 import textwrap
+import warnings
 
 import pytest
 from numpydoc.docscrape import NumpyDocString
+from sklearn.datasets import make_classification
 
 import fastsvm
 
@@ -128,3 +130,25 @@ def test_examples_run(qualname, obj):
     runner = doctest.DocTestRunner(optionflags=DOCTEST_FLAGS)
     runner.run(test, out=report.write)
     assert runner.failures == 0, report.getvalue()
+
+
+# set only when X has feature names
+CONDITIONAL_ATTRIBUTES = {"feature_names_in_"}
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_attributes_are_those_a_fit_sets(name):
+    """Each attribute a fit sets has its line in Attributes, and each line names one a fit sets."""
+    estimator_class = getattr(fastsvm, name)
+    documented = {attribute.name for attribute in parsed(estimator_class)["Attributes"]}
+    X, y = make_classification(n_samples=40, n_features=4, random_state=0)
+    linear = {"kernel": "linear"} if "kernel" in inspect.signature(estimator_class).parameters else {}
+    if name == "Nystroem":
+        linear = {"n_components": 10}
+    estimator = estimator_class(**linear).fit(X, y)
+    set_by_fit = {key for key in vars(estimator) if key.endswith("_") and not key.startswith("_")}
+    assert set_by_fit <= documented, f"fitted attributes without a line in Attributes: {set_by_fit - documented}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)   # probA_ and probB_ are deprecated with probability
+        missing = {key for key in documented - CONDITIONAL_ATTRIBUTES if not hasattr(estimator, key)}
+    assert not missing, f"documented attributes a fit does not set: {missing}"
