@@ -377,7 +377,7 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
 
         Returns
         -------
-        X : ndarray of shape (n_samples,), (n_samples, n_classes) or (n_samples, n_classes * (n_classes - 1) / 2)
+        dec : ndarray of shape (n_samples,), (n_samples, n_classes) or (n_samples, n_classes * (n_classes - 1) / 2)
             Two classes: (n_samples,), positive for ``classes_[1]``. More: with
             decision_function_shape='ovr', scikit-learn's monotone transform of the one-vs-one
             votes, (n_samples, n_classes); with 'ovo', the one-vs-one values, one column per
@@ -387,12 +387,12 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
         --------
         >>> from sklearn.datasets import make_classification
         >>> from fastsvm import SVC
-        >>> X, y = make_classification(n_samples=90, n_features=4, n_informative=3, n_redundant=0,
-        ...                            n_classes=3, random_state=0)
+        >>> X, y = make_classification(n_samples=120, n_features=4, n_informative=3, n_redundant=0,
+        ...                            n_classes=4, random_state=0)
         >>> SVC().fit(X, y).decision_function(X[:2]).shape
-        (2, 3)
+        (2, 4)
         >>> SVC(decision_function_shape="ovo").fit(X, y).decision_function(X[:2]).shape
-        (2, 3)
+        (2, 6)
         >>> SVC().fit(X, y == 0).decision_function(X[:2]).shape
         (2,)
         """

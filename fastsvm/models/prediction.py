@@ -49,7 +49,7 @@ def decision_values(model, X, n_jobs=None, exact=None):
         precomputed kernel, rows ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based, so
         the kernel value against the support vector of serial number s is X[:, s].
     n_jobs : int, default=None
-        Threads. None means all cores; the values do not depend on it.
+        Threads. None means all cores.
     exact : bool or None, default=None
         For a linear-kernel model, which predicts through its weight vectors w_p when that is
         cheaper, with values that differ from LIBSVM's support-vector sums in the last digits:
@@ -135,7 +135,7 @@ def predict(model, X, n_jobs=None, exact=None):
         precomputed kernel, rows ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based, so
         the kernel value against the support vector of serial number s is X[:, s].
     n_jobs : int, default=None
-        Threads. None means all cores; the values do not depend on it.
+        Threads. None means all cores.
     exact : bool or None, default=None
         For a linear-kernel model, whether to sum over the support vectors as LIBSVM does
         (True) or to use the weight vectors when cheaper (False); see decision_values.
@@ -238,7 +238,7 @@ def predict_probability(model, X, n_jobs=None, exact=None):
         precomputed kernel, rows ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based, so
         the kernel value against the support vector of serial number s is X[:, s].
     n_jobs : int, default=None
-        Threads. None means all cores; the values do not depend on it.
+        Threads. None means all cores.
     exact : bool or None, default=None
         For a linear-kernel model, whether to sum over the support vectors as LIBSVM does
         (True) or to use the weight vectors when cheaper (False); see decision_values.
