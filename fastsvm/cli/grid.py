@@ -364,4 +364,28 @@ def draw_contour(options, axis, cs, gs, rates, best):
 
 
 def entry():
+    """The ``fastsvm-grid`` program: LIBSVM's grid.py, its options and output, trained in this process.
+
+    ``fastsvm-grid [grid_options] [svm_options] dataset`` cross-validates every (C, gamma) of a
+    grid of powers of 2 (or, with ``-n``, every (nu, gamma)) on a LIBSVM data file, prints each
+    cell's rate as it is done and, last, the best cell, and writes the table to dataset.out
+    (``-out``) and a contour plot (``-png``). It reads its arguments from ``sys.argv`` and
+    exits with its status (0 on success, 1 on an error, 130 on Ctrl-C); ``fastsvm-grid
+    --help`` prints the usage. fastsvm.grid_search is the same search from Python.
+
+    Examples
+    --------
+    >>> import os, subprocess, sys, tempfile
+    >>> import numpy as np
+    >>> import fastsvm
+    >>> program = [sys.executable, "-c", "from fastsvm.cli.grid import entry; entry()"]
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [3.0, 3.0], [3.0, 4.0], [4.0, 3.0]])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     data = os.path.join(tmp, "data.txt")
+    ...     fastsvm.dump_svmlight_file(X, np.array([1, 1, 1, -1, -1, -1]), data, zero_based=False)
+    ...     arguments = ["-log2c", "0,1,1", "-log2g", "0,0,1", "-v", "2", "-out", "null", "-png", "null", data]
+    ...     done = subprocess.run(program + arguments, capture_output=True, text=True)
+    ...     print(done.returncode, len(done.stdout.splitlines()))
+    0 3
+    """
     sys.exit(run_interruptible(PROG, lambda: run(main, PROG, USAGE)))

@@ -128,4 +128,32 @@ def _write_text(path, lines):
 
 
 def entry():
+    """The ``fastsvm-predict`` program: svm-predict's options, output and accuracy line.
+
+    ``fastsvm-predict [options] test_file model_file output_file`` predicts the rows of a
+    LIBSVM data file with a LIBSVM or LIBLINEAR model file, writes one prediction a line (with
+    ``-b 1``, the probability estimates) and prints the accuracy, or the mean squared error for
+    regression. It reads its arguments from ``sys.argv`` and exits with its status (0 on
+    success, 1 on an error, 130 on Ctrl-C); ``fastsvm-predict --help`` prints the usage.
+    fastsvm.predict is the same prediction from Python.
+
+    Examples
+    --------
+    >>> import os, subprocess, sys, tempfile
+    >>> import numpy as np
+    >>> import fastsvm
+    >>> program = [sys.executable, "-c", "from fastsvm.cli.predict import entry; entry()"]
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
+    >>> y = np.array([1, 1, -1, -1])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     data, model, out = (os.path.join(tmp, name) for name in ("test.txt", "model", "out.txt"))
+    ...     fastsvm.dump_svmlight_file(X, y, data, zero_based=False)
+    ...     fastsvm.save_model(fastsvm.fit_model(X, y, fastsvm.Params(kernel_type="linear")), model)
+    ...     done = subprocess.run(program + [data, model, out], capture_output=True, text=True)
+    ...     print(done.stdout.strip())
+    ...     with open(out) as f:
+    ...         print(f.read().split())
+    Accuracy = 100% (4/4) (classification)
+    ['1', '1', '-1', '-1']
+    """
     sys.exit(run_interruptible(PROG, lambda: run(main, PROG, USAGE)))

@@ -75,4 +75,28 @@ def main(argv):
 
 
 def entry():
+    """The ``fastsvm-scale`` program: svm-scale's options and output.
+
+    ``fastsvm-scale [options] data_filename`` scales each feature of a LIBSVM data file to
+    [lower, upper] (default [-1, 1]) and writes the scaled rows to stdout; ``-s`` saves the
+    scaling parameters, ``-r`` restores them (to scale a test file as its training file). It
+    reads its arguments from ``sys.argv`` and exits with its status (0 on success, 1 on an
+    error, 130 on Ctrl-C); ``fastsvm-scale --help`` prints the usage.
+
+    Examples
+    --------
+    >>> import os, subprocess, sys, tempfile
+    >>> import numpy as np
+    >>> import fastsvm
+    >>> program = [sys.executable, "-c", "from fastsvm.cli.scale import entry; entry()"]
+    >>> X = np.array([[0.0, 10.0], [5.0, 20.0], [10.0, 30.0]])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     data = os.path.join(tmp, "data.txt")
+    ...     fastsvm.dump_svmlight_file(X, np.array([1, 2, 1]), data, zero_based=False)
+    ...     done = subprocess.run(program + ["-l", "0", "-u", "1", data], capture_output=True, text=True)
+    ...     print("\\n".join(line.rstrip() for line in done.stdout.splitlines()))
+    1
+    2 1:0.5 2:0.5
+    1 1:1 2:1
+    """
     sys.exit(run_interruptible(PROG, lambda: run(main, PROG, USAGE)))

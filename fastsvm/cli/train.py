@@ -235,4 +235,30 @@ def nu_path(X, y, params, folds, nus, model_file):
 
 
 def entry():
+    """The ``fastsvm-train`` program: svm-train's options and behaviour, plus ``-s NAME`` to pick a solver.
+
+    ``fastsvm-train [options] training_set_file [model_file]`` trains a model on a LIBSVM data
+    file and writes it in LIBSVM's format, or with ``-v n`` prints the n-fold
+    cross-validation accuracy. It reads its arguments from ``sys.argv`` and exits with its
+    status (0 on success, 1 on an error, 130 on Ctrl-C); ``fastsvm-train --help`` (or without
+    arguments) prints the usage: every option, the solvers and each solver's ``-o`` options.
+    fastsvm.fit_model is the same training from Python.
+
+    Examples
+    --------
+    >>> import os, subprocess, sys, tempfile
+    >>> import numpy as np
+    >>> import fastsvm
+    >>> program = [sys.executable, "-c", "from fastsvm.cli.train import entry; entry()"]
+    >>> print(subprocess.run(program + ["--help"], capture_output=True, text=True).stdout.splitlines()[0])
+    Usage: fastsvm-train [options] training_set_file [model_file]
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
+    >>> y = np.array([1, 1, -1, -1])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     data, model = os.path.join(tmp, "train.txt"), os.path.join(tmp, "train.model")
+    ...     fastsvm.dump_svmlight_file(X, y, data, zero_based=False)
+    ...     done = subprocess.run(program + ["-q", "-t", "0", data, model])
+    ...     print(done.returncode, fastsvm.load_model(model).kernel_type)
+    0 linear
+    """
     sys.exit(run_interruptible(PROG, lambda: run(main, PROG, usage)))

@@ -224,24 +224,72 @@ class LinearFit:
 
 def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max_iter=None, loss="hinge",
                bias=-1.0, options=None, n_threads=1, stop=None, log=None):
-    """A linear SVM on rows held by the client's workers, by SVM-ALM (solver "alm",
-    fastsvm.solvers.alm) or NESVM (solver "nesvm", fastsvm.solvers.nesvm), each with the
-    single-machine solve's iteration and stopping rule (the relative duality gap):
+    """Train a linear SVM on rows held by a Dask cluster's workers, by SVM-ALM or NESVM.
+
+    Each solver runs the single-machine solve's iteration and stopping rule (the relative
+    duality gap):
 
         alm    min 1/2 |w|^2 + C sum_i max(0, 1 - y_i (x_i.w + b))^p, b free (p from loss or options)
         nesvm  the C-SVM (loss hinge: the smoothing homotopy) or the squared hinge, the l2 penalty,
                the backtracking scheme; the LP-SVM, LS-SVM and the paper scheme are single-machine
 
-    blocks : a list of row blocks, each a scipy sparse matrix / array (with y_blocks, its labels),
-        or the path of a LIBSVM file read on its worker (y_blocks None). Block k goes to worker
-        k mod the number of workers; files are read with 1-based indices and share the widest
-        block's columns. Two classes over all blocks.
-    loss, options, tol, max_iter, bias : as fastsvm-train's -L, -o, -e, max_iter and -B for
-        the solver (options e.g. {"p": 1.5, "step": "exact"} for alm, {"mu_shrink": 0.25} for nesvm).
-    n_threads : threads of each block's mat-vecs on its worker.
-    stop : an int32 array of one flag; set, the solve raises KeyboardInterrupt (also on Ctrl-C).
+    Only w, the workers' sums and a few scalars cross the network. Two classes over all blocks.
 
-    A LinearFit: mu is ALM's penalty, or NESVM's last smoothing (1 for the squared hinge).
+    Parameters
+    ----------
+    client : dask.distributed.Client
+        The client of the cluster whose workers hold the blocks.
+    blocks : list of {array-like, sparse matrix} or list of str
+        The row blocks, each a scipy sparse matrix or an array (with y_blocks, its labels), or
+        the path of a LIBSVM file read on its worker (y_blocks None). Block k goes to worker k
+        mod the number of workers; files are read with 1-based indices and share the widest
+        block's columns.
+    y_blocks : list of array-like, default=None
+        The labels of each block; None when the blocks are files.
+    C : float, default=1.0
+        The parameter C, > 0.
+    solver : {'alm', 'nesvm'}, default='alm'
+        SVM-ALM (fastsvm.solvers.alm) or NESVM (fastsvm.solvers.nesvm).
+    tol : float, default=None
+        The tolerance on the relative duality gap, as fastsvm-train's -e. None: the solver's
+        own.
+    max_iter : int, default=None
+        Iteration limit, as fastsvm-train's -M. None: the solver's own.
+    loss : {'hinge', 'squared_hinge'}, default='hinge'
+        The loss, as fastsvm-train's -L.
+    bias : float, default=-1.0
+        The bias feature, as fastsvm-train's -B.
+    options : dict, default=None
+        The solver's options, as fastsvm-train's -o, e.g. ``{"p": 1.5, "step": "exact"}`` for
+        alm, ``{"mu_shrink": 0.25}`` for nesvm.
+    n_threads : int, default=1
+        Threads of each block's matrix-vector products on its worker.
+    stop : ndarray of shape (1,), dtype=int32, default=None
+        A flag: set, the solve raises KeyboardInterrupt (it also does on Ctrl-C).
+    log : callable, default=None
+        ``log(line)`` receives the solver's progress lines.
+
+    Returns
+    -------
+    fit : LinearFit
+        ``coef_`` (1, n_features) and ``intercept_`` (1,) as scikit-learn's LinearSVC
+        (decision > 0: ``classes_[1]``), with ``decision_function`` and ``predict``; the
+        optimum reached (``objective``, ``gap``, ``n_iter``, ``status``; ``mu`` is ALM's
+        penalty, or NESVM's last smoothing, 1 for the squared hinge) and the run's traffic.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dask.distributed import Client
+    >>> from sklearn.datasets import make_classification
+    >>> from fastsvm.distributed import fit_linear
+    >>> X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    >>> with Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as client:
+    ...     fit = fit_linear(client, [X[:100], X[100:]], [y[:100], y[100:]], C=1.0)
+    >>> fit.coef_.shape, fit.status
+    ((1, 5), 'converged')
+    >>> bool(np.mean(fit.predict(X) == y) > 0.9)
+    True
     """
     if solver not in RUNS:
         raise ParameterError(f"fit_linear: solver {solver!r} is not distributed (alm and nesvm are)")

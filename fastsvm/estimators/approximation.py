@@ -1,12 +1,6 @@
 """RandomFourierFeatures and Nystroem: scikit-learn's RBFSampler and Nystroem transformers over
-fastsvm's feature maps (fastsvm.kernels.approximation), with the same parameters and fitted
-attributes, plus ``n_jobs`` threads for the nogil transforms.
-
-Both draw their randomness as scikit-learn does from an int ``random_state`` (None means 0:
-fastsvm is deterministic), so with the same seed they compute scikit-learn's maps. The output is
-float64. Use them in front of a linear model, e.g.
-``make_pipeline(fastsvm.RandomFourierFeatures(gamma=0.1, n_components=500), fastsvm.LinearSVC())``.
-"""
+fastsvm's feature maps (fastsvm.kernels.approximation); each class's docstring gives its
+parameters and fitted attributes."""
 import warnings
 from numbers import Integral, Real
 
@@ -31,7 +25,28 @@ class _FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     """What the two share: the fitted map in ``map_``, threads, dense float64 output."""
 
     def transform(self, X):
-        """phi(X): dense (n_samples, n_components)."""
+        """Apply the feature map to X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples, with the number of features seen in fit.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            phi(X), dense float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import Nystroem, RandomFourierFeatures
+        >>> X = np.random.RandomState(0).rand(20, 3)
+        >>> RandomFourierFeatures(n_components=8, random_state=0).fit(X).transform(X).shape
+        (20, 8)
+        >>> Nystroem(n_components=5, random_state=0).fit(X).transform(X[:4]).dtype
+        dtype('float64')
+        """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False)
         return self.map_.transform(X, n_threads=effective_n_jobs(self.n_jobs))
@@ -47,13 +62,57 @@ class _FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
 
 
 class RandomFourierFeatures(_FeatureMap):
-    """Random Fourier features of the RBF kernel exp(-gamma |x - z|^2) (scikit-learn's
-    RBFSampler): phi(x) = sqrt(2 / n_components) cos(x @ random_weights_ + random_offset_).
+    """Random Fourier features of the RBF kernel, with sklearn.kernel_approximation.RBFSampler's API.
 
-    gamma : float or 'scale' (1 / (n_features X.var())); n_components : output dimension;
-    random_state : int seed (None = 0); n_jobs : threads (None = all cores).
-    Attributes: random_weights_ (n_features, n_components), random_offset_ (n_components,),
-    map_ (the fastsvm.kernels.approximation.FourierMap), n_features_in_.
+    The map phi(x) = sqrt(2 / n_components) cos(x @ random_weights_ + random_offset_)
+    approximates the kernel exp(-gamma |x - z|^2) by phi(x) . phi(z). Its randomness is drawn
+    as scikit-learn draws it from an int ``random_state``, so with the same seed it computes
+    scikit-learn's map. The output is float64. Use it in front of a linear model, e.g.
+    ``make_pipeline(RandomFourierFeatures(gamma=0.1, n_components=500), LinearSVC())``.
+
+    Parameters
+    ----------
+    gamma : 'scale' or float, default=1.0
+        Parameter of the RBF kernel exp(-gamma |x - z|^2). 'scale' is 1 / (n_features *
+        X.var()) (1 for a constant X).
+    n_components : int, default=100
+        Number of Monte Carlo samples per original feature: the dimension of the output.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random weights and offsets. None means seed 0: the map is deterministic.
+    n_jobs : int, default=None
+        Threads of transform. None means all cores.
+
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (n_features, n_components)
+        The random frequencies, drawn from N(0, 2 gamma).
+    random_offset_ : ndarray of shape (n_components,)
+        The random offsets, drawn uniformly from [0, 2 pi).
+    map_ : fastsvm.kernels.approximation.FourierMap
+        The fitted feature map.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit; defined only when X has feature names that are
+        all strings.
+
+    See Also
+    --------
+    Nystroem : Approximate a kernel map from a subset of the training data.
+    sklearn.kernel_approximation.RBFSampler : scikit-learn's own.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from fastsvm import LinearSVC, RandomFourierFeatures
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> features = RandomFourierFeatures(gamma=0.5, n_components=50, random_state=0)
+    >>> features.fit_transform(X).shape
+    (100, 50)
+    >>> clf = make_pipeline(features, LinearSVC()).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.8)
+    True
     """
 
     _parameter_constraints: dict = {
@@ -71,7 +130,29 @@ class RandomFourierFeatures(_FeatureMap):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the frequencies and offsets for X's number of features."""
+        """Draw the frequencies and offsets for X's number of features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used (and its variance for
+            gamma='scale').
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import RandomFourierFeatures
+        >>> X = np.zeros((5, 3))
+        >>> RandomFourierFeatures(n_components=10, random_state=0).fit(X).random_weights_.shape
+        (3, 10)
+        """
         X = self._validated(X)
         gamma = self.gamma
         if gamma == "scale":
@@ -86,16 +167,66 @@ class RandomFourierFeatures(_FeatureMap):
 
 
 class Nystroem(_FeatureMap):
-    """Nystroem features of a fastsvm kernel (scikit-learn's Nystroem):
-    phi(x) = K(x, components_) @ normalization_.T, normalization_ = K(L, L)^-1/2 (eigenvalues
-    below 1e-12 of the largest cut).
+    """Nystroem features of a kernel, with sklearn.kernel_approximation.Nystroem's API.
 
-    kernel : 'rbf', 'poly' / 'polynomial', 'sigmoid' or 'linear'; gamma (None: 1/n_features),
-    coef0 (None: 1) and degree (None: 3) as scikit-learn's pairwise kernels default them;
-    n_components : landmarks (at most n_samples); random_state : int seed (None = 0);
-    n_jobs : threads (None = all cores).
-    Attributes: components_ (the landmarks, as X was: dense or CSR), component_indices_,
-    normalization_ (n_components, n_components), map_ (the NystroemMap), n_features_in_.
+    The map phi(x) = K(x, components_) @ normalization_.T, with normalization_ = K(L, L)^-1/2
+    over the landmarks L (eigenvalues below 1e-12 of the largest cut), approximates the kernel
+    by phi(x) . phi(z). The landmarks are drawn as scikit-learn draws them from an int
+    ``random_state``, so with the same seed it computes scikit-learn's map. The output is
+    float64.
+
+    Parameters
+    ----------
+    kernel : {'rbf', 'poly', 'polynomial', 'sigmoid', 'linear'}, default='rbf'
+        The kernel to approximate.
+    gamma : float, default=None
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid'. None: 1 / n_features, as
+        scikit-learn's pairwise kernels default it.
+    coef0 : float, default=None
+        Independent term of 'poly' and 'sigmoid'. None: 1.
+    degree : int, default=None
+        Degree of 'poly'. None: 3.
+    n_components : int, default=100
+        Number of landmarks, the dimension of the output; at most n_samples (a larger value
+        warns and is cut).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the choice of landmarks. None means seed 0: the map is deterministic.
+    n_jobs : int, default=None
+        Threads of fit and transform. None means all cores.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The landmarks, rows of the training X (CSR when X was sparse).
+    component_indices_ : ndarray of shape (n_components,)
+        Indices of the landmarks in the training rows.
+    normalization_ : ndarray of shape (n_components, n_components)
+        K(L, L)^-1/2, the normalization of the map.
+    map_ : fastsvm.kernels.approximation.NystroemMap
+        The fitted feature map.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit; defined only when X has feature names that are
+        all strings.
+
+    See Also
+    --------
+    RandomFourierFeatures : Approximate the RBF kernel by random Fourier features.
+    sklearn.kernel_approximation.Nystroem : scikit-learn's own.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from fastsvm import LinearSVC, Nystroem
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> features = Nystroem(kernel="rbf", gamma=0.5, n_components=30, random_state=0)
+    >>> features.fit_transform(X).shape
+    (100, 30)
+    >>> clf = make_pipeline(features, LinearSVC()).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.8)
+    True
     """
 
     _parameter_constraints: dict = {
@@ -120,7 +251,29 @@ class Nystroem(_FeatureMap):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Sample the landmarks from X's rows and factor the kernel matrix between them."""
+        """Sample the landmarks from X's rows and factor the kernel matrix between them.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, whose rows the landmarks are drawn from.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import Nystroem
+        >>> X = np.random.RandomState(0).rand(20, 3)
+        >>> features = Nystroem(kernel="poly", degree=2, n_components=6, random_state=0).fit(X)
+        >>> features.components_.shape, features.normalization_.shape
+        ((6, 3), (6, 6))
+        """
         X = self._validated(X)
         n_components = self.n_components
         if n_components > X.shape[0]:

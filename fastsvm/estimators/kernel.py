@@ -1,12 +1,7 @@
 """SVC, NuSVC, SVR, NuSVR, OneClassSVM: scikit-learn's kernel SVMs over fastsvm's solvers.
 
-The parameters and fitted attributes are those of ``sklearn.svm`` (LIBSVM inside), plus
-``solver`` (a name in ``fastsvm.solvers.SOLVERS``), ``solver_options`` (that solver's options as a
-dict, what ``-o name=value`` sets on the command line: ``fastsvm-train`` lists them), ``n_jobs``
-(threads for the one-vs-one pairs and the kernel rows; None = all cores) and ``warm_start``
-(scikit-learn's meaning: a refit, e.g. after set_params(C=...), starts from the previous fit's
-solution). The trained LIBSVM model is ``model_``, so ``fastsvm.save_model(est.model_, path)``
-writes a file LIBSVM's own tools read.
+Each class's docstring gives its parameters (those of ``sklearn.svm``, plus ``solver``,
+``solver_options``, ``n_jobs`` and ``warm_start``) and its fitted attributes.
 
 Classes are trained in sorted order (scikit-learn's ``classes_``), so the one-vs-one pairs and
 the rows of ``dual_coef_`` line up with scikit-learn's: LIBSVM orders labels by first
@@ -78,9 +73,36 @@ class _KernelSVM(BaseEstimator):
     # -- fitting -------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit the SVM on X (n_samples x n_features, or the n_samples x n_samples Gram matrix
-        for kernel='precomputed'; anything the callable kernel reads) and y; sample_weight
-        rescales C per sample, and a sample of weight <= 0 is left out, as in scikit-learn."""
+        """Fit the SVM model to the training data.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training vectors; for kernel='precomputed', the Gram matrix (n_samples, n_samples);
+            for a callable kernel, anything it reads.
+        y : array-like of shape (n_samples,)
+            Target values: class labels for classification, real numbers for regression.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights. They rescale C per sample; a sample of weight <= 0 is left
+            out, as in scikit-learn.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import SVC, SVR
+        >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0], [3.0, 1.0]])
+        >>> clf = SVC(kernel="linear").fit(X, [0, 0, 1, 1])
+        >>> clf.support_vectors_.shape[1]
+        2
+        >>> reg = SVR(kernel="linear").fit(X, [0.0, 1.0, 2.0, 3.0], sample_weight=[1, 1, 1, 0])
+        >>> reg.n_features_in_
+        2
+        """
         self._check_solver()
         if self.kernel == "precomputed" and sp.issparse(X):
             raise TypeError("Sparse precomputed kernels are not supported.")
@@ -345,9 +367,35 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
         return -1.0 if len(self.classes_) == 2 else 1.0
 
     def decision_function(self, X):
-        """Binary: (n_samples,), positive for classes_[1]. Otherwise the one-vs-one values
-        (n_samples, n_pairs), or with decision_function_shape='ovr' scikit-learn's monotone
-        transform of the votes (n_samples, n_classes)."""
+        """Evaluate the decision function on the samples in X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples; for kernel='precomputed', their kernel values against the training
+            samples, (n_samples, n_samples_train).
+
+        Returns
+        -------
+        dec : ndarray of shape (n_samples,), (n_samples, n_classes) or (n_samples, n_classes * (n_classes - 1) / 2)
+            Two classes: (n_samples,), positive for ``classes_[1]``. More: with
+            decision_function_shape='ovr', scikit-learn's monotone transform of the one-vs-one
+            votes, (n_samples, n_classes); with 'ovo', the one-vs-one values, one column per
+            pair (0, 1), (0, 2), ..., (1, 2), ... of ``classes_``.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_classification
+        >>> from fastsvm import SVC
+        >>> X, y = make_classification(n_samples=120, n_features=4, n_informative=3, n_redundant=0,
+        ...                            n_classes=4, random_state=0)
+        >>> SVC().fit(X, y).decision_function(X[:2]).shape
+        (2, 4)
+        >>> SVC(decision_function_shape="ovo").fit(X, y).decision_function(X[:2]).shape
+        (2, 6)
+        >>> SVC().fit(X, y == 0).decision_function(X[:2]).shape
+        (2,)
+        """
         dec = self._decision_values(X)
         if len(self.classes_) == 2:
             return -dec[:, 0]
@@ -356,8 +404,30 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
         return dec
 
     def predict(self, X):
-        """Class labels by one-vs-one votes (ties: the first class), or with break_ties the
-        argmax of the 'ovr' decision function."""
+        """Perform classification on the samples in X.
+
+        The class of a sample is the one the one-vs-one pairs vote for most (on a tie, the first
+        of the tied classes), or with break_ties the argmax of the 'ovr' decision function.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples; for kernel='precomputed', their kernel values against the training
+            samples, (n_samples, n_samples_train).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The class labels, elements of ``classes_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import NuSVC
+        >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
+        >>> NuSVC(nu=0.5).fit(X, ["a", "a", "b", "b"]).predict([[0.0, 0.5], [3.0, 3.5]])
+        array(['a', 'b'], dtype='<U1')
+        """
         check_is_fitted(self)
         if self.break_ties and self.decision_function_shape == "ovo":
             raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
@@ -374,8 +444,38 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
 
     @available_if(_check_proba)
     def predict_proba(self, X):
-        """Class probabilities (columns in classes_ order): LIBSVM's Platt sigmoids per pair,
-        coupled pairwise. Needs probability=True at fit time."""
+        """Compute the probabilities of the classes for the samples in X.
+
+        LIBSVM's probability model: Platt's sigmoid on each pair's decision values, the pairs'
+        estimates coupled into one distribution. It needs probability=True at fit time.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples; for kernel='precomputed', their kernel values against the training
+            samples, (n_samples, n_samples_train).
+
+        Returns
+        -------
+        T : ndarray of shape (n_samples, n_classes)
+            The probability of each class, columns in the order of ``classes_``.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np
+        >>> from sklearn.datasets import make_classification
+        >>> from fastsvm import SVC
+        >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", FutureWarning)  # scikit-learn >= 1.9 deprecates probability
+        ...     clf = SVC(probability=True, random_state=0).fit(X, y)
+        >>> proba = clf.predict_proba(X[:3])
+        >>> proba.shape
+        (3, 2)
+        >>> bool(np.allclose(proba.sum(axis=1), 1.0))
+        True
+        """
         rows = self._validated_rows(X)
         if self.model_.prob_a is None:
             raise NotFittedError("predict_proba is not available when fitted with probability=False")
@@ -383,7 +483,32 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
 
     @available_if(_check_proba)
     def predict_log_proba(self, X):
-        """Logarithm of predict_proba."""
+        """Compute the log-probabilities of the classes for the samples in X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples; for kernel='precomputed', their kernel values against the training
+            samples, (n_samples, n_samples_train).
+
+        Returns
+        -------
+        T : ndarray of shape (n_samples, n_classes)
+            The logarithm of predict_proba(X), columns in the order of ``classes_``.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np
+        >>> from sklearn.datasets import make_classification
+        >>> from fastsvm import SVC
+        >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", FutureWarning)  # scikit-learn >= 1.9 deprecates probability
+        ...     clf = SVC(probability=True, random_state=0).fit(X, y)
+        >>> bool(np.allclose(np.exp(clf.predict_log_proba(X[:3])), clf.predict_proba(X[:3])))
+        True
+        """
         return np.log(self.predict_proba(X))
 
     def _platt_a(self):
@@ -405,7 +530,148 @@ class _KernelClassifier(ClassifierMixin, _KernelSVM):
 
 
 class SVC(_KernelClassifier):
-    """C-support vector classification (LIBSVM -s 0), ``sklearn.svm.SVC``'s API."""
+    """C-support vector classification (LIBSVM's -s 0), with sklearn.svm.SVC's API.
+
+    The parameters and fitted attributes are scikit-learn's; fastsvm adds ``solver``,
+    ``solver_options``, ``n_jobs`` and ``warm_start``. Multi-class problems are trained one-vs-one,
+    the classes in sorted order (``classes_``), so the pairs and the rows of ``dual_coef_`` line up
+    with scikit-learn's.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Regularization parameter. The strength of the regularization is inversely proportional
+        to C. Must be strictly positive. The penalty is a squared l2 penalty.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel. 'precomputed': X is the Gram matrix, (n_samples, n_samples) at fit time and
+        (n_samples_test, n_samples_train) at predict time. A callable ``kernel(A, B)`` returns
+        the matrix of kernel values between the rows of A and of B; it gets X as given.
+    degree : int, default=3
+        Degree of the polynomial kernel ('poly'). Must be non-negative. Ignored by the other
+        kernels.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid': 'scale' is 1 / (n_features *
+        X.var()), 'auto' is 1 / n_features, a float must be non-negative.
+    coef0 : float, default=0.0
+        Independent term of the kernel function, used by 'poly' and 'sigmoid' only.
+    shrinking : bool, default=True
+        Whether to use LIBSVM's shrinking heuristic.
+    probability : bool, default='deprecated' (False before scikit-learn 1.9)
+        Whether to fit LIBSVM's probability model (Platt's sigmoids on the pairs' decision
+        values, by an internal 5-fold cross-validation at fit time), which predict_proba needs.
+        It needs a one-vs-one solver. As in scikit-learn 1.9, which deprecates it (removal in
+        1.11), giving any value warns: ``CalibratedClassifierCV(estimator, ensemble=False)``
+        replaces it.
+    tol : float, default=1e-3
+        Tolerance of the stopping criterion.
+    cache_size : float, default=200
+        Size of the kernel cache, in MB.
+    class_weight : dict or 'balanced', default=None
+        Set the parameter C of class i to class_weight[i] * C. None: every class has weight one.
+        'balanced' uses the weights n_samples / (n_classes * np.bincount(y)).
+    verbose : bool, default=False
+        Print the solver's progress and LIBSVM's summary lines to stdout.
+    max_iter : int, default=-1
+        Hard limit on the solver's iterations, or -1 for LIBSVM's own cap. A fit that reaches it
+        sets ``fit_status_`` to 1 and warns (ConvergenceWarning).
+    decision_function_shape : {'ovo', 'ovr'}, default='ovr'
+        Shape of decision_function with more than two classes: 'ovr' gives (n_samples,
+        n_classes), a monotone transform of the one-vs-one votes, as scikit-learn's other
+        classifiers; 'ovo' gives LIBSVM's one-vs-one values, (n_samples, n_classes * (n_classes
+        - 1) / 2). Training is one-vs-one either way.
+    break_ties : bool, default=False
+        With decision_function_shape='ovr' and more than two classes, predict breaks ties by the
+        decision function's values; otherwise the first of the tied classes is returned.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the probability model's cross-validation folds and of randomized solvers. None
+        means seed 0: a fit is deterministic.
+    solver : str, default='auto'
+        The fastsvm solver: a name in ``fastsvm.solvers.SOLVERS`` that solves this problem, here
+        'auto', 'smo', 'block_smo', 'ssnal', 'nystroem' and 'admm'. 'auto' runs block_smo on
+        subproblems of 6000 dual variables and more, smo (LIBSVM's own solver) below.
+        docs/guide.md ("Which solver") says which to choose; the linear one-vs-rest solvers
+        belong to LinearSVC.
+    solver_options : dict, default=None
+        The solver's options, ``{name: value}``: what ``-o name=value`` sets on the command
+        line, with the same names and checks (e.g. ``{"working_set": 256}`` for block_smo).
+        ``fastsvm-train`` without arguments lists every solver's options.
+    n_jobs : int, default=None
+        Threads for the one-vs-one pairs and the kernel rows, in fit and predict. None means all
+        cores.
+    warm_start : bool, default=False
+        When True, a refit on the same rows (e.g. after ``set_params(C=...)``) starts from the
+        previous fit's solution where the solver can; otherwise every fit starts afresh.
+
+    Attributes
+    ----------
+    class_weight_ : ndarray of shape (n_classes,)
+        Multipliers of C for each class, computed from class_weight.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    coef_ : ndarray of shape (n_classes * (n_classes - 1) / 2, n_features)
+        Weights of the features in the primal problem, one row per one-vs-one pair (one row for
+        two classes). Linear kernel only; read-only, and sparse when X was.
+    dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
+        Dual coefficients of the support vectors in the decision function, in LIBSVM's
+        one-vs-one layout, multiplied by their targets.
+    fit_status_ : int
+        0 if the solver converged, 1 if it stopped at max_iter (with a warning).
+    intercept_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Constants in the decision function, one per one-vs-one pair.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit; defined only when X has feature names that are
+        all strings.
+    n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Number of iterations of the solver, one per one-vs-one pair.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training rows.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The support vectors (CSR when X was sparse; empty for a precomputed or callable kernel).
+    n_support_ : ndarray of shape (n_classes,), dtype=int32
+        Number of support vectors of each class.
+    probA_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Platt's parameter A of each pair with probability=True (empty otherwise); deprecated
+        with probability from scikit-learn 1.9.
+    probB_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Platt's parameter B of each pair, as probA_.
+    shape_fit_ : tuple of int of shape (n_dimensions_of_X,)
+        Dimensions of the training X.
+    model_ : fastsvm.Model
+        The trained LIBSVM model: ``fastsvm.save_model(est.model_, path)`` writes a model file
+        LIBSVM's own tools read.
+
+    See Also
+    --------
+    NuSVC : The same classifier, its number of support vectors set by nu.
+    LinearSVC : Linear classification, for many samples.
+    sklearn.svm.SVC : scikit-learn's own, over its fork of LIBSVM.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from fastsvm import SVC
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> clf = SVC(kernel="rbf", C=1.0).fit(X, y)
+    >>> clf.predict(X[:4]).shape
+    (4,)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    >>> clf.dual_coef_.shape == (1, clf.n_support_.sum())
+    True
+
+    A named solver and one of its options, and the trained LIBSVM model written to a file:
+
+    >>> import os, tempfile
+    >>> import fastsvm
+    >>> clf = SVC(solver="block_smo", solver_options={"working_set": 256}).fit(X, y)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "svc.model")
+    ...     fastsvm.save_model(clf.model_, path)
+    ...     fastsvm.load_model(path).svm_type
+    'c_svc'
+    """
 
     _svm_type = "c_svc"
     _parameter_constraints: dict = {**_KernelClassifier._parameter_constraints, **_KernelSVM._C}
@@ -437,8 +703,135 @@ class SVC(_KernelClassifier):
 
 
 class NuSVC(_KernelClassifier):
-    """nu-support vector classification (LIBSVM -s 1), ``sklearn.svm.NuSVC``'s API. As in
-    LIBSVM, class_weight does not change the fit (only class_weight_ reports it)."""
+    """nu-support vector classification (LIBSVM's -s 1), with sklearn.svm.NuSVC's API.
+
+    Like SVC, with the parameter nu in place of C: it bounds the fractions of margin
+    errors and of support vectors. fastsvm adds ``solver``, ``solver_options``, ``n_jobs`` and
+    ``warm_start``.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        An upper bound on the fraction of margin errors and a lower bound on the fraction of
+        support vectors. Must be in (0, 1].
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel. 'precomputed': X is the Gram matrix, (n_samples, n_samples) at fit time and
+        (n_samples_test, n_samples_train) at predict time. A callable ``kernel(A, B)`` returns
+        the matrix of kernel values between the rows of A and of B; it gets X as given.
+    degree : int, default=3
+        Degree of the polynomial kernel ('poly'). Must be non-negative. Ignored by the other
+        kernels.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid': 'scale' is 1 / (n_features *
+        X.var()), 'auto' is 1 / n_features, a float must be non-negative.
+    coef0 : float, default=0.0
+        Independent term of the kernel function, used by 'poly' and 'sigmoid' only.
+    shrinking : bool, default=True
+        Whether to use LIBSVM's shrinking heuristic.
+    probability : bool, default='deprecated' (False before scikit-learn 1.9)
+        Whether to fit LIBSVM's probability model (Platt's sigmoids on the pairs' decision
+        values, by an internal 5-fold cross-validation at fit time), which predict_proba needs.
+        It needs a one-vs-one solver. As in scikit-learn 1.9, which deprecates it (removal in
+        1.11), giving any value warns: ``CalibratedClassifierCV(estimator, ensemble=False)``
+        replaces it.
+    tol : float, default=1e-3
+        Tolerance of the stopping criterion.
+    cache_size : float, default=200
+        Size of the kernel cache, in MB.
+    class_weight : dict or 'balanced', default=None
+        Class weights as in SVC. As in LIBSVM, they do not change a nu-SVC fit: only
+        ``class_weight_`` reports them.
+    verbose : bool, default=False
+        Print the solver's progress and LIBSVM's summary lines to stdout.
+    max_iter : int, default=-1
+        Hard limit on the solver's iterations, or -1 for LIBSVM's own cap. A fit that reaches it
+        sets ``fit_status_`` to 1 and warns (ConvergenceWarning).
+    decision_function_shape : {'ovo', 'ovr'}, default='ovr'
+        Shape of decision_function with more than two classes: 'ovr' gives (n_samples,
+        n_classes), a monotone transform of the one-vs-one votes, as scikit-learn's other
+        classifiers; 'ovo' gives LIBSVM's one-vs-one values, (n_samples, n_classes * (n_classes
+        - 1) / 2). Training is one-vs-one either way.
+    break_ties : bool, default=False
+        With decision_function_shape='ovr' and more than two classes, predict breaks ties by the
+        decision function's values; otherwise the first of the tied classes is returned.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the probability model's cross-validation folds and of randomized solvers. None
+        means seed 0: a fit is deterministic.
+    solver : str, default='auto'
+        The fastsvm solver: a name in ``fastsvm.solvers.SOLVERS`` that solves this problem, here
+        'auto', 'smo', 'block_smo' and 'dcdm' (its bias in the kernel). 'auto' runs block_smo on
+        subproblems of 6000 dual variables and more, smo (LIBSVM's own solver) below.
+        docs/guide.md ("Which solver") says which to choose; the linear one-vs-rest solvers
+        belong to LinearSVC.
+    solver_options : dict, default=None
+        The solver's options, ``{name: value}``: what ``-o name=value`` sets on the command
+        line, with the same names and checks (e.g. ``{"working_set": 256}`` for block_smo).
+        ``fastsvm-train`` without arguments lists every solver's options.
+    n_jobs : int, default=None
+        Threads for the one-vs-one pairs and the kernel rows, in fit and predict. None means all
+        cores.
+    warm_start : bool, default=False
+        When True, a refit on the same rows (e.g. after ``set_params(C=...)``) starts from the
+        previous fit's solution where the solver can; otherwise every fit starts afresh.
+
+    Attributes
+    ----------
+    class_weight_ : ndarray of shape (n_classes,)
+        Multipliers of C for each class, computed from class_weight.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    coef_ : ndarray of shape (n_classes * (n_classes - 1) / 2, n_features)
+        Weights of the features in the primal problem, one row per one-vs-one pair (one row for
+        two classes). Linear kernel only; read-only, and sparse when X was.
+    dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
+        Dual coefficients of the support vectors in the decision function, in LIBSVM's
+        one-vs-one layout, multiplied by their targets.
+    fit_status_ : int
+        0 if the solver converged, 1 if it stopped at max_iter (with a warning).
+    intercept_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Constants in the decision function, one per one-vs-one pair.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit; defined only when X has feature names that are
+        all strings.
+    n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Number of iterations of the solver, one per one-vs-one pair.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training rows.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The support vectors (CSR when X was sparse; empty for a precomputed or callable kernel).
+    n_support_ : ndarray of shape (n_classes,), dtype=int32
+        Number of support vectors of each class.
+    probA_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Platt's parameter A of each pair with probability=True (empty otherwise); deprecated
+        with probability from scikit-learn 1.9.
+    probB_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Platt's parameter B of each pair, as probA_.
+    shape_fit_ : tuple of int of shape (n_dimensions_of_X,)
+        Dimensions of the training X.
+    model_ : fastsvm.Model
+        The trained LIBSVM model: ``fastsvm.save_model(est.model_, path)`` writes a model file
+        LIBSVM's own tools read.
+
+    See Also
+    --------
+    SVC : The same classifier with the parameter C.
+    sklearn.svm.NuSVC : scikit-learn's own, over its fork of LIBSVM.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from fastsvm import NuSVC
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> clf = NuSVC(nu=0.3).fit(X, y)
+    >>> clf.predict(X[:4]).shape
+    (4,)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    >>> clf.dual_coef_.shape == (1, clf.n_support_.sum())
+    True
+    """
 
     _svm_type = "nu_svc"
     _parameter_constraints: dict = {**_KernelClassifier._parameter_constraints, **_KernelSVM._NU}
@@ -471,12 +864,132 @@ class NuSVC(_KernelClassifier):
 
 class _KernelRegressor(RegressorMixin, _KernelSVM):
     def predict(self, X):
-        """Predicted values."""
+        """Perform regression on the samples in X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples; for kernel='precomputed', their kernel values against the training
+            samples, (n_samples, n_samples_train).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predicted values.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import SVR
+        >>> X = np.linspace(0.0, 1.0, 20).reshape(-1, 1)
+        >>> reg = SVR(kernel="linear", C=10.0, epsilon=0.01).fit(X, 2.0 * X.ravel())
+        >>> np.round(reg.predict([[0.5]]), 1)
+        array([1.])
+        """
         return self._decision_values(X)[:, 0]
 
 
 class SVR(_KernelRegressor):
-    """epsilon-support vector regression (LIBSVM -s 3), ``sklearn.svm.SVR``'s API."""
+    """epsilon-support vector regression (LIBSVM's -s 3), with sklearn.svm.SVR's API.
+
+    The parameters and fitted attributes are scikit-learn's; fastsvm adds ``solver``,
+    ``solver_options``, ``n_jobs`` and ``warm_start``.
+
+    Parameters
+    ----------
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel. 'precomputed': X is the Gram matrix, (n_samples, n_samples) at fit time and
+        (n_samples_test, n_samples_train) at predict time. A callable ``kernel(A, B)`` returns
+        the matrix of kernel values between the rows of A and of B; it gets X as given.
+    degree : int, default=3
+        Degree of the polynomial kernel ('poly'). Must be non-negative. Ignored by the other
+        kernels.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid': 'scale' is 1 / (n_features *
+        X.var()), 'auto' is 1 / n_features, a float must be non-negative.
+    coef0 : float, default=0.0
+        Independent term of the kernel function, used by 'poly' and 'sigmoid' only.
+    tol : float, default=1e-3
+        Tolerance of the stopping criterion.
+    C : float, default=1.0
+        Regularization parameter. The strength of the regularization is inversely proportional
+        to C. Must be strictly positive. The penalty is a squared l2 penalty.
+    epsilon : float, default=0.1
+        Epsilon of the epsilon-SVR model: the width of the tube within which no penalty is
+        associated with the training loss. Must be non-negative.
+    shrinking : bool, default=True
+        Whether to use LIBSVM's shrinking heuristic.
+    cache_size : float, default=200
+        Size of the kernel cache, in MB.
+    verbose : bool, default=False
+        Print the solver's progress and LIBSVM's summary lines to stdout.
+    max_iter : int, default=-1
+        Hard limit on the solver's iterations, or -1 for LIBSVM's own cap. A fit that reaches it
+        sets ``fit_status_`` to 1 and warns (ConvergenceWarning).
+    solver : str, default='auto'
+        The fastsvm solver: a name in ``fastsvm.solvers.SOLVERS`` that solves this problem, here
+        'auto', 'smo', 'block_smo', 'ssnal' and 'nystroem'. 'auto' runs block_smo on subproblems
+        of 6000 dual variables and more, smo (LIBSVM's own solver) below. docs/guide.md ("Which
+        solver") says which to choose; the linear one-vs-rest solvers belong to LinearSVC.
+    solver_options : dict, default=None
+        The solver's options, ``{name: value}``: what ``-o name=value`` sets on the command
+        line, with the same names and checks (e.g. ``{"working_set": 256}`` for block_smo).
+        ``fastsvm-train`` without arguments lists every solver's options.
+    n_jobs : int, default=None
+        Threads for the one-vs-one pairs and the kernel rows, in fit and predict. None means all
+        cores.
+    warm_start : bool, default=False
+        When True, a refit on the same rows (e.g. after ``set_params(C=...)``) starts from the
+        previous fit's solution where the solver can; otherwise every fit starts afresh.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+        Weights of the features in the primal problem. Linear kernel only; read-only, and sparse
+        when X was.
+    dual_coef_ : ndarray of shape (1, n_SV)
+        Coefficients of the support vectors in the decision function.
+    fit_status_ : int
+        0 if the solver converged, 1 if it stopped at max_iter (with a warning).
+    intercept_ : ndarray of shape (1,)
+        Constant in the decision function.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit; defined only when X has feature names that are
+        all strings.
+    n_iter_ : int
+        Number of iterations of the solver.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training rows.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The support vectors (CSR when X was sparse; empty for a precomputed or callable kernel).
+    n_support_ : ndarray of shape (1,), dtype=int32
+        Number of support vectors.
+    shape_fit_ : tuple of int of shape (n_dimensions_of_X,)
+        Dimensions of the training X.
+    model_ : fastsvm.Model
+        The trained LIBSVM model: ``fastsvm.save_model(est.model_, path)`` writes a model file
+        LIBSVM's own tools read.
+
+    See Also
+    --------
+    NuSVR : The same regression, its number of support vectors set by nu.
+    sklearn.svm.SVR : scikit-learn's own, over its fork of LIBSVM.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastsvm import SVR
+    >>> rng = np.random.RandomState(0)
+    >>> X = np.sort(5 * rng.rand(40, 1), axis=0)
+    >>> y = np.sin(X).ravel()
+    >>> reg = SVR(C=1.0, epsilon=0.1).fit(X, y)
+    >>> bool(np.abs(reg.predict(X) - y).max() < 0.2)
+    True
+    >>> reg.dual_coef_.shape == (1, reg.n_support_[0])
+    True
+    """
 
     _svm_type = "epsilon_svr"
     _parameter_constraints: dict = {**_KernelSVM._parameter_constraints, **_KernelSVM._C,
@@ -504,7 +1017,106 @@ class SVR(_KernelRegressor):
 
 
 class NuSVR(_KernelRegressor):
-    """nu-support vector regression (LIBSVM -s 4), ``sklearn.svm.NuSVR``'s API."""
+    """nu-support vector regression (LIBSVM's -s 4), with sklearn.svm.NuSVR's API.
+
+    Like SVR, with the parameter nu in place of epsilon: it bounds the fractions of
+    training errors and of support vectors. fastsvm adds ``solver``, ``solver_options``, ``n_jobs``
+    and ``warm_start``.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        An upper bound on the fraction of training errors and a lower bound on the fraction of
+        support vectors. Must be in (0, 1].
+    C : float, default=1.0
+        Penalty parameter C of the error term. Must be strictly positive and finite.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel. 'precomputed': X is the Gram matrix, (n_samples, n_samples) at fit time and
+        (n_samples_test, n_samples_train) at predict time. A callable ``kernel(A, B)`` returns
+        the matrix of kernel values between the rows of A and of B; it gets X as given.
+    degree : int, default=3
+        Degree of the polynomial kernel ('poly'). Must be non-negative. Ignored by the other
+        kernels.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid': 'scale' is 1 / (n_features *
+        X.var()), 'auto' is 1 / n_features, a float must be non-negative.
+    coef0 : float, default=0.0
+        Independent term of the kernel function, used by 'poly' and 'sigmoid' only.
+    shrinking : bool, default=True
+        Whether to use LIBSVM's shrinking heuristic.
+    tol : float, default=1e-3
+        Tolerance of the stopping criterion.
+    cache_size : float, default=200
+        Size of the kernel cache, in MB.
+    verbose : bool, default=False
+        Print the solver's progress and LIBSVM's summary lines to stdout.
+    max_iter : int, default=-1
+        Hard limit on the solver's iterations, or -1 for LIBSVM's own cap. A fit that reaches it
+        sets ``fit_status_`` to 1 and warns (ConvergenceWarning).
+    solver : str, default='auto'
+        The fastsvm solver: a name in ``fastsvm.solvers.SOLVERS`` that solves this problem, here
+        'auto', 'smo' and 'block_smo'. 'auto' runs block_smo on subproblems of 6000 dual
+        variables and more, smo (LIBSVM's own solver) below. docs/guide.md ("Which solver") says
+        which to choose; the linear one-vs-rest solvers belong to LinearSVC.
+    solver_options : dict, default=None
+        The solver's options, ``{name: value}``: what ``-o name=value`` sets on the command
+        line, with the same names and checks (e.g. ``{"working_set": 256}`` for block_smo).
+        ``fastsvm-train`` without arguments lists every solver's options.
+    n_jobs : int, default=None
+        Threads for the one-vs-one pairs and the kernel rows, in fit and predict. None means all
+        cores.
+    warm_start : bool, default=False
+        When True, a refit on the same rows (e.g. after ``set_params(C=...)``) starts from the
+        previous fit's solution where the solver can; otherwise every fit starts afresh.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+        Weights of the features in the primal problem. Linear kernel only; read-only, and sparse
+        when X was.
+    dual_coef_ : ndarray of shape (1, n_SV)
+        Coefficients of the support vectors in the decision function.
+    fit_status_ : int
+        0 if the solver converged, 1 if it stopped at max_iter (with a warning).
+    intercept_ : ndarray of shape (1,)
+        Constant in the decision function.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit; defined only when X has feature names that are
+        all strings.
+    n_iter_ : int
+        Number of iterations of the solver.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training rows.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The support vectors (CSR when X was sparse; empty for a precomputed or callable kernel).
+    n_support_ : ndarray of shape (1,), dtype=int32
+        Number of support vectors.
+    shape_fit_ : tuple of int of shape (n_dimensions_of_X,)
+        Dimensions of the training X.
+    model_ : fastsvm.Model
+        The trained LIBSVM model: ``fastsvm.save_model(est.model_, path)`` writes a model file
+        LIBSVM's own tools read.
+
+    See Also
+    --------
+    SVR : The same regression with the parameter epsilon.
+    sklearn.svm.NuSVR : scikit-learn's own, over its fork of LIBSVM.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastsvm import NuSVR
+    >>> rng = np.random.RandomState(0)
+    >>> X = np.sort(5 * rng.rand(40, 1), axis=0)
+    >>> y = np.sin(X).ravel()
+    >>> reg = NuSVR(nu=0.5, C=1.0).fit(X, y)
+    >>> bool(np.abs(reg.predict(X) - y).max() < 0.2)
+    True
+    >>> reg.dual_coef_.shape == (1, reg.n_support_[0])
+    True
+    """
 
     _svm_type = "nu_svr"
     _parameter_constraints: dict = {**_KernelSVM._parameter_constraints, **_KernelSVM._C,
@@ -532,7 +1144,104 @@ class NuSVR(_KernelRegressor):
 
 
 class OneClassSVM(OutlierMixin, _KernelSVM):
-    """One-class SVM (LIBSVM -s 2), ``sklearn.svm.OneClassSVM``'s API: +1 inliers, -1 outliers."""
+    """One-class SVM (LIBSVM's -s 2), with sklearn.svm.OneClassSVM's API: unsupervised outlier detection.
+
+    It estimates the support of a distribution: predict gives +1 for inliers and -1 for
+    outliers. The parameters and fitted attributes are scikit-learn's; fastsvm adds ``solver``,
+    ``solver_options``, ``n_jobs`` and ``warm_start``.
+
+    Parameters
+    ----------
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        The kernel. 'precomputed': X is the Gram matrix, (n_samples, n_samples) at fit time and
+        (n_samples_test, n_samples_train) at predict time. A callable ``kernel(A, B)`` returns
+        the matrix of kernel values between the rows of A and of B; it gets X as given.
+    degree : int, default=3
+        Degree of the polynomial kernel ('poly'). Must be non-negative. Ignored by the other
+        kernels.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid': 'scale' is 1 / (n_features *
+        X.var()), 'auto' is 1 / n_features, a float must be non-negative.
+    coef0 : float, default=0.0
+        Independent term of the kernel function, used by 'poly' and 'sigmoid' only.
+    tol : float, default=1e-3
+        Tolerance of the stopping criterion.
+    nu : float, default=0.5
+        An upper bound on the fraction of training errors (outliers) and a lower bound on the
+        fraction of support vectors. Must be in (0, 1].
+    shrinking : bool, default=True
+        Whether to use LIBSVM's shrinking heuristic.
+    cache_size : float, default=200
+        Size of the kernel cache, in MB.
+    verbose : bool, default=False
+        Print the solver's progress and LIBSVM's summary lines to stdout.
+    max_iter : int, default=-1
+        Hard limit on the solver's iterations, or -1 for LIBSVM's own cap. A fit that reaches it
+        sets ``fit_status_`` to 1 and warns (ConvergenceWarning).
+    solver : str, default='auto'
+        The fastsvm solver: a name in ``fastsvm.solvers.SOLVERS`` that solves this problem, here
+        'auto', 'smo', 'block_smo' and 'dcdm'. 'auto' runs block_smo on subproblems of 6000 dual
+        variables and more, smo (LIBSVM's own solver) below. docs/guide.md ("Which solver") says
+        which to choose; the linear one-vs-rest solvers belong to LinearSVC.
+    solver_options : dict, default=None
+        The solver's options, ``{name: value}``: what ``-o name=value`` sets on the command
+        line, with the same names and checks (e.g. ``{"working_set": 256}`` for block_smo).
+        ``fastsvm-train`` without arguments lists every solver's options.
+    n_jobs : int, default=None
+        Threads for the one-vs-one pairs and the kernel rows, in fit and predict. None means all
+        cores.
+    warm_start : bool, default=False
+        When True, a refit on the same rows (e.g. after ``set_params(C=...)``) starts from the
+        previous fit's solution where the solver can; otherwise every fit starts afresh.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+        Weights of the features in the primal problem. Linear kernel only; read-only, and sparse
+        when X was.
+    dual_coef_ : ndarray of shape (1, n_SV)
+        Coefficients of the support vectors in the decision function.
+    fit_status_ : int
+        0 if the solver converged, 1 if it stopped at max_iter (with a warning).
+    intercept_ : ndarray of shape (1,)
+        Constant in the decision function.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit; defined only when X has feature names that are
+        all strings.
+    n_iter_ : int
+        Number of iterations of the solver.
+    offset_ : ndarray of shape (1,)
+        The offset that turns the raw scores into the decision function: decision_function =
+        score_samples - offset_. It equals -intercept_.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training rows.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The support vectors (CSR when X was sparse; empty for a precomputed or callable kernel).
+    n_support_ : ndarray of shape (1,), dtype=int32
+        Number of support vectors.
+    shape_fit_ : tuple of int of shape (n_dimensions_of_X,)
+        Dimensions of the training X.
+    model_ : fastsvm.Model
+        The trained LIBSVM model: ``fastsvm.save_model(est.model_, path)`` writes a model file
+        LIBSVM's own tools read.
+
+    See Also
+    --------
+    sklearn.svm.OneClassSVM : scikit-learn's own, over its fork of LIBSVM.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastsvm import OneClassSVM
+    >>> X = 0.3 * np.random.RandomState(0).randn(100, 2)
+    >>> detector = OneClassSVM(nu=0.1, gamma=0.5).fit(X)
+    >>> detector.predict([[0.0, 0.0], [4.0, 4.0]])
+    array([ 1, -1])
+    >>> bool(0.8 < np.mean(detector.predict(X) == 1) < 1.0)
+    True
+    """
 
     _svm_type = "one_class"
     _parameter_constraints: dict = {**_KernelSVM._parameter_constraints, **_KernelSVM._NU}
@@ -556,20 +1265,109 @@ class OneClassSVM(OutlierMixin, _KernelSVM):
         self.warm_start = warm_start
 
     def fit(self, X, y=None, sample_weight=None):
-        """Detect the soft boundary of the set of samples X (y is ignored)."""
+        """Detect the soft boundary of the set of samples X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The training samples; for kernel='precomputed', the Gram matrix (n_samples,
+            n_samples).
+        y : None
+            Ignored; present for API consistency.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights. They rescale C per sample; a sample of weight <= 0 is left out.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import OneClassSVM
+        >>> X = np.random.RandomState(0).randn(50, 2)
+        >>> detector = OneClassSVM(nu=0.2).fit(X)
+        >>> detector.offset_.shape
+        (1,)
+        """
         super().fit(X, np.ones(_num_samples(X)), sample_weight=sample_weight)
         self.offset_ = -self.intercept_
         return self
 
     def decision_function(self, X):
-        """Signed distance to the boundary: positive for inliers."""
+        """Signed distance to the separating hyperplane: positive for inliers.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples; for kernel='precomputed', their kernel values against the training
+            samples, (n_samples, n_samples_train).
+
+        Returns
+        -------
+        dec : ndarray of shape (n_samples,)
+            The decision function of each sample: positive inside the boundary, negative
+            outside.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import OneClassSVM
+        >>> X = 0.3 * np.random.RandomState(0).randn(100, 2)
+        >>> detector = OneClassSVM(nu=0.1, gamma=0.5).fit(X)
+        >>> detector.decision_function([[0.0, 0.0], [4.0, 4.0]]) > 0
+        array([ True, False])
+        """
         return self._decision_values(X)[:, 0]
 
     def score_samples(self, X):
-        """The unshifted decision function: decision_function(X) + offset_."""
+        """Raw scoring function of the samples: the decision function before its offset.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples; for kernel='precomputed', their kernel values against the training
+            samples, (n_samples, n_samples_train).
+
+        Returns
+        -------
+        score_samples : ndarray of shape (n_samples,)
+            ``decision_function(X) + offset_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import OneClassSVM
+        >>> X = 0.3 * np.random.RandomState(0).randn(100, 2)
+        >>> detector = OneClassSVM(nu=0.1, gamma=0.5).fit(X)
+        >>> scores = detector.score_samples(X[:3])
+        >>> bool(np.allclose(scores - detector.offset_, detector.decision_function(X[:3])))
+        True
+        """
         return self.decision_function(X) + self.offset_
 
     def predict(self, X):
-        """+1 for inliers, -1 for outliers."""
+        """Perform outlier detection on the samples in X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples; for kernel='precomputed', their kernel values against the training
+            samples, (n_samples, n_samples_train).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            +1 for an inlier, -1 for an outlier.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import OneClassSVM
+        >>> X = 0.3 * np.random.RandomState(0).randn(100, 2)
+        >>> OneClassSVM(nu=0.1, gamma=0.5).fit(X).predict([[0.0, 0.0], [4.0, 4.0]])
+        array([ 1, -1])
+        """
         rows = self._validated_rows(X)
         return predict(self.model_, rows, n_jobs=self.n_jobs).astype(np.intp)

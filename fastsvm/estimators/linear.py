@@ -68,27 +68,115 @@ def merged_options(given, implied):
     return options
 
 class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEstimator):
-    """Linear support vector classification (LIBLINEAR's linear SVMs).
+    """Linear support vector classification (LIBLINEAR's linear SVMs), with sklearn.svm.LinearSVC's API.
 
-    Same parameters and attributes as ``sklearn.svm.LinearSVC``: penalty l2 with the hinge loss
-    (dual, solver ``dcd``) or the squared hinge (dual ``dcd`` or primal ``primal_newton``), penalty
-    l1 with the squared hinge (primal, ``l1_cd``), one-vs-rest, or ``multi_class="crammer_singer"``
-    (``crammer_singer``, all classes jointly). The intercept is LIBLINEAR's regularized bias feature
-    of value ``intercept_scaling``. ``solver="nesvm"`` (Nesterov smoothing, one-vs-rest) solves
-    either penalty with the hinge or squared hinge, and penalty l2 with ``loss="squared_error"``
-    (the LS-SVM), with an unpenalized intercept as LIBSVM's; ``tol`` is then its relative duality
-    gap and ``max_iter`` counts gradient steps. ``solver="alm"`` (augmented Lagrange multipliers,
-    one-vs-rest) solves penalty l2 with the loss max(0, 1 - y f)^p for any ``p`` >= 1 (None: 1 for
-    the hinge, 2 for the squared hinge), the intercept unpenalized; ``tol`` is its relative
-    duality gap and ``max_iter`` counts multiplier steps. ``solver="auto"`` picks the solver of
-    the problem those arguments set; a named solver settles ``dual="auto"`` and must solve that
-    problem. The trained LIBSVM-format model is ``model_`` (``fastsvm.save_model(clf.model_,
-    path)`` writes it).
-    ``solver_options``: the solver's options as a dict (what ``-o name=value`` sets; ``fastsvm-train``
-    lists them), e.g. ``{"step": "exact"}`` for ``alm``; ``n_jobs``: threads of the threaded solvers
-    and of one-vs-rest (None: all cores; the model's bits do not depend on it).
-    ``warm_start=True``: a refit (e.g. after set_params(C=...)) starts from the previous fit's
-    solution where the solver can (dcd), as scikit-learn's linear models do.
+    The parameters and fitted attributes are scikit-learn's: penalty l2 with the hinge loss (dual,
+    solver ``dcd``) or the squared hinge (dual ``dcd`` or primal ``primal_newton``), penalty l1
+    with the squared hinge (primal, ``l1_cd``), one-vs-rest, or ``multi_class="crammer_singer"``
+    (``crammer_singer``, all classes jointly). The intercept is LIBLINEAR's regularized bias
+    feature of value ``intercept_scaling``. Two more solvers are fastsvm's own, one-vs-rest with an
+    unpenalized intercept, as LIBSVM's: ``solver="nesvm"`` (Nesterov smoothing) solves either
+    penalty with the hinge or the squared hinge, and penalty l2 with ``loss="squared_error"`` (the
+    LS-SVM); ``solver="alm"`` (augmented Lagrange multipliers) solves penalty l2 with the loss
+    max(0, 1 - y f)^p for any ``p`` >= 1. docs/guide.md ("Which solver") says which to choose.
+
+    Parameters
+    ----------
+    penalty : {'l1', 'l2'}, default='l2'
+        The norm of the penalty on the weights: 'l2' as in SVC, 'l1' for sparse weights.
+    loss : {'hinge', 'squared_hinge', 'squared_error'}, default='squared_hinge'
+        The loss: 'hinge' is the standard SVM loss, 'squared_hinge' its square, 'squared_error'
+        the LS-SVM's (solver='nesvm' only).
+    dual : 'auto' or bool, default='auto'
+        Solve the dual (True) or the primal (False) problem. 'auto' takes the dual when there
+        are fewer samples than features and the dual solves this (penalty, loss), else the
+        primal when it does, else the only formulation there is; a named LIBLINEAR solver
+        settles it (dcd: the dual).
+    tol : float, default=1e-4
+        Tolerance of the stopping criterion; for solver='nesvm' and 'alm', the relative duality
+        gap.
+    C : float, default=1.0
+        Regularization parameter. The strength of the regularization is inversely proportional
+        to C. Must be strictly positive.
+    multi_class : {'ovr', 'crammer_singer'}, default='ovr'
+        With more than two classes: 'ovr' trains one-vs-rest classifiers, 'crammer_singer'
+        optimizes a joint objective over all classes (penalty, loss and dual do not apply to
+        it).
+    fit_intercept : bool, default=True
+        Whether to fit an intercept. Without it the data are expected to be centered.
+    intercept_scaling : float, default=1
+        The value of the synthetic feature appended to every sample, whose weight is the
+        intercept (LIBLINEAR's -B): the intercept is regularized as the other weights are, less
+        so for a larger value. With solver='nesvm' and 'alm' the intercept is not penalized.
+    class_weight : dict or 'balanced', default=None
+        Set the parameter C of class i to class_weight[i] * C. None: every class has weight one.
+        'balanced' uses the weights n_samples / (n_classes * np.bincount(y)).
+    verbose : int, default=0
+        Print the solver's progress to stdout when non-zero.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the solvers' random choices (e.g. dcd's order of the coordinates). None means
+        seed 0: a fit is deterministic.
+    max_iter : int, default=1000
+        The maximum number of iterations; for solver='nesvm' it counts gradient steps, for
+        'alm' multiplier steps. A fit that uses them all warns (ConvergenceWarning).
+    solver : {'auto', 'dcd', 'primal_newton', 'l1_cd', 'crammer_singer', 'nesvm', 'alm'}, default='auto'
+        The fastsvm solver (``fastsvm.solvers.SOLVERS``). 'auto' picks the one of the problem
+        that penalty, loss, dual and multi_class set; a named solver must solve that problem.
+    warm_start : bool, default=False
+        When True, a refit on the same rows (e.g. after ``set_params(C=...)``) starts from the
+        previous fit's solution where the solver can (dcd), as scikit-learn's linear models do.
+    p : float, default=None
+        The power p >= 1 of the loss max(0, 1 - y f)^p, for solver='alm' only. None: 1 for
+        loss='hinge', 2 for loss='squared_hinge'.
+    solver_options : dict, default=None
+        The solver's options, ``{name: value}``: what ``-o name=value`` sets on the command
+        line, with the same names and checks (e.g. ``{"step": "exact"}`` for alm).
+        ``fastsvm-train`` without arguments lists every solver's options. An option the other
+        parameters also set must agree with them.
+    n_jobs : int, default=None
+        Threads of the threaded solvers and of one-vs-rest. None means all cores; the model does
+        not depend on it.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) if n_classes == 2 else (n_classes, n_features)
+        Weights of the features (one row per class with one-vs-rest or crammer_singer).
+    intercept_ : ndarray of shape (1,) if n_classes == 2 else (n_classes,)
+        Constants in the decision function; 0.0 with fit_intercept=False.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit; defined only when X has feature names that are
+        all strings.
+    n_iter_ : int
+        The largest number of iterations run over the classes.
+    model_ : fastsvm.Model
+        The trained model in LIBSVM's format (its weight vectors held as support vectors):
+        ``fastsvm.save_model(clf.model_, path)`` writes it.
+
+    See Also
+    --------
+    SVC : Kernel classification.
+    sklearn.svm.LinearSVC : scikit-learn's own, over LIBLINEAR.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from fastsvm import LinearSVC
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> clf = LinearSVC(C=1.0).fit(X, y)
+    >>> clf.coef_.shape, clf.intercept_.shape
+    ((1, 4), (1,))
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+
+    The Lp-loss SVM of solver 'alm', with one of its options:
+
+    >>> clf = LinearSVC(solver="alm", p=1.5, solver_options={"step": "exact"}).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
     """
 
     _parameter_constraints: dict = {
@@ -134,6 +222,31 @@ class LinearSVC(SparseCoefMixin, LinearClassifierMixin, ClassifierMixin, BaseEst
         self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None):
+        """Fit the model to the training data.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors.
+        y : array-like of shape (n_samples,)
+            Class labels, two classes or more.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights: they rescale C per sample.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastsvm import LinearSVC
+        >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0], [3.0, 1.0]])
+        >>> clf = LinearSVC(penalty="l1", dual=False).fit(X, [0, 0, 1, 1], sample_weight=[1, 1, 2, 2])
+        >>> clf.predict([[0.0, 0.5], [3.0, 0.5]])
+        array([0, 1])
+        """
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              order="C")

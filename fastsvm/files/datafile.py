@@ -49,15 +49,69 @@ _TOKEN = re.compile(rb"[^\s#]{0,61}")
 
 def load_svmlight_file(f, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",
                        query_id=False, offset=0, length=-1, n_jobs=None):
-    """Load a LIBSVM/svmlight file into a CSR matrix; same arguments and results as
-    ``sklearn.datasets.load_svmlight_file`` (plus ``n_jobs``, the parsing threads; None = all
-    cores).
+    """Load a dataset in LIBSVM/svmlight format into a sparse CSR matrix.
 
-    f: path (str or PathLike; ``.gz``, ``.bz2``, ``.xz`` decompressed on the fly), file
-    descriptor, or file object (binary or text; not closed). Returns ``(X, y)`` or, with
-    ``query_id=True``, ``(X, y, qid)``: X a ``scipy.sparse.csr_matrix`` (int32 indices, sorted
-    rows), y float64. Any malformed line raises ``FileFormatError`` naming file and line, and
-    nothing is returned.
+    The same arguments and results as ``sklearn.datasets.load_svmlight_file``, plus ``n_jobs``.
+    Any malformed line raises FileFormatError naming the file and the line, and nothing is
+    returned.
+
+    Parameters
+    ----------
+    f : str, path-like, int or file object
+        The file: a path (``.gz``, ``.bz2`` and ``.xz`` files are decompressed on the fly), a
+        file descriptor, or a file object, binary or text (not closed).
+    n_features : int, default=None
+        The number of features (columns of X). None: inferred from the largest index. Needed
+        when offset or length is given.
+    dtype : numpy data type, default=np.float64
+        Data type of X (y is float64).
+    multilabel : bool, default=False
+        Multi-label files are not supported: True raises ParameterError
+        (sklearn.datasets.load_svmlight_file reads them).
+    zero_based : bool or 'auto', default='auto'
+        Whether the column indices in the file are zero-based (True) or one-based (False, as
+        LIBSVM writes them). 'auto' takes them as one-based when no index 0 occurs and every
+        file has features; with offset or length, 'auto' means True.
+    query_id : bool, default=False
+        Also return the ``qid:`` value of each row.
+    offset : int, default=0
+        Skip the first offset bytes, then the rest of the line they end in.
+    length : int, default=-1
+        If positive, stop reading new lines once the position offset + length is reached.
+    n_jobs : int, default=None
+        Parsing threads. None means all cores.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        The rows, their column indices int32 and sorted.
+    y : ndarray of shape (n_samples,)
+        The labels, float64.
+    query_id : ndarray of shape (n_samples,)
+        The query ids, int64; returned only with query_id=True.
+
+    Raises
+    ------
+    FileFormatError
+        On a malformed line.
+
+    See Also
+    --------
+    load_svmlight_files : Several files with a common number of features.
+    dump_svmlight_file : Write a dataset in this format.
+
+    Examples
+    --------
+    >>> import io
+    >>> from fastsvm import load_svmlight_file
+    >>> X, y = load_svmlight_file(io.BytesIO(b"1 1:0.5 3:2\\n-1 2:1.5\\n"))
+    >>> X.shape
+    (2, 3)
+    >>> X.toarray()
+    array([[0.5, 0. , 2. ],
+           [0. , 1.5, 0. ]])
+    >>> y
+    array([ 1., -1.])
     """
     return tuple(load_svmlight_files([f], n_features=n_features, dtype=dtype, multilabel=multilabel,
                                      zero_based=zero_based, query_id=query_id, offset=offset,
@@ -66,10 +120,53 @@ def load_svmlight_file(f, *, n_features=None, dtype=np.float64, multilabel=False
 
 def load_svmlight_files(files, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",
                         query_id=False, offset=0, length=-1, n_jobs=None):
-    """Load several files with a common number of features: ``[X1, y1, X2, y2, ...]`` (with
-    ``qi`` after each ``yi`` when ``query_id``). ``zero_based="auto"`` is decided over all files
-    together, as scikit-learn does: indices are shifted down by one only if every file has
-    features and none has index 0."""
+    """Load several datasets in LIBSVM/svmlight format with a common number of features.
+
+    The same arguments and results as ``sklearn.datasets.load_svmlight_files``, plus
+    ``n_jobs``. ``zero_based='auto'`` is decided over all files together, as scikit-learn
+    does: indices are shifted down by one only if every file has features and none has index 0.
+
+    Parameters
+    ----------
+    files : iterable of str, path-like, int or file object
+        The files, each as load_svmlight_file's ``f``.
+    n_features : int, default=None
+        The number of features (columns of X). None: inferred from the largest index. Needed
+        when offset or length is given.
+    dtype : numpy data type, default=np.float64
+        Data type of X (y is float64).
+    multilabel : bool, default=False
+        Multi-label files are not supported: True raises ParameterError
+        (sklearn.datasets.load_svmlight_file reads them).
+    zero_based : bool or 'auto', default='auto'
+        Whether the column indices in the file are zero-based (True) or one-based (False, as
+        LIBSVM writes them). 'auto' takes them as one-based when no index 0 occurs and every
+        file has features; with offset or length, 'auto' means True.
+    query_id : bool, default=False
+        Also return the ``qid:`` value of each row.
+    offset : int, default=0
+        Skip the first offset bytes, then the rest of the line they end in.
+    length : int, default=-1
+        If positive, stop reading new lines once the position offset + length is reached.
+    n_jobs : int, default=None
+        Parsing threads. None means all cores.
+
+    Returns
+    -------
+    result : list
+        ``[X1, y1, X2, y2, ...]``, with ``q1`` after ``y1`` and so on when query_id is True:
+        CSR matrices of the same number of columns and float64 labels.
+
+    Examples
+    --------
+    >>> import io
+    >>> from fastsvm import load_svmlight_files
+    >>> train = io.BytesIO(b"1 1:0.5 3:2\\n-1 2:1.5\\n")
+    >>> test = io.BytesIO(b"1 1:1\\n")
+    >>> X_train, y_train, X_test, y_test = load_svmlight_files([train, test])
+    >>> X_train.shape, X_test.shape
+    ((2, 3), (1, 3))
+    """
     return _load_files(files, n_features=n_features, dtype=dtype, multilabel=multilabel,
                        zero_based=zero_based, query_id=query_id, offset=offset, length=length,
                        n_jobs=n_jobs)
@@ -353,12 +450,41 @@ def _check_int(name, value, minimum=None, maximum=None):
 # ---------------------------------------------------------------- writing
 
 def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None, multilabel=False):
-    """Write X (dense or sparse) and labels y in LIBSVM/svmlight format; same arguments as
-    ``sklearn.datasets.dump_svmlight_file``. Values and float labels are written with ``%.17g``,
-    so reading the file back gives identical floats; integer labels with ``%d``.
+    """Write a dataset in LIBSVM/svmlight format.
 
-    f: path (written atomically: a temporary file in the same directory, then renamed;
-    ``.gz``/``.bz2``/``.xz`` compressed) or file object (binary or text; not closed).
+    The same arguments as ``sklearn.datasets.dump_svmlight_file``. Values and float labels are
+    written with ``%.17g``, so reading the file back gives identical floats; integer labels
+    with ``%d``.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The rows; zeros are not written.
+    y : array-like of shape (n_samples,)
+        The labels.
+    f : str, path-like or file object
+        A path, written atomically (a temporary file in the same directory, then renamed;
+        ``.gz``, ``.bz2`` and ``.xz`` files compressed), or a file object, binary or text (not
+        closed).
+    zero_based : bool, default=True
+        Write zero-based column indices (False: one-based, as LIBSVM writes them).
+    comment : str or bytes, default=None
+        A comment written at the top of the file, each of its lines after ``#``, under two
+        lines naming the writer and the index base. None: no header.
+    query_id : array-like of shape (n_samples,), default=None
+        Query ids, written as ``qid:`` after each label.
+    multilabel : bool, default=False
+        Multi-label output is not supported: True raises ParameterError.
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> from fastsvm import dump_svmlight_file
+    >>> out = io.BytesIO()
+    >>> dump_svmlight_file(np.array([[0.5, 0.0], [0.0, 2.0]]), np.array([1, -1]), out, zero_based=False)
+    >>> print(out.getvalue().decode().splitlines()[-2:])
+    ['1 1:0.5', '-1 2:2']
     """
     if multilabel:
         raise ParameterError("multilabel=True is not supported by fastsvm's writer")

@@ -57,8 +57,37 @@ _PROBABILITY_KEYS = {"c_svc": ("probA", "probB"), "nu_svc": ("probA", "probB"),
 # ----------------------------------------------------------------------------------------------
 
 def save_model(model, path):
-    """Write ``model`` in LIBSVM's format, byte for byte what svm_save_model writes, atomically
-    (fastsvm.files.atomic: a crash never leaves half a model; a device or a pipe is written in place)."""
+    """Write a model file in LIBSVM's format.
+
+    The file is byte for byte what LIBSVM's svm_save_model writes, so LIBSVM's own tools read
+    it. It is written atomically (a temporary file in the same directory, then renamed): a
+    crash never leaves half a model; a device or a pipe is written in place.
+
+    Parameters
+    ----------
+    model : Model
+        The model, e.g. from fit_model, load_model or an estimator's ``model_``.
+    path : str or path-like
+        The file to write.
+
+    See Also
+    --------
+    load_model : Read a model file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import fastsvm
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
+    >>> model = fastsvm.fit_model(X, [1, 1, -1, -1], fastsvm.Params(kernel_type="linear"))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "linear.model")
+    ...     fastsvm.save_model(model, path)
+    ...     with open(path) as f:
+    ...         print(f.readline().strip())
+    svm_type c_svc
+    """
     with atomic_output(path) as f:
         _write_model(model, f)
 
@@ -124,12 +153,48 @@ def _int32(value, what):
 def load_model(path):
     """Read a LIBSVM or LIBLINEAR model file (told apart by LIBLINEAR's ``solver_type`` key).
 
-    LIBLINEAR models become linear Models: a binary classifier, a regressor or a one-class
+    Reading is strict: anything LIBSVM would misread stops with FileFormatError. LIBLINEAR
+    models become linear Models: a binary classifier, a regressor or a one-class
     model is one support vector w with coefficient 1 and rho = -(bias weight x bias) (minus
     LIBLINEAR's rho for one-class). k one-vs-rest weight vectors become k support vectors whose
     one-vs-one coefficients make the decision value of pair (i, j) equal s_i - s_j, with the
     classes stored in reverse label order: LIBSVM's voting then picks the largest s and, on an
     exact tie, the class LIBLINEAR picks (the one earlier in its label list).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+
+    Returns
+    -------
+    model : Model
+        The model, as LIBSVM's svm_load_model reads it.
+
+    Raises
+    ------
+    FileFormatError
+        When the file does not parse; its message names the file and the line.
+
+    See Also
+    --------
+    save_model : Write a model file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import fastsvm
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
+    >>> model = fastsvm.fit_model(X, [1, 1, -1, -1], fastsvm.Params(kernel_type="linear"))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "linear.model")
+    ...     fastsvm.save_model(model, path)
+    ...     loaded = fastsvm.load_model(path)
+    >>> loaded.svm_type, loaded.kernel_type, loaded.nr_class
+    ('c_svc', 'linear', 2)
+    >>> fastsvm.predict(loaded, [[0.0, 0.5], [3.0, 3.5]])
+    array([ 1., -1.])
     """
     reader = _Reader(path)
     header = reader.header()

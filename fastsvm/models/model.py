@@ -19,18 +19,76 @@ CLASSIFICATION = ("c_svc", "nu_svc")
 
 @dataclass
 class Model:
-    """A LIBSVM model.
+    """A trained SVM, in LIBSVM's terms: what a LIBSVM model file holds.
 
-    support_vectors : CSR (l x p); column j holds LIBSVM feature index j + 1. A trained model
-        holds a fastsvm.csr.RowSelection of its training rows instead (``.tocsr()`` copies
-        them), as LIBSVM's model points into its problem. For the precomputed kernel it has no
-        columns and ``sv_indices`` holds the 1-based serial numbers of the training instances
-        instead.
-    sv_coef : (nr_class - 1, l) in LIBSVM's one-vs-one layout.
-    rho : (nr_class (nr_class - 1) / 2,); decision value of pair k is sum coef K - rho[k].
-    labels, n_sv : per class, classification only (None otherwise).
-    prob_a, prob_b : Platt parameters per pair (prob_a alone holds the Laplace scale for SVR).
-    prob_density_marks : 10 marks for one-class probabilities.
+    fit_model and load_model make one, save_model writes it, predict, decision_values and
+    predict_probability use it; an estimator's ``model_`` is one. The fields are checked on
+    construction (FastSVMError for inconsistent shapes or values that are not finite).
+
+    Parameters
+    ----------
+    svm_type : {'c_svc', 'nu_svc', 'one_class', 'epsilon_svr', 'nu_svr'}
+        LIBSVM's svm_type.
+    kernel_type : {'linear', 'polynomial', 'rbf', 'sigmoid', 'precomputed'}
+        LIBSVM's kernel_type.
+    support_vectors : scipy.sparse.csr_matrix of shape (l, n_features)
+        The l support vectors; column j holds LIBSVM feature index j + 1. A trained model holds
+        a fastsvm.csr.RowSelection of its training rows instead (``.tocsr()`` copies them), as
+        LIBSVM's model points into its problem. For the precomputed kernel it has no columns
+        and ``sv_indices`` holds the 1-based serial numbers of the training instances instead.
+    sv_coef : ndarray of shape (nr_class - 1, l)
+        The support vectors' coefficients, in LIBSVM's one-vs-one layout.
+    rho : ndarray of shape (nr_class * (nr_class - 1) / 2,)
+        The decision value of pair k is sum coef K - rho[k].
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : float, default=0.0
+        Kernel coefficient of the polynomial, rbf and sigmoid kernels.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    labels : ndarray of shape (nr_class,), default=None
+        The class labels in LIBSVM's order, classification only (None otherwise).
+    n_sv : ndarray of shape (nr_class,), default=None
+        Number of support vectors of each class, classification only (None otherwise).
+    sv_indices : ndarray of shape (l,), default=None
+        The support vectors' 1-based serial numbers (precomputed kernel).
+    prob_a : ndarray of shape (nr_class * (nr_class - 1) / 2,), default=None
+        Platt's parameter A of each pair; for SVR alone, one value: the Laplace scale.
+    prob_b : ndarray of shape (nr_class * (nr_class - 1) / 2,), default=None
+        Platt's parameter B of each pair.
+    prob_density_marks : ndarray of shape (10,), default=None
+        The marks of the one-class probabilities.
+    info : dict, default={}
+        The solver's statistics (e.g. ``info["n_iter"]``, ``info["status"]``); not saved,
+        and not compared.
+
+    Attributes
+    ----------
+    nr_class : int
+        LIBSVM's nr_class: the number of labels for classification, 2 otherwise.
+    is_classification : bool
+        Whether svm_type is c_svc or nu_svc.
+    n_features : int
+        The number of columns of the support vectors.
+
+    Examples
+    --------
+    A linear model of one support vector w = (1, 0) with rho = 0.5, as LIBLINEAR's models are
+    held:
+
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> import fastsvm
+    >>> model = fastsvm.Model(svm_type="c_svc", kernel_type="linear",
+    ...                       support_vectors=sp.csr_matrix([[1.0, 0.0]]), sv_coef=[[1.0]], rho=[0.5],
+    ...                       labels=[1, -1], n_sv=[1, 0])
+    >>> model.nr_class
+    2
+    >>> fastsvm.decision_values(model, np.array([[2.0, 0.0], [0.0, 3.0]]))
+    array([[ 1.5],
+           [-0.5]])
+    >>> fastsvm.predict(model, np.array([[2.0, 0.0], [0.0, 3.0]]))
+    array([ 1., -1.])
     """
 
     svm_type: str

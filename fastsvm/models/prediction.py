@@ -10,12 +10,9 @@ X[:, s]. Columns beyond the model's width (or missing ones) count as zeros.
 A linear-kernel model predicts through its weight vectors w_p = sum_i coef_{p,i} sv_i
 (``Model.decision_weights``), a row then costing its own stored values per decision instead of
 a pass over every support vector. The values differ from LIBSVM's support-vector sums in the
-last digits (~1e-15 relative), so ``exact`` decides where that path applies:
-  - None (the default): classification and one-class models, whose labels only use the sign of
-    the values, always (when cheaper; see predicts_through_weights); a regression model, whose values
-    fastsvm-predict writes with %.17g as svm-predict does, only when its support vectors hold more
-    than EXACT_REGRESSION_LIMIT values (the exact sums then cost more than ~0.1 ms a row);
-  - True: LIBSVM's sums for every model (its bits); False: the weight vectors when cheaper.
+last digits (~1e-15 relative), so ``exact`` decides where that path applies (decision_values'
+docstring says how); a regression model, whose values fastsvm-predict writes with %.17g as
+svm-predict does, keeps LIBSVM's sums by default up to EXACT_REGRESSION_LIMIT stored values.
 """
 import numpy as np
 
@@ -40,9 +37,44 @@ EXTRA_WEIGHT_VALUES = 1 << 20
 
 
 def decision_values(model, X, n_jobs=None, exact=None):
-    """(n, n_dec) decision values: one column per classifier (0, 1), (0, 2), ..., (1, 2), ... in
-    label order for classification, one column for regression and one-class. ``exact``: see the
-    module's note on linear models."""
+    """Decision values of a model on the rows of X, as LIBSVM's svm_predict_values computes them.
+
+    Parameters
+    ----------
+    model : Model
+        The trained model (fit_model, load_model, or an estimator's ``model_``).
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The rows, anything ``fastsvm.csr.to_rows`` takes; column j is LIBSVM feature index
+        j + 1, and columns beyond the model's width (or missing ones) count as zeros. For the
+        precomputed kernel, rows ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based, so
+        the kernel value against the support vector of serial number s is X[:, s].
+    n_jobs : int, default=None
+        Threads. None means all cores.
+    exact : bool or None, default=None
+        For a linear-kernel model, which predicts through its weight vectors w_p when that is
+        cheaper, with values that differ from LIBSVM's support-vector sums in the last digits:
+        True gives LIBSVM's sums (its bits) for every model, False the weight vectors whenever
+        cheaper. None: classification and one-class models, whose labels only use the sign of
+        the values, always take the weight vectors when cheaper; a regression model only when
+        its support vectors hold more than ``EXACT_REGRESSION_LIMIT`` values.
+
+    Returns
+    -------
+    values : ndarray of shape (n_samples, n_dec)
+        One column per classifier (0, 1), (0, 2), ..., (1, 2), ... in label order for
+        classification, one column for regression and one-class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastsvm
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0], [6.0, 0.0], [6.0, 1.0]])
+    >>> model = fastsvm.fit_model(X, [1, 1, 2, 2, 3, 3], fastsvm.Params(kernel_type="linear"))
+    >>> fastsvm.decision_values(model, X).shape
+    (6, 3)
+    >>> bool(np.all(fastsvm.decision_values(model, X[:2])[:, :2] > 0))
+    True
+    """
     X = to_rows(X)
     n_threads = effective_n_jobs(n_jobs)
     if is_dense(X) and model.kernel_type != "precomputed":
@@ -91,7 +123,43 @@ def _over_occurring_columns(model, X):
 
 
 def predict(model, X, n_jobs=None, exact=None):
-    """Predicted labels (classification, one-class +1/-1) or values (regression), float64."""
+    """Predictions of a model on the rows of X, as LIBSVM's svm_predict makes them.
+
+    Parameters
+    ----------
+    model : Model
+        The trained model (fit_model, load_model, or an estimator's ``model_``).
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The rows, anything ``fastsvm.csr.to_rows`` takes; column j is LIBSVM feature index
+        j + 1, and columns beyond the model's width (or missing ones) count as zeros. For the
+        precomputed kernel, rows ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based, so
+        the kernel value against the support vector of serial number s is X[:, s].
+    n_jobs : int, default=None
+        Threads. None means all cores.
+    exact : bool or None, default=None
+        For a linear-kernel model, whether to sum over the support vectors as LIBSVM does
+        (True) or to use the weight vectors when cheaper (False); see decision_values.
+
+    Returns
+    -------
+    y_pred : ndarray of shape (n_samples,)
+        Float64: the labels for classification (by one-vs-one votes, ties to the first label),
+        +1 or -1 for one-class, the values for regression.
+
+    See Also
+    --------
+    decision_values : The values the labels come from.
+    predict_probability : Labels with probability estimates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastsvm
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
+    >>> model = fastsvm.fit_model(X, [1, 1, 2, 2], fastsvm.Params(kernel_type="linear"))
+    >>> fastsvm.predict(model, [[0.0, 0.5], [3.0, 3.5]])
+    array([1., 2.])
+    """
     return _predict_from(model, decision_values(model, X, n_jobs, exact))
 
 
@@ -156,12 +224,52 @@ def _same_matrix(a, b):
 
 
 def predict_probability(model, X, n_jobs=None, exact=None):
-    """(labels, probabilities) as svm_predict_probability returns them.
+    """Predictions with probability estimates, as LIBSVM's svm_predict_probability makes them.
 
-    Classification: probabilities (n, nr_class) in label order and the label of the largest
-    (first on ties). One-class: columns P(normal), P(outlier) and labels +1/-1. Regression: the
-    predicted values and an (n, 0) array, as LIBSVM leaves the estimates empty; the Laplace scale
-    of the noise model is ``fastsvm.models.probability.svr_laplace_scale(model)``.
+    The model must have been trained with ``Params(probability=True)`` (fastsvm-train -b 1).
+
+    Parameters
+    ----------
+    model : Model
+        The trained model (fit_model, load_model, or an estimator's ``model_``).
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The rows, anything ``fastsvm.csr.to_rows`` takes; column j is LIBSVM feature index
+        j + 1, and columns beyond the model's width (or missing ones) count as zeros. For the
+        precomputed kernel, rows ``[serial, k(x, x_1), k(x, x_2), ...]`` read zero-based, so
+        the kernel value against the support vector of serial number s is X[:, s].
+    n_jobs : int, default=None
+        Threads. None means all cores.
+    exact : bool or None, default=None
+        For a linear-kernel model, whether to sum over the support vectors as LIBSVM does
+        (True) or to use the weight vectors when cheaper (False); see decision_values.
+
+    Returns
+    -------
+    labels : ndarray of shape (n_samples,)
+        Classification: the label of the largest probability (the first on ties). One-class:
+        +1 or -1. Regression: the predicted values.
+    probabilities : ndarray of shape (n_samples, nr_class), (n_samples, 2) or (n_samples, 0)
+        Classification: the probability of each class, in label order. One-class: columns
+        P(normal) and P(outlier). Regression: empty, as LIBSVM leaves the estimates; the
+        Laplace scale of the noise model is ``fastsvm.models.probability.svr_laplace_scale(model)``.
+
+    Raises
+    ------
+    FastSVMError
+        When the model has no probability information.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> import fastsvm
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> model = fastsvm.fit_model(X, y, fastsvm.Params(probability=True))
+    >>> labels, probabilities = fastsvm.predict_probability(model, X[:3])
+    >>> labels.shape, probabilities.shape
+    ((3,), (3, 2))
+    >>> bool(np.allclose(probabilities.sum(axis=1), 1.0))
+    True
     """
     if not has_probability_model(model):
         raise FastSVMError("the model has no probability information (train it with -b 1)")

@@ -82,10 +82,56 @@ class WarmStart:
 
 
 def fit_path(X, y, Cs, params, sample_weight=None, log=None, stop=None):
-    """One Model per C of ``Cs``, in order: fit_model's model with params.C = C, each subproblem
-    (one-vs-one pair, one-vs-rest class, the regression) solved as a path over Cs, every C
-    started from the previous one's solution (the solver's SolverSpec.solve_path; a solver
-    without one solves them one by one)."""
+    """Train one model per value of C, each started from the last one's solution.
+
+    The model of each C is fit_model's with params.C = C: each subproblem (one-vs-one pair,
+    one-vs-rest class, the regression) is solved as a path over Cs, every C started from the
+    previous one's solution (the solver's SolverSpec.solve_path; a solver without one solves
+    them one by one). For c_svc, epsilon_svr and nu_svr, without probability estimates.
+
+    The model's support vectors are rows of X read in place (as LIBSVM's model points into its
+    problem): X must stay unchanged while the model is used, or use ``model.detached()``.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The training rows, anything ``fastsvm.csr.to_rows`` accepts (a dense array reaches a
+        solver that reads dense rows as it is). Column j is LIBSVM feature index j + 1. For the
+        precomputed kernel, each row holds [serial number, K(x, x_1), ...], column 0 being
+        LIBSVM's index 0.
+    y : array-like of shape (n_samples,)
+        Class labels (cast to int as LIBSVM does: a fractional label is truncated with a
+        warning) or regression targets.
+    Cs : array-like of float
+        The values of C, each finite and > 0, in the order the models are wanted.
+    params : Params
+        The problem, kernel, solver and their settings (its C is not used).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Per-sample weights, rescaling C per sample (a weight of 0 leaves the sample out).
+        None: every weight is 1.
+    log : callable, default=None
+        ``log(line)`` receives the progress and LIBSVM's summary lines when
+        ``params.verbose`` (None: they are printed to stdout).
+    stop : ndarray of shape (1,), dtype=int32, default=None
+        A flag the solvers poll: set to 1 (e.g. by a Ctrl-C handler of a caller that runs this
+        in a thread of its own), the training raises KeyboardInterrupt.
+
+    Returns
+    -------
+    models : list of Model
+        One model per C, in the order of Cs.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> import fastsvm
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> models = fastsvm.fit_path(X, y, [0.1, 1.0, 10.0], fastsvm.Params())
+    >>> len(models)
+    3
+    >>> [int(model.n_sv.sum()) > 0 for model in models]
+    [True, True, True]
+    """
     Cs = [float(C) for C in np.atleast_1d(np.asarray(Cs, dtype=np.float64))]
     if not Cs or not all(np.isfinite(C) and C > 0 for C in Cs):
         raise ParameterError("a path needs one or more values of C, each finite and > 0")
@@ -98,10 +144,55 @@ def fit_path(X, y, Cs, params, sample_weight=None, log=None, stop=None):
 
 
 def fit_nu_path(X, y, nus, params, sample_weight=None, log=None, stop=None):
-    """One Model per nu of an increasing ``nus`` (nu_svc or one_class), in order: fit_model's model
-    with params.nu = nu, each subproblem solved along the grid by the solver's solve_nu_path (dcdm:
-    warm starts and SRBO screening; its Solution.details per nu in model.info["details"]), else
-    one by one."""
+    """Train one model per value of nu (nu_svc or one_class), along an increasing grid.
+
+    The model of each nu is fit_model's with params.nu = nu, each subproblem solved along the
+    grid by the solver's solve_nu_path (dcdm: warm starts and SRBO screening; its
+    Solution.details per nu in model.info["details"]), else one by one. Without probability
+    estimates.
+
+    The model's support vectors are rows of X read in place (as LIBSVM's model points into its
+    problem): X must stay unchanged while the model is used, or use ``model.detached()``.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The training rows, anything ``fastsvm.csr.to_rows`` accepts (a dense array reaches a
+        solver that reads dense rows as it is). Column j is LIBSVM feature index j + 1. For the
+        precomputed kernel, each row holds [serial number, K(x, x_1), ...], column 0 being
+        LIBSVM's index 0.
+    y : array-like of shape (n_samples,)
+        Class labels (cast to int as LIBSVM does: a fractional label is truncated with a
+        warning) or regression targets.
+    nus : array-like of float
+        The values of nu, increasing, each in (0, 1].
+    params : Params
+        The problem (svm_type 'nu_svc' or 'one_class'), kernel, solver and their settings (its
+        nu is not used).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Per-sample weights, rescaling C per sample (a weight of 0 leaves the sample out).
+        None: every weight is 1.
+    log : callable, default=None
+        ``log(line)`` receives the progress and LIBSVM's summary lines when
+        ``params.verbose`` (None: they are printed to stdout).
+    stop : ndarray of shape (1,), dtype=int32, default=None
+        A flag the solvers poll: set to 1 (e.g. by a Ctrl-C handler of a caller that runs this
+        in a thread of its own), the training raises KeyboardInterrupt.
+
+    Returns
+    -------
+    models : list of Model
+        One model per nu, in the order of nus.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> import fastsvm
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> models = fastsvm.fit_nu_path(X, y, [0.2, 0.4], fastsvm.Params(svm_type="nu_svc"))
+    >>> [model.svm_type for model in models]
+    ['nu_svc', 'nu_svc']
+    """
     nus = [float(nu) for nu in np.atleast_1d(np.asarray(nus, dtype=np.float64))]
     if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
         raise ParameterError("a nu path needs increasing values in (0, 1]")
@@ -114,20 +205,80 @@ def fit_nu_path(X, y, nus, params, sample_weight=None, log=None, stop=None):
 
 
 def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None, warm=None, path=None):
-    """Train a Model on rows X (any matrix fastsvm.csr.to_rows accepts: a dense array reaches a
-    solver that reads dense rows as it is) with labels/targets y.
+    """Train a model: what svm-train does, with the solver ``params.solver``.
+
+    The data and parameters are checked, the classes split as the solver splits them
+    (one-vs-one, one-vs-rest or one joint problem) and the subproblems solved in threads,
+    with their probability fits when ``params.probability``.
 
     The model's support vectors are rows of X read in place (as LIBSVM's model points into its
     problem): X must stay unchanged while the model is used, or use ``model.detached()``.
-    ``log`` receives progress and LIBSVM's summary lines when ``params.verbose`` (default: print
-    to stdout). For the precomputed kernel X holds [serial number, K(x, x_1), ...] per row,
-    column 0 being LIBSVM's index 0. ``stop`` (int32[1]) lets a caller that runs this in a
-    thread of its own pass its Ctrl-C flag down to the solvers. ``stream`` (a CRand) is LIBSVM's
-    rand() stream, where this training's probability folds are drawn from; with
-    ``params.libsvm_folds`` and no stream a fresh one starts, as in a fresh svm-train process.
-    ``warm`` (a WarmStart): start from a previous fit's solutions and leave this one's there.
-    ``path`` (a _PathRun of fit_path's Cs, params.C being 1, or fit_nu_path's nus): a list of
-    models, one per value.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The training rows, anything ``fastsvm.csr.to_rows`` accepts (a dense array reaches a
+        solver that reads dense rows as it is). Column j is LIBSVM feature index j + 1. For the
+        precomputed kernel, each row holds [serial number, K(x, x_1), ...], column 0 being
+        LIBSVM's index 0.
+    y : array-like of shape (n_samples,)
+        Class labels (cast to int as LIBSVM does: a fractional label is truncated with a
+        warning) or regression targets.
+    params : Params
+        The problem, kernel, solver and their settings.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Per-sample weights, rescaling C per sample (a weight of 0 leaves the sample out).
+        None: every weight is 1.
+    log : callable, default=None
+        ``log(line)`` receives the progress and LIBSVM's summary lines when
+        ``params.verbose`` (None: they are printed to stdout).
+    stop : ndarray of shape (1,), dtype=int32, default=None
+        A flag the solvers poll: set to 1 (e.g. by a Ctrl-C handler of a caller that runs this
+        in a thread of its own), the training raises KeyboardInterrupt.
+    stream : fastsvm._core._crand.CRand, default=None
+        LIBSVM's rand() stream, where this training's probability folds are drawn from; with
+        ``params.libsvm_folds`` and no stream a fresh one starts, as in a fresh svm-train
+        process.
+    warm : fastsvm.training.trainer.WarmStart, default=None
+        Start from a previous fit's solutions (when it holds one per subproblem) and leave
+        this one's there.
+    path : object, default=None
+        fit_path's and fit_nu_path's run over their values (params.C being 1 for a path over
+        C): a list of models is then returned, one per value. Call those functions instead.
+
+    Returns
+    -------
+    model : Model
+        The trained model in LIBSVM's layout (a list of them with ``path``); ``model.info``
+        holds the solver's statistics.
+
+    Raises
+    ------
+    FastSVMError
+        For data the problem cannot take (rows and labels of different lengths, values that
+        are not finite); ParameterError, one kind of it, for parameters the solver cannot take.
+
+    See Also
+    --------
+    fit_path : One model per C, each warm-started from the last.
+    grid_search : Cross-validate a grid of C and gamma.
+    SVC : The scikit-learn estimator over this function.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> import fastsvm
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> model = fastsvm.fit_model(X, y, fastsvm.Params(C=1.0, kernel_type="rbf", gamma=0.25))
+    >>> model.svm_type, model.nr_class
+    ('c_svc', 2)
+    >>> bool(np.mean(fastsvm.predict(model, X) == y) > 0.9)
+    True
+    >>> lines = []
+    >>> _ = fastsvm.fit_model(X, y, fastsvm.Params(verbose=True), log=lines.append)
+    >>> lines[-1].startswith("Total nSV")
+    True
     """
     params.check()
     spec = get_solver(params.solver)

@@ -29,17 +29,50 @@ NU_TYPES = ("nu_svc", "one_class")   # C does not enter their problems
 
 @dataclass
 class GridResult:
-    """A grid search's table and best cell.
+    """A grid search's table and best cell, as grid_search returns it.
 
-    axis : "C" or "nu", the parameter along ``values``.
-    values, gammas : the grid's values in the order given; [None]: that axis was not searched
-        (the params' own C or nu, gamma).
-    rates : rates[g, v], the cross-validation score of cell (values[v], gammas[g]): accuracy in
-        percent, or the mean squared error for regression (``measure`` says which).
-    best_value, best_gamma, best_rate : the best cell: the highest accuracy (lowest error), ties
-        going to the smallest C (nu), then the smallest gamma.
-    model : the best cell's model trained on all the data (None with refit=False).
-    params : the search's Params; ``params_of(value, gamma)`` gives a cell's.
+    Parameters
+    ----------
+    axis : {'C', 'nu'}
+        The parameter along ``values``.
+    values : list of float
+        The grid's values of C (or nu), in the order given; [None]: that axis was not
+        searched (the params' own C or nu).
+    gammas : list of float
+        The grid's values of gamma, in the order given; [None]: not searched (the params' own).
+    rates : ndarray of shape (len(gammas), len(values))
+        rates[g, v], the cross-validation score of cell (values[v], gammas[g]).
+    measure : {'accuracy', 'mean squared error'}
+        What rates holds: the accuracy in percent, or the mean squared error for regression.
+    best_value : float or None
+        The best cell's C (nu): the highest accuracy (lowest error), ties going to the
+        smallest C (nu), then the smallest gamma.
+    best_gamma : float or None
+        The best cell's gamma.
+    best_rate : float
+        The best cell's score.
+    params : Params
+        The search's Params; ``params_of(value, gamma)`` gives a cell's.
+    model : Model, default=None
+        The best cell's model trained on all the data (None with refit=False).
+
+    Attributes
+    ----------
+    cells : list of dict
+        The table as rows ``{axis: value, "gamma": gamma, "rate": rate}``, gamma by gamma.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> import fastsvm
+    >>> X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    >>> result = fastsvm.grid_search(X, y, Cs=[0.5, 2.0], gammas=[0.1, 1.0], folds=3, refit=False)
+    >>> result.axis, result.measure, result.rates.shape
+    ('C', 'accuracy', (2, 2))
+    >>> sorted(result.cells[0])
+    ['C', 'gamma', 'rate']
+    >>> result.params_of(2.0, 0.1).C
+    2.0
     """
 
     axis: str
@@ -84,18 +117,61 @@ def score(target, y, svm_type):
 
 def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jobs=None, refit=True,
                 sample_weight=None, on_gamma=None, progress=None, client=None):
-    """Cross-validate every cell of the grid Cs x gammas (nus x gammas for nu-SVC / one-class)
-    and return a GridResult: the table, the best cell and (``refit``) its model on all the data.
+    """Cross-validate every cell of a grid of (C, gamma), or (nu, gamma), as LIBSVM's grid.py does.
 
-    ``params`` (a fastsvm.Params) sets everything else: svm type, solver, kernel, tolerance, and
-    the folds (``libsvm_folds``: svm-train's; else drawn from ``seed``). Cs, gammas or nus None:
-    that axis is not searched. For nu-SVC and one-class, C does not enter the problem: every C
-    of a gamma gets that gamma's one cross validation (as grid.py's cells would). ``n_jobs``:
-    threads (None: params.n_jobs); the table does not depend on it. ``on_gamma(k, rates)`` is
-    called as gammas[k]'s row of the table is done, in the order of gammas; ``progress(done,
-    total)`` as each of the grid's trainings (a fold along its path) is done. ``client``: a
-    dask.distributed Client; the trainings then run on its workers, the data scattered to each
-    once (fastsvm.distributed), with the same table.
+    For nu-SVC and one-class, C does not enter the problem: every C of a gamma gets that
+    gamma's one cross validation (as grid.py's cells would).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The rows, as fit_model takes them.
+    y : array-like of shape (n_samples,)
+        Class labels or regression targets.
+    Cs : array-like of float, default=None
+        The grid's values of C, each finite and > 0. None: not searched (params.C).
+    gammas : array-like of float, default=None
+        The grid's values of gamma, each finite and > 0. None: not searched (params.gamma).
+    nus : array-like of float, default=None
+        The grid's values of nu in (0, 1], for nu_svc and one_class, in place of Cs.
+    folds : int, default=5
+        Number of cross-validation folds, at least 2.
+    params : Params, default=None
+        Everything else: svm type, solver, kernel, tolerance, and the folds
+        (``libsvm_folds``: svm-train's; else drawn from ``seed``). None: ``Params()``.
+    n_jobs : int, default=None
+        Threads. None: params.n_jobs; the table does not depend on it.
+    refit : bool, default=True
+        Train the best cell's model on all the data (GridResult.model).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Per-sample weights, as fit_model's.
+    on_gamma : callable, default=None
+        ``on_gamma(k, rates)`` is called as gammas[k]'s row of the table is done, in the
+        order of gammas.
+    progress : callable, default=None
+        ``progress(done, total)`` is called as each of the grid's trainings (a fold along its
+        path) is done.
+    client : dask.distributed.Client, default=None
+        Run the trainings on the client's workers, the data scattered to each once
+        (fastsvm.distributed), with the same table.
+
+    Returns
+    -------
+    result : GridResult
+        The table, the best cell and (with refit) its model.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> import fastsvm
+    >>> X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    >>> result = fastsvm.grid_search(X, y, Cs=[0.5, 2.0], gammas=[0.1, 1.0], folds=3)
+    >>> result.rates.shape
+    (2, 2)
+    >>> result.best_value in (0.5, 2.0), result.best_gamma in (0.1, 1.0)
+    (True, True)
+    >>> result.model.svm_type
+    'c_svc'
     """
     params = Params() if params is None else params
     params = dataclasses.replace(params, verbose=False, n_jobs=params.n_jobs if n_jobs is None else n_jobs)
