@@ -21,7 +21,7 @@ from fastsvm.problems.libsvm_dual import dual_problem, libsvm_rho, max_violation
 from fastsvm.solvers import block_smo, get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
 
-SPEC = block_smo.SPEC
+SPEC = block_smo.SOLVER
 SMALL_BLOCKS = {"working_set": 16}   # heart's 270 rows: many outer steps, rows dropped and formed again
 
 
@@ -330,7 +330,7 @@ def test_warm_start_and_c_path_reach_the_cold_optima(heart):
     X, y = heart
     kernel = _kernel_of("rbf", X.shape[1])
     sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel, Params(tol=1e-6, options=SMALL_BLOCKS))
-    path = SPEC.solve_path(sub, [0.5, 2.0, 8.0])
+    path = SPEC.solve_c_path(sub, [0.5, 2.0, 8.0])
     for C, sol in zip([0.5, 2.0, 8.0], path):
         cold = fastsvm_solve("c_svc", X, y, kernel, C=C)
         assert abs(sol.objective - cold.objective) <= 1e-6 * abs(cold.objective)
@@ -338,7 +338,7 @@ def test_warm_start_and_c_path_reach_the_cold_optima(heart):
     # a warm start near the optimum takes fewer steps than a cold one (shrinking off on both, its
     # path apart)
     unshrunk = Params(tol=1e-6, shrinking=False, options=SMALL_BLOCKS)
-    warm = SPEC.solve_path(Subproblem("c_svc", X, y, np.ones(len(y)), kernel, unshrunk), [2.0, 8.0])[1]
+    warm = SPEC.solve_c_path(Subproblem("c_svc", X, y, np.ones(len(y)), kernel, unshrunk), [2.0, 8.0])[1]
     cold = fastsvm_solve("c_svc", X, y, kernel, C=8.0, spec=SPEC, options=SMALL_BLOCKS, shrinking=False)
     assert warm.n_iter < cold.n_iter
 
