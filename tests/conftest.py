@@ -96,3 +96,13 @@ def libsvm_one_thread():
         yield
     finally:
         gomp.omp_set_num_threads(before)
+
+
+def solver_like(solver, **attributes):
+    """A copy of a registered Solver with some attributes replaced (e.g. solve=a spy), for tests
+    that install it under a name of SOLVERS."""
+    import copy
+    clone = copy.copy(solver)
+    for name, value in attributes.items():
+        setattr(clone, name, value)
+    return clone

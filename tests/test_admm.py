@@ -357,7 +357,7 @@ def test_converged_path_factors_once_and_each_c_is_the_optimum(count_factors):
     X, y = load("heart_scale")
     Cs = [0.1, 1.0, 10.0]
     sub = subproblem(X, y, tol=1e-7)
-    path = get_solver("admm").solve_path(sub, Cs)
+    path = get_solver("admm").solve_c_path(sub, Cs)
     assert len(count_factors) == 1
     cold = [get_solver("admm").solve(replace(sub, upper=sub.upper * C)) for C in Cs]
     assert len(count_factors) == 4
@@ -367,7 +367,7 @@ def test_converged_path_factors_once_and_each_c_is_the_optimum(count_factors):
     assert path[1].objective == pytest.approx(-90.01794446, rel=1e-6)
     # the warm start (the previous point, clipped to the new box) is used: from the optimum of
     # the same C the first eta check stops
-    again = get_solver("admm").solve_path(sub, [1.0, 1.0])
+    again = get_solver("admm").solve_c_path(sub, [1.0, 1.0])
     assert again[0].n_iter > 100 and again[1].n_iter == admm.Config().check_every
 
 

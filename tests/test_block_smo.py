@@ -21,7 +21,7 @@ from fastsvm.problems.libsvm_dual import dual_problem, libsvm_rho, max_violation
 from fastsvm.solvers import block_smo, get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
 
-SPEC = block_smo.SPEC
+SOLVER = block_smo.SOLVER
 SMALL_BLOCKS = {"working_set": 16}   # heart's 270 rows: many outer steps, rows dropped and formed again
 
 
@@ -181,7 +181,7 @@ def test_one_outer_step_is_the_numpy_smo_on_its_working_set(formulation, heart):
 @pytest.mark.parametrize("formulation", CLASSIFICATION + REGRESSION)
 def test_matches_libsvm(formulation, kind, heart, housing):
     X, y, kernel, K = _data(formulation, kind, heart, housing)
-    sol = assert_matches_libsvm(formulation, X, y, kernel, K, spec=SPEC, options=SMALL_BLOCKS)
+    sol = assert_matches_libsvm(formulation, X, y, kernel, K, spec=SOLVER, options=SMALL_BLOCKS)
     assert sol.stop_measure < 1e-6
     assert sol.details["outer_steps"] > 3
 
@@ -194,7 +194,7 @@ def test_shrinking_reaches_the_unshrunk_optimum(formulation, layout, heart, hous
     one of the whole problem."""
     X, y, kernel, K = _data(formulation, "rbf", heart, housing)
     options = {**SMALL_BLOCKS, "dense": "yes" if layout == "dense" else "no"}
-    shrunk, whole = (fastsvm_solve(formulation, X, y, kernel, spec=SPEC, options=options, shrinking=h)
+    shrunk, whole = (fastsvm_solve(formulation, X, y, kernel, spec=SOLVER, options=options, shrinking=h)
                      for h in (True, False))
     assert shrunk.details["shrinks"] > 0 and shrunk.details["unshrinks"] > 0
     assert shrunk.details["fewest_active"] < len(y)
@@ -233,7 +233,7 @@ def test_weights_and_zero_bounds_match_libsvm(heart):
     _, _, _, K = _data("c_svc", "rbf", heart, None)
     upper = np.where(y > 0, 2.0, 0.5)
     upper[::7] = 0.0   # rows with C_i = 0 take no part
-    sol = fastsvm_solve("c_svc", X, y, kernel, upper=upper, spec=SPEC, options=SMALL_BLOCKS)
+    sol = fastsvm_solve("c_svc", X, y, kernel, upper=upper, spec=SOLVER, options=SMALL_BLOCKS)
     ref = fastsvm_solve("c_svc", X, y, kernel, upper=upper)
     assert np.all(sol.coef[::7] == 0)
     assert abs(sol.objective - ref.objective) <= 1e-6 * abs(ref.objective)
@@ -244,7 +244,7 @@ def test_same_optimum_as_smo_on_a_larger_set():
     """a1a (1,605 rows), default working set: LIBSVM's objective and rho within the tolerance."""
     X, y = read_shared("a1a")
     kernel = _kernel_of("rbf", X.shape[1])
-    sol = fastsvm_solve("c_svc", X, y, kernel, C=4.0, spec=SPEC)
+    sol = fastsvm_solve("c_svc", X, y, kernel, C=4.0, spec=SOLVER)
     ref = fastsvm_solve("c_svc", X, y, kernel, C=4.0)
     assert abs(sol.objective - ref.objective) <= 1e-6 * abs(ref.objective)
     assert sol.stop_measure < 1e-6 and sol.status == "converged"
@@ -278,7 +278,7 @@ def test_threads_give_the_same_bits():
     for threads in (1, 2, 3):
         sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel,
                          Params(tol=1e-4, options={"working_set": 64}), n_threads=threads)
-        results.append(SPEC.solve(sub))
+        results.append(SOLVER.solve(sub))
     for sol in results[1:]:
         np.testing.assert_array_equal(sol.coef, results[0].coef)
         assert sol.rho == results[0].rho and sol.n_iter == results[0].n_iter
@@ -287,7 +287,7 @@ def test_threads_give_the_same_bits():
 def test_dense_and_sparse_rows_reach_the_same_optimum(heart):
     X, y = heart
     kernel = _kernel_of("rbf", X.shape[1])
-    sols = [fastsvm_solve("c_svc", X, y, kernel, spec=SPEC, options={**SMALL_BLOCKS, "dense": dense})
+    sols = [fastsvm_solve("c_svc", X, y, kernel, spec=SOLVER, options={**SMALL_BLOCKS, "dense": dense})
             for dense in ("yes", "no")]
     assert sols[0].details["dense"] and not sols[1].details["dense"]
     assert abs(sols[0].objective - sols[1].objective) <= 1e-7 * abs(sols[1].objective)
@@ -300,16 +300,16 @@ def test_progress_lines_and_stop_flag(heart):
     sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel,
                      Params(tol=1e-6, options=SMALL_BLOCKS, config=block_smo.Config(chunk_seconds=1e-9)),
                      log=lines.append)
-    sol = SPEC.solve(sub)
+    sol = SOLVER.solve(sub)
     assert len(lines) == len(sol.history) > 2 and "max violation" in lines[0] and "kernel rows" in lines[0]
     sub.log = lambda line: sub.stop.__setitem__(0, 1)   # set after the first chunk
     with pytest.raises(KeyboardInterrupt):
-        SPEC.solve(sub)
+        SOLVER.solve(sub)
 
 
 def test_max_iter_status(heart):
     X, y = heart
-    sol = fastsvm_solve("c_svc", X, y, _kernel_of("rbf", X.shape[1]), spec=SPEC, max_iter=10)
+    sol = fastsvm_solve("c_svc", X, y, _kernel_of("rbf", X.shape[1]), spec=SOLVER, max_iter=10)
     assert sol.status == "max_iter" and sol.n_iter == 10
     assert np.all(np.isfinite(sol.coef)) and sol.stop_measure > 1e-6
 
@@ -330,7 +330,7 @@ def test_warm_start_and_c_path_reach_the_cold_optima(heart):
     X, y = heart
     kernel = _kernel_of("rbf", X.shape[1])
     sub = Subproblem("c_svc", X, y, np.ones(len(y)), kernel, Params(tol=1e-6, options=SMALL_BLOCKS))
-    path = SPEC.solve_path(sub, [0.5, 2.0, 8.0])
+    path = SOLVER.solve_c_path(sub, [0.5, 2.0, 8.0])
     for C, sol in zip([0.5, 2.0, 8.0], path):
         cold = fastsvm_solve("c_svc", X, y, kernel, C=C)
         assert abs(sol.objective - cold.objective) <= 1e-6 * abs(cold.objective)
@@ -338,8 +338,8 @@ def test_warm_start_and_c_path_reach_the_cold_optima(heart):
     # a warm start near the optimum takes fewer steps than a cold one (shrinking off on both, its
     # path apart)
     unshrunk = Params(tol=1e-6, shrinking=False, options=SMALL_BLOCKS)
-    warm = SPEC.solve_path(Subproblem("c_svc", X, y, np.ones(len(y)), kernel, unshrunk), [2.0, 8.0])[1]
-    cold = fastsvm_solve("c_svc", X, y, kernel, C=8.0, spec=SPEC, options=SMALL_BLOCKS, shrinking=False)
+    warm = SOLVER.solve_c_path(Subproblem("c_svc", X, y, np.ones(len(y)), kernel, unshrunk), [2.0, 8.0])[1]
+    cold = fastsvm_solve("c_svc", X, y, kernel, C=8.0, spec=SOLVER, options=SMALL_BLOCKS, shrinking=False)
     assert warm.n_iter < cold.n_iter
 
 

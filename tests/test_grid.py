@@ -359,7 +359,7 @@ def test_grid_search_rates_equal_cold_cells_on_svmguide1():
     ("primal_newton", "linear", {}),   # no solve_path: its C's solved one by one
 ])
 def test_other_solvers_paths_give_the_cold_rates(heart, solver, kernel, more):
-    """Every solver's path (SolverSpec.solve_path, through fit_path) against its cells solved from
+    """Every solver's path (Solver.solve_c_path, through fit_path) against its cells solved from
     scratch. At a tight tolerance: at the solvers' defaults (dcd 0.1, ssnal's own) a warm and a cold
     solve stop at different points within the tolerance, and a row near the boundary may flip (on
     heart_scale, one row in some cells)."""

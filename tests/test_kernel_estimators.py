@@ -16,9 +16,9 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.estimator_checks import check_estimator
 
 import fastsvm
-from conftest import shared_file
+from conftest import shared_file, solver_like
 from fastsvm.csr import to_csr
-from fastsvm.solvers import SOLVERS, SolverSpec
+from fastsvm.solvers import SOLVERS
 
 TOL = 1e-6
 SKLEARN = {fastsvm.SVC: sk.SVC, fastsvm.NuSVC: sk.NuSVC, fastsvm.SVR: sk.SVR,
@@ -387,8 +387,7 @@ def test_solver_is_checked_against_the_registry(monkeypatch, iris):
     with pytest.raises(ValueError, match="LinearSVC"):
         fastsvm.SVC(kernel="linear", solver="dcd").fit(X, y)
     smo = SOLVERS["smo"]
-    narrow = SolverSpec(name="narrow", solve=smo.solve, formulations=("c_svc",), kernels=("linear",),
-                        multiclass="ovo", default_kernel="linear", default_tol=1e-3)
+    narrow = solver_like(smo, name="narrow", formulations=("c_svc",), kernels=("linear",), default_kernel="linear")
     monkeypatch.setitem(SOLVERS, "narrow", narrow)
     with pytest.raises(ValueError, match="does not solve nu_svc"):
         fastsvm.NuSVC(kernel="linear", solver="narrow").fit(X, y)

@@ -93,8 +93,8 @@ def smo_objective(sub, alpha):
 @pytest.mark.parametrize("formulation", ["c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"])
 def test_smo_path_optima_equal_cold_optima(formulation, heart):
     sub = smo_subproblem(formulation, heart)
-    path = smo.SPEC.solve_path(sub, Cs, smo.SPEC.prepare(sub))
-    cold = solve_path_cold(smo.SPEC, sub, Cs)
+    path = smo.SOLVER.solve_c_path(sub, Cs, smo.SOLVER.prepare(sub))
+    cold = solve_path_cold(smo.SOLVER, sub, Cs)
     assert len(path) == len(Cs)
     for C, warm, ref in zip(Cs, path, cold):
         at_C = dataclasses.replace(sub, upper=sub.upper * C)
@@ -330,8 +330,8 @@ def dcd_duality_gap(sub, solution, loss):
 @pytest.mark.parametrize("loss, grid", [("hinge", Cs[:6]), ("squared_hinge", Cs)])
 def test_dcd_path_optima_equal_cold_optima(loss, grid, heart):
     sub = dcd_subproblem(heart, loss)
-    path = dcd.SPEC.solve_path(sub, grid)
-    cold = solve_path_cold(dcd.SPEC, sub, grid)
+    path = dcd.SOLVER.solve_c_path(sub, grid)
+    cold = solve_path_cold(dcd.SOLVER, sub, grid)
     assert len(path) == len(grid)
     for C, warm, ref in zip(grid, path, cold):
         np.testing.assert_array_equal(warm.upper, sub.upper * C)

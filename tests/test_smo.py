@@ -90,7 +90,7 @@ def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, s
         order = np.concatenate([np.flatnonzero(y > 0), np.flatnonzero(y <= 0)])
     prm = Params(svm_type=formulation, C=C, nu=nu, epsilon=p, tol=params.pop("tol", 1e-6), **params)
     sub = Subproblem(formulation, X[order], target[order], upper[order], kernel, prm)
-    sol = (spec or smo.SPEC).solve(sub)
+    sol = (spec or smo.SOLVER).solve(sub)
     sol.subproblem = sub  # for summary_lines
     coef = np.empty_like(sol.coef)
     coef[order] = sol.coef
@@ -390,7 +390,7 @@ def test_zero_bound_rows_are_left_out(heart):
 
 def test_registered():
     spec = get_solver("smo")
-    assert spec is smo.SPEC and spec.multiclass == "ovo" and spec.default_kernel == "rbf"
+    assert spec is smo.SOLVER and spec.multiclass == "ovo" and spec.default_kernel == "rbf"
     assert spec.default_tol == 1e-3 and set(spec.kernels) == set(KERNELS)
 
 

@@ -2,7 +2,6 @@
 most of its kernel matrix, are solved one at a time), a pair reads its
 rows in place, and what a pair holds exists only while it is being solved (LIBSVM holds no more
 than the running pair's)."""
-import dataclasses
 import gc
 import threading
 
@@ -15,6 +14,7 @@ from fastsvm.solvers.base import Subproblem
 from fastsvm._core._cache import bytes_to_hold_all
 from fastsvm.training.schedule import MOST_OF_ITS_MATRIX
 from fastsvm.training.trainer import fit_model
+from conftest import solver_like
 
 
 def _four_classes(spread):
@@ -78,7 +78,7 @@ def test_a_pair_holds_its_data_only_while_it_is_solved(monkeypatch, four_classes
             alive.append(sum(isinstance(o, Subproblem) for o in gc.get_objects()))
         return original(sub)
 
-    monkeypatch.setitem(SOLVERS, "smo", dataclasses.replace(smo.SPEC, solve=counting))
+    monkeypatch.setitem(SOLVERS, "smo", solver_like(smo.SOLVER, solve=counting))
     fit_model(X, y, Params(n_jobs=1))
     assert alive == [1] * 6
 
@@ -92,7 +92,7 @@ def test_a_pair_reads_its_rows_of_the_training_data_in_place(monkeypatch, four_c
         seen.append((sub.X, sub.rows))
         return original(sub)
 
-    monkeypatch.setitem(SOLVERS, "smo", dataclasses.replace(smo.SPEC, solve=spying))
+    monkeypatch.setitem(SOLVERS, "smo", solver_like(smo.SOLVER, solve=spying))
     fit_model(X, y, Params(n_jobs=1))
     first = seen[0][0]
     for data, rows in seen:

@@ -27,7 +27,7 @@ def _problem(module, params, C=10.0):
     return Subproblem("c_svc", X, y, np.full(300, C), kernel, params)
 
 
-@pytest.mark.parametrize("module", LINEAR, ids=lambda m: m.SPEC.name)
+@pytest.mark.parametrize("module", LINEAR, ids=lambda m: m.SOLVER.name)
 def test_linear_iteration_cap_comes_from_the_config(module):
     default = module.solve(_problem(module, Params(tol=1e-12, loss="squared_hinge")))
     capped = module.solve(_problem(module, Params(tol=1e-12, loss="squared_hinge",
@@ -40,11 +40,11 @@ def test_linear_iteration_cap_comes_from_the_config(module):
     assert explicit.n_iter == 3
 
 
-@pytest.mark.parametrize("module", (smo, *LINEAR), ids=lambda m: m.SPEC.name)
+@pytest.mark.parametrize("module", (smo, *LINEAR), ids=lambda m: m.SOLVER.name)
 def test_status_is_a_solve_status_and_foreign_configs_are_refused(module):
     solution = module.solve(_problem(module, Params(loss="squared_hinge"), C=0.1))
     assert isinstance(solution.status, SolveStatus) and solution.status is SolveStatus.CONVERGED
-    assert module.SPEC.config is module.Config
+    assert module.SOLVER.config is module.Config
     other = dcd if module is not dcd else smo
     with pytest.raises(ParameterError, match=f"config must be a {module.Config.__name__}"):
         module.solve(_problem(module, Params(loss="squared_hinge", config=other.Config())))

@@ -35,7 +35,7 @@ from fastsvm.parallel import one_blas_thread
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
-from fastsvm.solvers.ssnal import SPEC, Config, kkt_residual, linear_dual, solve
+from fastsvm.solvers.ssnal import SOLVER, Config, kkt_residual, linear_dual, solve
 from fastsvm.solvers.ssnal import screening as ssnal_screening
 from fastsvm.solvers.ssnal.inner import InnerSolve
 from fastsvm.solvers.ssnal.linesearch import line_minimum
@@ -577,10 +577,10 @@ def test_line_searches_and_threads_agree(line_search):
 # ---------------------------------------------------------------- interface
 
 def test_registered_and_specified():
-    assert get_solver("ssnal") is SPEC
-    assert SPEC.formulations == ("c_svc", "epsilon_svr") and SPEC.kernels[0] == "linear"
-    assert "precomputed" not in SPEC.kernels
-    assert SPEC.multiclass == "ovo" and SPEC.default_tol == 1e-3
+    assert get_solver("ssnal") is SOLVER
+    assert SOLVER.formulations == ("c_svc", "epsilon_svr") and SOLVER.kernels[0] == "linear"
+    assert "precomputed" not in SOLVER.kernels
+    assert SOLVER.multiclass == "ovo" and SOLVER.default_tol == 1e-3
 
 
 def test_verbose_trace_and_solution_record():
@@ -1275,7 +1275,7 @@ def test_a_path_over_c_reaches_the_cold_optima(name, formulation):
     X, y = X[:3000], y[:3000]
     Cs = [0.25, 1.0, 2.0, 8.0]
     sub = subproblem(X, y, formulation, C=1.0, tol=1e-6)
-    path = SPEC.solve_path(sub, Cs)
+    path = SOLVER.solve_c_path(sub, Cs)
     cold = [solve(subproblem(X, y, formulation, C=C, tol=1e-6)) for C in Cs]
     for C, warm, reference in zip(Cs, path, cold):
         Z, c, a, u = np_dual(X, y, formulation, np.full(X.shape[0], C))
@@ -1290,7 +1290,7 @@ def test_a_path_on_a9a_takes_fewer_passes_than_cold_solves():
     X, labels = load("a9a")
     y = as_pm(labels)
     Cs = [0.125, 0.5, 2.0, 8.0]
-    path = SPEC.solve_path(subproblem(X, y, C=1.0, tol=1e-3), Cs)
+    path = SOLVER.solve_c_path(subproblem(X, y, C=1.0, tol=1e-3), Cs)
     cold = [solve(subproblem(X, y, C=C, tol=1e-3)) for C in Cs]
     assert all(s.status == "converged" for s in path)
     assert sum(s.details["passes"] for s in path) < 0.85 * sum(s.details["passes"] for s in cold)

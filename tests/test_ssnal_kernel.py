@@ -481,7 +481,7 @@ def test_a_path_over_c_reaches_the_cold_optima(formulation):
     kernel = Kernel("rbf", gamma=1.0 / X.shape[1])
     Cs = [0.25, 1.0, 4.0, 16.0]
     lines = []
-    path = ssnal.SPEC.solve_path(replace(subproblem(X, y, kernel, formulation), log=lines.append), Cs)
+    path = ssnal.SOLVER.solve_c_path(replace(subproblem(X, y, kernel, formulation), log=lines.append), Cs)
     cold = [ssnal.solve(subproblem(X, y, kernel, formulation, C=C)) for C in Cs]
     K = np_kernel(X, X, kernel)
     for C, warm, reference in zip(Cs, path, cold):

@@ -12,9 +12,10 @@ import scipy.sparse as sp
 import fastsvm.training.schedule as schedule_module
 import fastsvm.training.trainer as train_module
 from fastsvm.params import Params
-from fastsvm.solvers import Solution, SolverSpec
+from fastsvm.solvers import Solution, Solver
 from fastsvm.training.multiclass import group_classes
 from fastsvm.training.trainer import fit_model
+from conftest import solver_like
 
 
 def test_group_classes_first_occurrence_and_plus_one_first():
@@ -45,9 +46,9 @@ def _fake_ovr(problem):
 @pytest.fixture
 def fake_solver(monkeypatch):
     def install(solve, multiclass, stops_on_signals=False):
-        spec = SolverSpec(name="fake", solve=solve, formulations=("c_svc",), kernels=("linear",),
-                          multiclass=multiclass, default_kernel="linear", default_tol=1e-3,
-                          stops_on_signals=stops_on_signals)
+        spec = solver_like(Solver(), name="fake", solve=solve, formulations=("c_svc",), kernels=("linear",),
+                           multiclass=multiclass, default_kernel="linear", default_tol=1e-3,
+                           stops_on_signals=stops_on_signals)
         monkeypatch.setattr(train_module, "get_solver", lambda name: spec)
     return install
 

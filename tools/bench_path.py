@@ -2,8 +2,8 @@
 same problems solved one by one from scratch, side by side in one run.
 
 For each case (solver on a dataset, binary C-SVC, bounds C_i = C) the grid C = 2^-3 ... 2^6 is
-solved by the solver's SolverSpec.solve_path (with SolverSpec.prepare's state; a solver without
-a solve_path is solved cold both ways and the table says so) and by solve_path_cold, in the same
+solved by the solver's Solver.solve_c_path (with Solver.prepare's state; a solver without
+a path of its own is solved cold both ways and the table says so) and by solve_path_cold, in the same
 process, path then cold in every repeat. Reported per case: median wall time of the path and of
 the cold total (the ratio's target is <= 0.5), the largest relative difference of the dual
 objectives of path and cold at any C (target <= 1e-6: the tolerances are tight so that both
@@ -33,7 +33,7 @@ from benchlib.report import parser, rule, write_report
 from fastsvm.csr import to_csr
 from fastsvm.params import Params
 from fastsvm.solvers import get_solver
-from fastsvm.solvers.base import Kernel, Subproblem, solve_path_cold
+from fastsvm.solvers.base import Kernel, Solver, Subproblem, solve_path_cold
 
 GRID = [2.0 ** k for k in range(-3, 7)]
 CASES = "ssnal:a9a,ssnal:w8a,smo:a9a,smo:mushrooms,dcd:w8a"
@@ -74,11 +74,10 @@ def bench(case, args):
     X, y = load(args.data_dir, name, args.rows)
     sub = subproblem(solver, kind or KERNEL[solver], X, y, getattr(args, f"tol_{solver}"), args.m)
 
+    has_path = type(spec).solve_c_path is not Solver.solve_c_path
+
     def path():
-        if spec.solve_path is None:
-            return solve_path_cold(spec, sub, GRID)
-        state = spec.prepare(sub) if spec.prepare is not None else None
-        return spec.solve_path(sub, GRID, state)
+        return spec.solve_c_path(sub, GRID, spec.prepare(sub))
 
     path_times, cold_times = [], []
     for _ in range(args.repeat):
@@ -90,7 +89,7 @@ def bench(case, args):
     gaps = [abs(dual_objective(p) - dual_objective(c)) / max(1.0, abs(dual_objective(c)))
             for p, c in zip(path_solutions, cold_solutions)]
     return {"case": case, "n": X.shape[0], "kernel": sub.kernel.kind, "gamma": sub.kernel.gamma,
-            "has_path": spec.solve_path is not None, "tol": sub.params.tol,
+            "has_path": has_path, "tol": sub.params.tol,
             "path": statistics.median(path_times), "cold": statistics.median(cold_times),
             "gap": max(gaps), "iter_path": sum(s.n_iter for s in path_solutions),
             "iter_cold": sum(s.n_iter for s in cold_solutions),

@@ -348,7 +348,7 @@ def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max
 
 def _alm_run(params, n_threads):
     """(bias, the Block class, its arguments after the rows, the run over a team) of SVM-ALM."""
-    config, tol, max_iter, bias = linear_run_settings(alm.SPEC, params, bias_by_default=True)
+    config, tol, max_iter, bias = linear_run_settings(alm.SOLVER, params, bias_by_default=True)
     p = alm.loss_power(params, config)
 
     def run_on(team, stop, log, name):
@@ -362,7 +362,7 @@ DISTRIBUTED_NESVM = {("l2", "hinge"), ("l2", "squared_hinge")}
 def _nesvm_run(params, n_threads):
     """(bias, the Block class, its arguments after the rows, the run over a team) of NESVM: the
     C-SVM and the squared hinge with the l2 penalty, the backtracking scheme."""
-    config, tol, max_iter, bias = linear_run_settings(nesvm.SPEC, params, bias_by_default=True)
+    config, tol, max_iter, bias = linear_run_settings(nesvm.SOLVER, params, bias_by_default=True)
     model = (config.penalty, params.loss or "hinge")
     if model not in DISTRIBUTED_NESVM:
         raise ParameterError(f"fit_linear: solver nesvm runs the C-SVM (loss hinge) and the squared hinge with "

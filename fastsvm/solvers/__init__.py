@@ -1,14 +1,15 @@
-"""Solver registry: -s NAME / solver=NAME look here. Each solver module exposes SPEC (a
-SolverSpec) and is imported on first look-up, so naming solvers costs no solver's imports."""
+"""Solver registry: -s NAME / solver=NAME look here. Each solver module exposes SOLVER (an
+instance of its Solver subclass) and is imported on first look-up, so naming solvers costs no
+solver's imports."""
 import importlib
 from collections.abc import MutableMapping
 
 from ..errors import ParameterError
-from .base import Kernel, Solution, SolverSpec, Subproblem
+from .base import Kernel, Solution, Solver, Subproblem
 
 
 class SolverRegistry(MutableMapping):
-    """name -> SolverSpec; a name maps to its module until its SPEC is first asked for."""
+    """name -> Solver; a name maps to its module until its SOLVER is first asked for."""
 
     def __init__(self, modules):
         self._modules = dict(modules)
@@ -17,7 +18,7 @@ class SolverRegistry(MutableMapping):
     def __getitem__(self, name):
         if name not in self._specs:
             module = self._modules[name]  # KeyError: not a solver
-            self._specs[name] = importlib.import_module(f"{__name__}.{module}").SPEC
+            self._specs[name] = importlib.import_module(f"{__name__}.{module}").SOLVER
         return self._specs[name]
 
     def __setitem__(self, name, spec):
@@ -47,4 +48,4 @@ def get_solver(name):
         raise ParameterError(f"unknown solver {name!r} (available: {', '.join(sorted(SOLVERS))})") from None
 
 
-__all__ = ["SOLVERS", "get_solver", "Kernel", "Solution", "SolverSpec", "Subproblem"]
+__all__ = ["SOLVERS", "get_solver", "Kernel", "Solution", "Solver", "Subproblem"]

@@ -18,7 +18,7 @@ iterates stopped early (-M) need not be good classifiers.
 The hierarchical factor's leaf_size and rank, unless given, are chosen to fit -m
 (fastsvm.kernels.hodlr.fitting_shape) and said in the log; a shape given that does not fit is refused.
 The factor (fastsvm.kernels.factor: exact, nystroem or hodlr) is built by prepare and serves every
-C of solve_path and, through the trainer (SolverSpec.prepare_shared), every one-vs-rest class;
+C of solve_path and, through the trainer (Solver.shares_prepared_state), every one-vs-rest class;
 multi-class models are one-vs-rest, written in LIBSVM's layout (fastsvm.training.multiclass.kernel_ovr_layout).
 """
 import time
@@ -31,7 +31,7 @@ from ..kernels.factor import factor_kernel
 from ..memory import MB
 from ..parallel import one_blas_thread
 from ..problems.dual import svm_dual
-from .base import (Solution, SolverSpec, SolveStatus, checked_rows, next_milestone, option, solve_path_warm,
+from .base import (Solution, Solver, SolveStatus, checked_rows, next_milestone, option, solve_path_warm,
                    solver_config)
 
 DEFAULT_TOL = 1e-5
@@ -85,14 +85,14 @@ class Factorization:
 
 
 def prepare(sub):
-    """SPEC.prepare: K~ + beta I over the subproblem's rows, factored once."""
+    """Solver.prepare: K~ + beta I over the subproblem's rows, factored once."""
     # LAPACK on one thread: the same bits for any -j, and no spinning BLAS threads on a busy machine
     with one_blas_thread():
         return _prepare(sub)
 
 
 def _prepare(sub):
-    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    config = solver_config(SOLVER, sub.params, sub.kernel.kind)
     X = sub.x_rows()
     n = X.shape[0]
     beta = config.beta if config.beta is not None else (
@@ -137,7 +137,7 @@ def solve(sub):
 
 
 def solve_path(sub, Cs, state=None):
-    """SPEC.solve_path: bounds C * sub.upper for C in Cs over one factorization (``state`` from
+    """Solver.solve_c_path: bounds C * sub.upper for C in Cs over one factorization (``state`` from
     prepare, or built here); converged mode starts each C from the last, paper mode from zero."""
     state = prepare(sub) if state is None else state
     if state.factor.n != sub.y.shape[0]:
@@ -171,7 +171,7 @@ def _iterate(sub, state, C, warm):
     if not np.all(np.abs(y) == 1.0):
         raise ParameterError("admm solves binary problems: labels must be +1 or -1")
     upper = upper * C
-    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    config = solver_config(SOLVER, sub.params, sub.kernel.kind)
     params = sub.params
     tol = DEFAULT_TOL if params.tol is None else float(params.tol)
     paper = state.mode == "paper"
@@ -240,19 +240,26 @@ def _certificate(factor, dual, y, z, b):
     return float(eta), float(0.5 * (yz @ h) - z.sum())
 
 
-SPEC = SolverSpec(
-    name="admm",
-    solve=solve,
-    formulations=("c_svc",),
-    kernels=("rbf",),
-    multiclass="ovr",
-    default_kernel="rbf",
-    default_tol=DEFAULT_TOL,
-    description="ADMM over one factorization of K + beta I (exact, nystroem or hodlr), reused for every C "
-                "and class; rbf exp(-g|u-v|^2), the paper's h is g = 1/(2h^2)",
-    config=Config,
-    stop_measure="eta, the relative KKT residual (converged mode)",
-    prepare=prepare,
-    solve_path=solve_path,
-    prepare_shared=True,
-)
+class ADMM(Solver):
+    name = "admm"
+    formulations = ("c_svc",)
+    kernels = ("rbf",)
+    multiclass = "ovr"
+    default_tol = DEFAULT_TOL
+    description = ("ADMM over one factorization of K + beta I (exact, nystroem or hodlr), reused for every C "
+                   "and class; rbf exp(-g|u-v|^2), the paper's h is g = 1/(2h^2)")
+    config = Config
+    stop_measure = "eta, the relative KKT residual (converged mode)"
+    shares_prepared_state = True
+
+    def solve(self, problem):
+        return solve(problem)
+
+    def prepare(self, problem):
+        return prepare(problem)
+
+    def solve_c_path(self, problem, Cs, state=None):
+        return solve_path(problem, Cs, state)
+
+
+SOLVER = ADMM()

@@ -34,7 +34,7 @@ from ..problems.blocks import OneBlock, largest_eigenvalue
 from ..problems.linear_dual import balance_rows, balance_sums, balance_team
 from ..problems.vector import dot
 from .base import (LinearConfig, Solution, SolveStatus, checked_binary_arrays, is_milestone, linear_run_settings,
-                   linear_spec, option)
+                   LinearSolver, option)
 
 DEFAULT_TOL = 1e-3       # relative duality gap
 POWER_OF_LOSS = {"hinge": 1.0, "squared_hinge": 2.0}
@@ -249,7 +249,7 @@ def loss_power(params, config):
 def solve_binary(sub):
     X, y, upper = checked_binary_arrays(sub, "alm")
     params = sub.params
-    config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
+    config, tol, max_iter, bias = linear_run_settings(SOLVER, params, bias_by_default=True)
     p = loss_power(params, config)
     block = Block(X, y, upper, bias, p, n_threads=sub.n_threads)
     run = iterate(OneBlock(block), p, config, tol, max_iter, sub.stop, sub.log)
@@ -266,6 +266,16 @@ def solve(sub):
         return solve_binary(sub)
 
 
-SPEC = linear_spec("alm", solve, Config, DEFAULT_TOL, stop_measure="the relative duality gap",
-                   description="the Lp-loss linear SVM (p >= 1: -o p=, or -L hinge / squared_hinge) in the primal "
-                               "by augmented Lagrange multipliers (SVM-ALM); the bias is never penalized")
+class ALM(LinearSolver):
+    name = "alm"
+    default_tol = DEFAULT_TOL
+    description = ("the Lp-loss linear SVM (p >= 1: -o p=, or -L hinge / squared_hinge) in the primal "
+                   "by augmented Lagrange multipliers (SVM-ALM); the bias is never penalized")
+    stop_measure = "the relative duality gap"
+    config = Config
+
+    def solve(self, problem):
+        return solve(problem)
+
+
+SOLVER = ALM()

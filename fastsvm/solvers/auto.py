@@ -7,7 +7,7 @@ from dataclasses import replace
 from ..csr import is_dense, to_csr
 from ..problems.libsvm_dual import FORMULATIONS
 from . import get_solver
-from .base import SolverSpec
+from .base import Solver
 
 # dual variables from which block_smo is taken: where its outer steps' fixed costs are measured to
 # be paid back (tools/bench_kernel.py; the figures are in the commit that set it)
@@ -20,14 +20,14 @@ def blocked(n_rows, formulation):
 
 
 def pick(sub):
-    """The SolverSpec that solves ``sub``."""
+    """The Solver that solves ``sub``."""
     return get_solver("block_smo" if blocked(sub.y.shape[0], sub.formulation) else "smo")
 
 
 def _for(spec, sub):
     """sub as ``spec`` reads it: dense rows made CSR (the subproblem's only: a smaller pair of a
     training whose largest subproblem is blocked) for a solver that reads CSR."""
-    if spec.reads_dense or not is_dense(sub.X):
+    if spec.reads_dense(sub.y.shape[0], sub.formulation) or not is_dense(sub.X):
         return sub
     X = sub.X if sub.rows is None else sub.X[sub.rows]
     return replace(sub, X=to_csr(X), rows=None)
@@ -40,22 +40,27 @@ def solve(sub):
 
 def solve_path(sub, Cs, state=None):
     spec = pick(sub)
-    return spec.solve_path(_for(spec, sub), Cs)
+    return spec.solve_c_path(_for(spec, sub), Cs)
 
 
-SPEC = SolverSpec(
-    name="auto",
-    solve=solve,
-    formulations=FORMULATIONS,
-    kernels=("linear", "polynomial", "rbf", "sigmoid", "precomputed"),
-    multiclass="ovo",
-    default_kernel="rbf",
-    default_tol=1e-3,
-    description=f"block_smo for subproblems of {BLOCKED_FROM} dual variables and more, smo below",
-    stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
-    stops_on_signals=True,
-    limits_blas_itself=True,   # smo or block_smo
-    solve_path=solve_path,
-    # dense rows are kept where the whole training (its largest subproblem) is blocked
-    reads_dense=blocked,
-)
+class Auto(Solver):
+    name = "auto"
+    formulations = FORMULATIONS
+    kernels = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
+    description = f"block_smo for subproblems of {BLOCKED_FROM} dual variables and more, smo below"
+    stop_measure = "the maximal violating pair's gap m(alpha) - M(alpha)"
+    stops_on_signals = True
+    limits_blas_itself = True   # smo or block_smo
+
+    def solve(self, problem):
+        return solve(problem)
+
+    def reads_dense(self, n_rows, formulation):
+        # dense rows are kept where the whole training (its largest subproblem) is blocked
+        return blocked(n_rows, formulation)
+
+    def solve_c_path(self, problem, Cs, state=None):
+        return solve_path(problem, Cs, state)
+
+
+SOLVER = Auto()

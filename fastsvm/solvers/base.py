@@ -1,10 +1,11 @@
 """What every solver takes and returns. A solver solves one binary (or regression, or one-class)
 subproblem; fastsvm.training.trainer splits multi-class data and assembles the model."""
 import dataclasses
+import threading
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,7 +32,7 @@ class Subproblem:
     """One problem of docs/algorithms.md §0 for one solver call.
 
     X : canonical CSR (fastsvm.csr.to_csr): the subproblem's rows, or the data they are taken
-        from when ``rows`` is given; for a solver whose SolverSpec.reads_dense, possibly the dense
+        from when ``rows`` is given; for a solver whose Solver.reads_dense, possibly the dense
         layout of fastsvm.csr.to_rows.
     rows : the subproblem's rows of X in order, or None (all of X). A one-vs-one pair names its
         rows instead of copying them; solvers that cannot read rows in place (SMO's kernel
@@ -99,7 +100,7 @@ def checked_rows(sub, infinite_bounds=False, dense=False):
 
 def takes_dense(spec, n_rows, formulation):
     """Whether ``spec`` reads the dense rows of a problem of n_rows rows as they are."""
-    return spec.reads_dense(n_rows, formulation) if callable(spec.reads_dense) else bool(spec.reads_dense)
+    return spec.reads_dense(n_rows, formulation)
 
 
 def checked_libsvm_problem(sub, spec):
@@ -223,7 +224,7 @@ class Solution:
 
     objective : what the solver minimizes, at the end (LIBSVM's dual objective for dual solvers).
     dual_objective : LIBSVM's dual objective where ``objective`` is a primal one (None: objective is).
-    stop_measure : the solver's final stopping measure; its SolverSpec.stop_measure names it.
+    stop_measure : the solver's final stopping measure; its Solver.stop_measure names it.
     margin_scale : r of the nu formulations (LIBSVM rescales nu-SVC by 1/r; nu-SVR's epsilon is -r).
     nu, n_bounded_sv : the solver's own figures for LIBSVM's summary lines where counting them
         from coef and the bounds would not give them (None: the trainer counts).
@@ -354,51 +355,93 @@ def solver_options(spec, given, kernel):
 
 
 @dataclass(frozen=True)
-class SolverSpec:
-    """A registered solver: its name on the command line (-s NAME) and in Python (solver=NAME),
-    what it can solve, and how multi-class problems are split for it.
+class Path:
+    """The values one subproblem is solved at, in order: its bounds C * upper for each C
+    (over "C"), or each nu (over "nu"). A single fit is the path of one value, C = 1."""
 
+    values: tuple = (1.0,)
+    over: str = "C"
+
+
+FIT = Path()
+
+
+class Solver:
+    """A registered solver: its name on the command line (-s NAME) and in Python (solver=NAME),
+    what it solves, and how it solves a subproblem along a Path.
+
+    A solver module defines one subclass, sets the class attributes that differ from these
+    defaults and overrides ``solve``; every other method has a default that a solver overrides
+    with what it does better (a warm path over C, state reused across problems, a nu path). The
+    trainer calls ``solve_path`` only.
+
+    multiclass : "ovo" (LIBSVM), "ovr" (LIBLINEAR) or "joint" (one problem over all classes).
     config : a frozen dataclass of the solver's knobs; its ``option`` fields are what -o sets.
     stop_measure : what Solution.stop_measure is, in words (e.g. "eta, the relative KKT residual").
-    prepare : prepare(sub) -> state reused by solve_path across problems on the same rows and
-        kernel (a kernel cache, a factorization), or None.
-    solve_path : solve_path(sub, Cs, state=None) -> [Solution per C]: the problems with bounds
-        C * sub.upper for each C of Cs in order, each warm-started from the last; None: the
-        trainer solves them one by one (solve_path_cold).
-    prepare_shared : prepare's state depends on the rows and kernel only, not on the labels or
-        bounds, and may be read by several threads: the trainer builds one for all subproblems
-        on the same rows (one-vs-rest classes) and solves each through solve_path with it.
+    stops_on_signals : on the main thread its loops stop on Ctrl-C by themselves (not only
+        through Subproblem.stop), so a single problem needs no worker thread.
+    bias_in_kernel : its nu_svc is the nu-SVM with the bias in the kernel (docs/algorithms.md
+        §6), feasible for every nu in (0, 1]: LIBSVM's test of nu against the class sizes does
+        not apply.
+    shares_prepared_state : prepare's state depends on the rows and kernel only, not on the labels
+        or bounds, and may be read by several threads: the trainer builds one for all subproblems
+        on the same rows (one-vs-rest classes).
+    limits_blas_itself : its solve limits BLAS to one thread itself where it calls BLAS, so the
+        trainer does not around it (the limit's first use scans the process's libraries).
     """
 
-    name: str
-    solve: Callable[[Subproblem], Solution]
-    formulations: tuple
-    kernels: tuple
-    multiclass: str  # "ovo" (LIBSVM), "ovr" (LIBLINEAR) or "joint" (one problem over all classes)
-    default_kernel: str
-    default_tol: float
-    description: str = ""
-    config: type | None = None
-    stop_measure: str = "the maximal KKT violation"
-    prepare: Callable[[Subproblem], object] | None = None
-    solve_path: Callable[[Subproblem, Sequence[float], object], list] | None = None
-    prepare_shared: bool = False
-    # on the main thread, its loops stop on Ctrl-C by themselves (not only through
-    # Subproblem.stop): a single problem then needs no worker thread
-    stops_on_signals: bool = False
-    # its nu_svc is the nu-SVM with the bias in the kernel (docs/algorithms.md §6), feasible for
-    # every nu in (0, 1]: LIBSVM's test of nu against the class sizes does not apply
-    bias_in_kernel: bool = False
-    # solve_nu_path(sub, nus) -> [Solution per nu]: the problems of an increasing nu grid (nu_svc,
-    # one_class) in order, reusing work; None: the trainer solves them one by one
-    solve_nu_path: Callable[[Subproblem, Sequence[float]], list] | None = None
-    # its solve reads dense rows (fastsvm.csr.to_rows) as they are (or a function of the rows and
-    # the formulation saying whether it does for them): the trainer hands it dense input
-    # unchanged, every other solver gets it as CSR (takes_dense)
-    reads_dense: bool | Callable[[int, str], bool] = False
-    # its solve limits BLAS to one thread itself where it calls BLAS: the trainer does not
-    # around it (the limit's first use scans the process's libraries, a fresh fit's largest fixed cost)
-    limits_blas_itself: bool = False
+    name = ""
+    formulations = ()
+    kernels = ()
+    multiclass = "ovo"
+    default_kernel = "rbf"
+    default_tol = 1e-3
+    description = ""
+    config = None
+    stop_measure = "the maximal KKT violation"
+    stops_on_signals = False
+    bias_in_kernel = False
+    shares_prepared_state = False
+    limits_blas_itself = False
+
+    def solve(self, problem: Subproblem) -> Solution:
+        """The subproblem's solution, started from problem.warm where the solver can."""
+        raise NotImplementedError
+
+    def reads_dense(self, n_rows, formulation):
+        """Whether solve reads the dense rows (fastsvm.csr.to_rows) of a problem of n_rows rows as
+        they are; the trainer hands every other solver dense input as CSR."""
+        return False
+
+    def prepare(self, problem):
+        """State that solve_c_path reuses across problems on the same rows and kernel (a kernel
+        cache, a factorization), or None."""
+        return None
+
+    def shared_preparation(self, budget):
+        """One prepare for every subproblem on the same rows (a SharedPreparation), where its state
+        depends on the rows and kernel only (shares_prepared_state), else None."""
+        return SharedPreparation(self.prepare, budget) if self.shares_prepared_state else None
+
+    def solve_path(self, problem, path=FIT, state=None):
+        """[Solution per value of ``path``], in order; ``state``: prepare's, shared by the trainer
+        across subproblems (shares_prepared_state), else None."""
+        if path.over == "nu":
+            return self.solve_nu_path(problem, path.values)
+        if path == FIT and state is None:
+            return [self.solve(problem)]
+        return self.solve_c_path(problem, path.values, state)
+
+    def solve_c_path(self, problem, Cs, state=None):
+        """The problems with bounds C * problem.upper for each C of Cs, in order: by default each
+        solved from scratch (solve_path_cold); a solver that can starts each from the last."""
+        return solve_path_cold(self, problem, Cs)
+
+    def solve_nu_path(self, problem, nus):
+        """The problems of an increasing nu grid (nu_svc, one_class), in order: by default each
+        solved on its own."""
+        return [self.solve(dataclasses.replace(problem, params=dataclasses.replace(problem.params, nu=nu)))
+                for nu in nus]
 
     @property
     def options(self):
@@ -406,12 +449,33 @@ class SolverSpec:
         return options_of(self.config)
 
 
-def linear_spec(name, solve, config, default_tol, stop_measure, description, multiclass="ovr", **more):
-    """The SolverSpec of a linear solver of LIBLINEAR's C-SVC problems (linear kernel only);
-    ``more``: its other SolverSpec fields (solve_path, ...)."""
-    return SolverSpec(name=name, solve=solve, formulations=("c_svc",), kernels=("linear",),
-                      multiclass=multiclass, default_kernel="linear", default_tol=default_tol,
-                      description=description, config=config, stop_measure=stop_measure, **more)
+class SharedPreparation:
+    """One Solver.prepare for every subproblem on the same rows (a solver whose state does not
+    depend on the labels: Solver.shares_prepared_state), built by the first task that asks, under a
+    lock, with the whole -m budget (the one state is all the tasks hold of it) and the first
+    subproblem's seed."""
+
+    def __init__(self, prepare, budget):
+        self.prepare, self.budget = prepare, budget
+        self.lock = threading.Lock()
+        self.value = None
+        self.seed = 0
+
+    def state(self, problem):
+        with self.lock:
+            if self.value is None:
+                self.value = self.prepare(dataclasses.replace(problem, seed=self.seed,
+                                                  params=dataclasses.replace(problem.params, cache_size=self.budget)))
+            return self.value
+
+
+class LinearSolver(Solver):
+    """A solver of LIBLINEAR's linear C-SVC problems: one-vs-rest, the linear kernel only."""
+
+    formulations = ("c_svc",)
+    kernels = ("linear",)
+    multiclass = "ovr"
+    default_kernel = "linear"
 
 
 def solve_path_cold(spec, sub, Cs):

@@ -19,7 +19,7 @@ from ..memory import MB, check_request
 from ..parallel import one_blas_thread
 from ..problems.libsvm_dual import (FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_rho, libsvm_statistics,
                                     max_violation, scattered, warm_alpha)
-from .base import (Solution, SolverSpec, Subproblem, checked_libsvm_problem, option, raise_for_status, run_in_chunks,
+from .base import (Solution, Solver, Subproblem, checked_libsvm_problem, option, raise_for_status, run_in_chunks,
                    solve_path_warm, solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -93,8 +93,8 @@ def solve(sub: Subproblem) -> Solution:
     computed, the working-set size and the seconds of each part. With ``sub.warm`` (a solution at
     other bounds) the solve starts from problems.libsvm_dual.warm_alpha's point.
     """
-    X, rows, y, upper_all, tol = checked_libsvm_problem(sub, SPEC)
-    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    X, rows, y, upper_all, tol = checked_libsvm_problem(sub, SOLVER)
+    config = solver_config(SOLVER, sub.params, sub.kernel.kind)
     params = sub.params
     n_all = y.shape[0]
     # a sample with C_i = 0 has alpha_i = 0 at every feasible point: left out, exactly
@@ -157,7 +157,7 @@ def solve(sub: Subproblem) -> Solution:
 
 
 def solve_path(sub, Cs, state=None):
-    """SPEC.solve_path: the problems with bounds C * sub.upper for C in Cs, each started from the last."""
+    """Solver.solve_c_path: the problems with bounds C * sub.upper for C in Cs, each started from the last."""
     return solve_path_warm(lambda problem, C: solve(problem), sub, Cs)
 
 
@@ -183,19 +183,24 @@ def _iterate(solver, log, config):
     return status, history
 
 
-SPEC = SolverSpec(
-    name="block_smo",
-    solve=solve,
-    formulations=FORMULATIONS,
-    kernels=KERNELS,
-    multiclass="ovo",
-    default_kernel="rbf",
-    default_tol=1e-3,
-    description="blocked working-set SMO: LIBSVM's problems and stopping rule, kernel rows in blocks (BLAS)",
-    stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
-    config=Config,
-    stops_on_signals=True,
-    solve_path=solve_path,
-    reads_dense=True,
-    limits_blas_itself=True,
-)
+class BlockSMOSolver(Solver):
+    name = "block_smo"
+    formulations = FORMULATIONS
+    kernels = KERNELS
+    description = "blocked working-set SMO: LIBSVM's problems and stopping rule, kernel rows in blocks (BLAS)"
+    stop_measure = "the maximal violating pair's gap m(alpha) - M(alpha)"
+    config = Config
+    stops_on_signals = True
+    limits_blas_itself = True
+
+    def solve(self, problem):
+        return solve(problem)
+
+    def reads_dense(self, n_rows, formulation):
+        return True
+
+    def solve_c_path(self, problem, Cs, state=None):
+        return solve_path(problem, Cs, state)
+
+
+SOLVER = BlockSMOSolver()

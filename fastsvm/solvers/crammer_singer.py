@@ -7,7 +7,7 @@ weight per class. Solved in the dual by the sequential dual method of Keerthi et
 one sample's k variables at a time, the samples in a fresh random order each epoch
 (fastsvm._core._crammer_singer). Stops when every sample's KKT violation is at most tol.
 
-This solver takes the joint problem (SPEC.multiclass == "joint"): the subproblem's y holds class
+This solver takes the joint problem (SOLVER.multiclass == "joint"): the subproblem's y holds class
 positions 0..k-1 and its upper C_i; the Solution's w is the (k, n_features) weight matrix and its
 rho the k values -B w_b,m, so that class m's score is w_m.x - rho_m.
 """
@@ -19,7 +19,7 @@ from .._core._crammer_singer import CrammerSinger
 from .._core._rng import VisitingOrder
 from ..errors import FastSVMError
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_arrays, is_milestone, linear_run_settings,
-                   linear_spec)
+                   LinearSolver)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for -s 4
 
@@ -45,7 +45,7 @@ def solve(sub: Subproblem) -> Solution:
     if y.size and (np.any(codes != y) or codes.min() < 0):
         raise FastSVMError("crammer_singer: labels must be class positions 0..k-1")
     n_classes = int(codes.max()) + 1 if codes.size else 1
-    _, tol, max_iter, bias = linear_run_settings(SPEC, sub.params)
+    _, tol, max_iter, bias = linear_run_settings(SOLVER, sub.params)
     cs = CrammerSinger(X, codes, upper, n_classes, bias=bias)
     order = VisitingOrder(sub.seed, X.shape[0])
 
@@ -86,7 +86,16 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
-SPEC = linear_spec("crammer_singer", solve, Config, DEFAULT_TOL,
-                   stop_measure="the largest dual KKT violation over samples",
-                   description="linear multi-class SVM with all classes in one problem (LIBLINEAR -s 4)",
-                   multiclass="joint")
+class CrammerSingerSolver(LinearSolver):
+    name = "crammer_singer"
+    default_tol = DEFAULT_TOL
+    description = "linear multi-class SVM with all classes in one problem (LIBLINEAR -s 4)"
+    stop_measure = "the largest dual KKT violation over samples"
+    config = Config
+    multiclass = "joint"
+
+    def solve(self, problem):
+        return solve(problem)
+
+
+SOLVER = CrammerSingerSolver()

@@ -17,7 +17,7 @@ from .._core._status import Status
 from ..errors import FastSVMError
 from ..problems.vector import dot
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_arrays, linear_run_settings,
-                   linear_spec, next_milestone, solve_path_warm)
+                   LinearSolver, next_milestone, solve_path_warm)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for the dual SVC solvers
 CHUNK_WORK = 1 << 23     # stored values visited per call into the sweep: Ctrl-C is seen within ~10 ms
@@ -75,7 +75,7 @@ def solve(sub: Subproblem) -> Solution:
     """Solve one binary linear C-SVC subproblem by dual coordinate descent."""
     params = sub.params
     X, y, upper = checked_binary_arrays(sub, "dcd")
-    config, tol, max_iter, bias = linear_run_settings(SPEC, params)  # B = 0: the bias-free problem
+    config, tol, max_iter, bias = linear_run_settings(SOLVER, params)  # B = 0: the bias-free problem
     loss = params.loss or "hinge"
 
     # A sample with C_i = 0 has alpha_i = 0 at every feasible point; leaving it out keeps the PG
@@ -142,12 +142,23 @@ def solve(sub: Subproblem) -> Solution:
 
 
 def solve_path(sub, Cs, state=None):
-    """SPEC.solve_path: the problems with bounds C * sub.upper for C in Cs, in order, each started
+    """Solver.solve_c_path: the problems with bounds C * sub.upper for C in Cs, in order, each started
     from the previous solution (the first from sub.warm). DCD shares no state between them."""
     return solve_path_warm(lambda problem, C: solve(problem), sub, Cs)
 
 
-SPEC = linear_spec("dcd", solve, Config, DEFAULT_TOL,
-                   stop_measure="the largest projected-gradient violation (LIBLINEAR's)",
-                   description="linear SVM by dual coordinate descent, for large sparse data (LIBLINEAR -s 1, -s 3)",
-                   solve_path=solve_path)
+class DCD(LinearSolver):
+    name = "dcd"
+    default_tol = DEFAULT_TOL
+    description = "linear SVM by dual coordinate descent, for large sparse data (LIBLINEAR -s 1, -s 3)"
+    stop_measure = "the largest projected-gradient violation (LIBLINEAR's)"
+    config = Config
+
+    def solve(self, problem):
+        return solve(problem)
+
+    def solve_c_path(self, problem, Cs, state=None):
+        return solve_path(problem, Cs, state)
+
+
+SOLVER = DCD()

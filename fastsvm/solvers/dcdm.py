@@ -46,7 +46,7 @@ from ..errors import DegenerateProblemError, FastSVMError, ParameterError
 from ..memory import check_kernel_cache
 from ..problems.nu_screening import moved_to_sum, screen
 from ..problems.vector import dot
-from .base import Solution, SolverSpec, SolveStatus, checked_arrays, next_milestone, option, solver_config
+from .base import Solution, Solver, SolveStatus, checked_arrays, next_milestone, option, solver_config
 
 FORMULATIONS = ("nu_svc", "one_class")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -237,7 +237,7 @@ def _greedy_start(upper, total):
 
 
 def solve(sub):
-    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    config = solver_config(SOLVER, sub.params, sub.kernel.kind)
     X, signs, upper, total, shift = _problem(sub, config)
     tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
     if not tol > 0:
@@ -308,7 +308,7 @@ def solve_nu_path(sub, nus, screening="auto"):
     nus = [float(nu) for nu in nus]
     if not nus or any(not 0 < nu <= 1 for nu in nus) or any(b <= a for a, b in zip(nus, nus[1:])):
         raise ParameterError("a nu path needs increasing values in (0, 1]")
-    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    config = solver_config(SOLVER, sub.params, sub.kernel.kind)
     X, signs, upper, _, shift = _problem(dataclasses.replace(sub, params=dataclasses.replace(sub.params, nu=nus[0])),
                                          config)
     tol = DEFAULT_TOL if sub.params.tol is None else float(sub.params.tol)
@@ -474,19 +474,23 @@ def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one
         wrong[:] = False
 
 
-SPEC = SolverSpec(
-    name="dcdm",
-    solve=solve,
-    formulations=FORMULATIONS,
-    kernels=KERNELS,
-    multiclass="ovo",
-    default_kernel="rbf",
-    default_tol=DEFAULT_TOL,
-    description="the nu-SVM with its bias in the kernel (-s 1: not LIBSVM's nu-SVC; b is penalized) and one-class "
-                "SVM (-s 2) by dual descent on coordinate pairs",
-    stop_measure="the maximal violating pair's gap max G - min G",
-    config=Config,
-    stops_on_signals=True,
-    bias_in_kernel=True,
-    solve_nu_path=solve_nu_path,
-)
+class DCDM(Solver):
+    name = "dcdm"
+    formulations = FORMULATIONS
+    kernels = KERNELS
+    default_tol = DEFAULT_TOL
+    description = ("the nu-SVM with its bias in the kernel (-s 1: not LIBSVM's nu-SVC; b is penalized) and one-class "
+                   "SVM (-s 2) by dual descent on coordinate pairs")
+    stop_measure = "the maximal violating pair's gap max G - min G"
+    config = Config
+    stops_on_signals = True
+    bias_in_kernel = True
+
+    def solve(self, problem):
+        return solve(problem)
+
+    def solve_nu_path(self, problem, nus):
+        return solve_nu_path(problem, nus)
+
+
+SOLVER = DCDM()

@@ -16,7 +16,7 @@ from .._core._l1_cd import L1SquaredHingeCD
 from .._core._rng import VisitingOrder
 from ..errors import FastSVMError
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge, is_milestone,
-                   linear_run_settings, linear_spec)
+                   linear_run_settings, LinearSolver)
 
 DEFAULT_TOL = 0.01       # LIBLINEAR's -e for -s 5
 
@@ -49,7 +49,7 @@ def objective(X, y, upper, w):
 def solve(sub: Subproblem) -> Solution:
     """Solve one binary L1-regularized squared-hinge SVM by CDN."""
     X, y, upper = checked_binary_squared_hinge(sub, "l1_cd")
-    _, tol, max_iter, bias = linear_run_settings(SPEC, sub.params)
+    _, tol, max_iter, bias = linear_run_settings(SOLVER, sub.params)
     columns = columns_with_bias(X, bias)
     cd = L1SquaredHingeCD(columns, y, upper)
     order = VisitingOrder(sub.seed, columns.shape[1])
@@ -92,5 +92,15 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
-SPEC = linear_spec("l1_cd", solve, Config, DEFAULT_TOL, stop_measure="the largest minimum-norm subgradient entry",
-                   description="L1-regularized linear SVM, squared hinge (-L 2), sparse weights (LIBLINEAR -s 5)")
+class L1CD(LinearSolver):
+    name = "l1_cd"
+    default_tol = DEFAULT_TOL
+    description = "L1-regularized linear SVM, squared hinge (-L 2), sparse weights (LIBLINEAR -s 5)"
+    stop_measure = "the largest minimum-norm subgradient entry"
+    config = Config
+
+    def solve(self, problem):
+        return solve(problem)
+
+
+SOLVER = L1CD()

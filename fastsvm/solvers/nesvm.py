@@ -47,7 +47,7 @@ from ..problems.hinge_lp import interior_point
 from ..problems.linear_dual import balance_rows, balance_sums, balance_team
 from ..problems.vector import dot
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_arrays, linear_run_settings,
-                   linear_spec, option)
+                   LinearSolver, option)
 
 DEFAULT_TOL = 1e-3       # relative duality gap
 MAX_DOUBLINGS = 100      # a local Lipschitz estimate 2^100 times too small is not one: values overflowed
@@ -590,7 +590,7 @@ def homotopy(team, penalty, loss, config, tol, max_iter, stop, log=None, name="n
 def solve_binary(sub):
     X, y, upper = checked_binary_arrays(sub, "nesvm")
     params = sub.params
-    config, tol, max_iter, bias = linear_run_settings(SPEC, params, bias_by_default=True)
+    config, tol, max_iter, bias = linear_run_settings(SOLVER, params, bias_by_default=True)
     penalty, loss = model_of(config, params)
     block = Block(X, y, upper, bias, loss, n_threads=sub.n_threads)
     finish = None
@@ -614,7 +614,17 @@ def solve_binary(sub):
     )
 
 
-SPEC = linear_spec("nesvm", solve, Config, DEFAULT_TOL, stop_measure="the relative duality gap",
-                   description="linear SVMs in the primal by Nesterov smoothing with a mu homotopy (NESVM): "
-                               "C-SVM, LP-SVM (-o penalty=l1), LS-SVM (-L squared_error), squared hinge "
-                               "(-L squared_hinge); the bias is never penalized")
+class NESVM(LinearSolver):
+    name = "nesvm"
+    default_tol = DEFAULT_TOL
+    description = ("linear SVMs in the primal by Nesterov smoothing with a mu homotopy (NESVM): "
+                   "C-SVM, LP-SVM (-o penalty=l1), LS-SVM (-L squared_error), squared hinge "
+                   "(-L squared_hinge); the bias is never penalized")
+    stop_measure = "the relative duality gap"
+    config = Config
+
+    def solve(self, problem):
+        return solve(problem)
+
+
+SOLVER = NESVM()

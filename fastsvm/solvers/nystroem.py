@@ -26,7 +26,7 @@ from ..csr import dense_as_csr
 from ..errors import ParameterError
 from ..kernels.approximation import EIG_RTOL, nystroem_map, sample_landmarks
 from . import get_solver
-from .base import Kernel, Solution, SolverSpec, Subproblem, checked_arrays, option, solver_config
+from .base import Kernel, Solution, Solver, Subproblem, checked_arrays, option, solver_config
 
 DEFAULT_LANDMARKS = 500
 OWN_OPTIONS = ("landmarks", "rtol")
@@ -55,9 +55,9 @@ Config = make_dataclass("Config", [
 def solve(sub: Subproblem) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem on Nystroem features of its kernel."""
     params = sub.params
-    if sub.formulation not in SPEC.formulations:
-        raise ParameterError(f"nystroem solves {' and '.join(SPEC.formulations)}, not {sub.formulation}")
-    config = solver_config(SPEC, params, sub.kernel.kind)
+    if sub.formulation not in SOLVER.formulations:
+        raise ParameterError(f"nystroem solves {' and '.join(SOLVER.formulations)}, not {sub.formulation}")
+    config = solver_config(SOLVER, params, sub.kernel.kind)
     landmarks, rtol = config.landmarks, config.rtol
     ssnal_options = {name: getattr(config, name) for name in params.options or {} if name not in OWN_OPTIONS}
     X, y, upper = checked_arrays(sub)
@@ -117,15 +117,17 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
-SPEC = SolverSpec(
-    name="nystroem",
-    solve=solve,
-    formulations=("c_svc", "epsilon_svr"),
-    kernels=("rbf", "polynomial", "sigmoid", "linear"),
-    multiclass="ovo",
-    default_kernel="rbf",
-    default_tol=get_solver("ssnal").default_tol,
-    description="kernel SVM on a low-rank kernel approximation (-o landmarks=m): fast, approximate",
-    config=Config,
-    stop_measure="eta of the linear problem on the Nystroem features",
-)
+class NystroemSolver(Solver):
+    name = "nystroem"
+    formulations = ("c_svc", "epsilon_svr")
+    kernels = ("rbf", "polynomial", "sigmoid", "linear")
+    default_tol = get_solver("ssnal").default_tol
+    description = "kernel SVM on a low-rank kernel approximation (-o landmarks=m): fast, approximate"
+    config = Config
+    stop_measure = "eta of the linear problem on the Nystroem features"
+
+    def solve(self, problem):
+        return solve(problem)
+
+
+SOLVER = NystroemSolver()

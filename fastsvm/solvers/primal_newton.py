@@ -18,7 +18,7 @@ from .._core._primal_newton import SquaredHingePrimal
 from .._core._status import Status
 from ..errors import FastSVMError
 from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_binary_squared_hinge, linear_run_settings,
-                   linear_spec)
+                   LinearSolver)
 
 DEFAULT_TOL = 0.01       # LIBLINEAR's -e for its primal solvers
 
@@ -49,7 +49,7 @@ def newton_direction(hess_vec, grad, rtol, max_steps, stop):
 def solve(sub: Subproblem) -> Solution:
     """Solve one binary primal L2-loss SVM by Newton-CG."""
     X, y, upper = checked_binary_squared_hinge(sub, "primal_newton")
-    config, tol, max_iter, bias = linear_run_settings(SPEC, sub.params)
+    config, tol, max_iter, bias = linear_run_settings(SOLVER, sub.params)
     problem = SquaredHingePrimal(X, y, upper, bias=bias)
 
     w = np.zeros(problem.n_weights)
@@ -106,5 +106,15 @@ def solve(sub: Subproblem) -> Solution:
     )
 
 
-SPEC = linear_spec("primal_newton", solve, Config, DEFAULT_TOL, stop_measure="the gradient norm |grad f(w)|",
-                   description="linear SVM, squared hinge (-L 2), by Newton's method in the primal (LIBLINEAR -s 2)")
+class PrimalNewton(LinearSolver):
+    name = "primal_newton"
+    default_tol = DEFAULT_TOL
+    description = "linear SVM, squared hinge (-L 2), by Newton's method in the primal (LIBLINEAR -s 2)"
+    stop_measure = "the gradient norm |grad f(w)|"
+    config = Config
+
+    def solve(self, problem):
+        return solve(problem)
+
+
+SOLVER = PrimalNewton()

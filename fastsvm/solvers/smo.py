@@ -21,7 +21,7 @@ from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import check_kernel_cache
 from ..problems.libsvm_dual import (FORMULATIONS, SUM_RTOL, dual_problem, libsvm_max_iter, libsvm_statistics, scattered,
                                     warm_alpha)
-from .base import (Solution, SolverSpec, Subproblem, checked_libsvm_problem, raise_for_status, run_in_chunks,
+from .base import (Solution, Solver, Subproblem, checked_libsvm_problem, raise_for_status, run_in_chunks,
                    solve_path_warm, solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -43,7 +43,7 @@ class Config:
 
 @dataclasses.dataclass
 class KernelColumns:
-    """What the problems of a path share (SPEC.prepare): the kernel cache of their rows with
+    """What the problems of a path share (SOLVER.prepare): the kernel cache of their rows with
     C_i > 0 (Q's columns do not depend on C), in the order of positions the last solve's shrinking
     left, and the last solution's products (Q alpha and G_bar do not change when alpha and C scale
     together)."""
@@ -105,13 +105,13 @@ def variable_order(cache, rows, cold):
 
 
 def prepare(sub):
-    """SPEC.prepare: the path's shared kernel cache (built by its first solve)."""
+    """Solver.prepare: the path's shared kernel cache (built by its first solve)."""
     return KernelColumns()
 
 
 def _check(sub):
     """(X, rows, y, upper, tol, config): the subproblem's arrays and settings, checked."""
-    return (*checked_libsvm_problem(sub, SPEC), solver_config(SPEC, sub.params, sub.kernel.kind))
+    return (*checked_libsvm_problem(sub, SOLVER), solver_config(SOLVER, sub.params, sub.kernel.kind))
 
 
 def solve(sub: Subproblem) -> Solution:
@@ -130,7 +130,7 @@ def solve(sub: Subproblem) -> Solution:
 
 
 def solve_path(sub, Cs, state=None):
-    """SPEC.solve_path: the problems with bounds C * sub.upper for C in Cs, in order, each started
+    """Solver.solve_c_path: the problems with bounds C * sub.upper for C in Cs, in order, each started
     from the previous solution (the first from sub.warm) on one kernel cache (``state``, from
     prepare)."""
     columns = prepare(sub) if state is None else state
@@ -225,19 +225,25 @@ def _iterate(smo, log, config):
     return status, history
 
 
-SPEC = SolverSpec(
-    name="smo",
-    solve=solve,
-    formulations=FORMULATIONS,
-    kernels=KERNELS,
-    multiclass="ovo",
-    default_kernel="rbf",
-    default_tol=DEFAULT_TOL,
-    description="LIBSVM's solver and models: every SVM type and kernel (the default)",
-    stop_measure="the maximal violating pair's gap m(alpha) - M(alpha)",
-    config=Config,
-    stops_on_signals=True,
-    limits_blas_itself=True,   # no BLAS call
-    prepare=prepare,
-    solve_path=solve_path,
-)
+class SMOSolver(Solver):
+    name = "smo"
+    formulations = FORMULATIONS
+    kernels = KERNELS
+    default_tol = DEFAULT_TOL
+    description = "LIBSVM's solver and models: every SVM type and kernel (the default)"
+    stop_measure = "the maximal violating pair's gap m(alpha) - M(alpha)"
+    config = Config
+    stops_on_signals = True
+    limits_blas_itself = True   # no BLAS call
+
+    def solve(self, problem):
+        return solve(problem)
+
+    def prepare(self, problem):
+        return prepare(problem)
+
+    def solve_c_path(self, problem, Cs, state=None):
+        return solve_path(problem, Cs, state)
+
+
+SOLVER = SMOSolver()

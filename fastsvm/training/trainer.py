@@ -6,7 +6,6 @@ threads within the -m budget (fastsvm.training.schedule), with their probability
 assembled in LIBSVM's layout (fastsvm.training.multiclass).
 """
 import sys
-import threading
 import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -25,7 +24,7 @@ from ..models.prediction import decision_values
 from ..models.probability import density_marks, fold_orders, platt_parameters, svr_probability
 from .schedule import run_within_budget
 from ..solvers import Kernel, Solution, Subproblem, get_solver
-from ..solvers.base import solve_path_cold, takes_dense
+from ..solvers.base import FIT, Path, takes_dense
 
 # LIBSVM casts class labels to int
 INT_MIN, INT_MAX = -2**31, 2**31 - 1
@@ -86,7 +85,7 @@ def fit_path(X, y, Cs, params, sample_weight=None, log=None, stop=None):
 
     The model of each C is fit_model's with params.C = C: each subproblem (one-vs-one pair,
     one-vs-rest class, the regression) is solved as a path over Cs, every C started from the
-    previous one's solution (the solver's SolverSpec.solve_path; a solver without one solves
+    previous one's solution (the solver's Solver.solve_c_path; a solver without one solves
     them one by one). For c_svc, epsilon_svr and nu_svr, without probability estimates.
 
     The model's support vectors are rows of X read in place (as LIBSVM's model points into its
@@ -394,8 +393,8 @@ class _PathRun:
 class _Trainer:
     """Splits the problem for one solver, runs the pieces, assembles the Model."""
 
-    def __init__(self, spec, params, kernel, log, stop, stream=None, warm=None):
-        self.spec = spec
+    def __init__(self, solver, params, kernel, log, stop, stream=None, warm=None):
+        self.solver = solver
         self.params = params
         self.kernel = kernel
         self.log = log
@@ -422,30 +421,17 @@ class _Trainer:
             self.path = None
 
     def _solutions(self, problem, name, shared=None):
-        """The problem's solution in a list, or its solutions along the path; ``shared``: a
-        _SharedState the problem's solver reads instead of preparing its own."""
+        """The problem's solutions along the fit's Path (one value for a single fit); ``shared``: a
+        SharedPreparation the problem's solver reads instead of preparing its own."""
+        path = FIT if self.path is None else Path(tuple(self.path.values), self.path.over)
         try:
-            if shared is not None and (self.path is None or self.path.over == "C"):
-                solutions = self.spec.solve_path(problem, [1.0] if self.path is None else self.path.values,
-                                                 shared.state(problem))
-            elif self.path is None:
-                solutions = [self.spec.solve(problem)]
-            elif self.path.over == "nu" and self.spec.solve_nu_path is not None:
-                solutions = self.spec.solve_nu_path(problem, self.path.values)
-            elif self.path.over == "nu":
-                solutions = [self.spec.solve(replace(problem, params=replace(problem.params, nu=nu)))
-                             for nu in self.path.values]
-            elif self.spec.solve_path is not None:
-                state = self.spec.prepare(problem) if self.spec.prepare is not None else None
-                solutions = self.spec.solve_path(problem, self.path.values, state)
-            else:
-                solutions = solve_path_cold(self.spec, problem, self.path.values)
+            solutions = self.solver.solve_path(problem, path, None if shared is None else shared.state(problem))
         except (FloatingPointError, OverflowError):
-            raise _breakdown(self.spec.name, name) from None
+            raise _breakdown(self.solver.name, name) from None
         for solution in solutions:
             if not all(np.all(np.isfinite(v)) for v in (solution.coef, solution.rho, solution.w)
                        if v is not None):
-                raise _breakdown(self.spec.name, name)   # never a NaN in a model
+                raise _breakdown(self.solver.name, name)   # never a NaN in a model
         return solutions
 
     # -- running subproblems -------------------------------------------------------------
@@ -460,8 +446,8 @@ class _Trainer:
         ``keep(k, solution)``, when given, is what the task returns of its solution (the rest is
         freed as the task ends). Along a path (train_path) the first call solves each subproblem
         for every C and each call returns its C's solutions; with a WarmStart each subproblem
-        starts from the previous fit's solution. ``shared``: one solver state (SolverSpec.prepare)
-        for every subproblem, a _SharedState."""
+        starts from the previous fit's solution. ``shared``: one solver state (Solver.prepare)
+        for every subproblem, a SharedPreparation, or None."""
         if self.path is not None and self.path.solved is not None:
             solutions, calibrated = self.path.solved
             return [s[self.path.at] for s in solutions], calibrated
@@ -505,10 +491,10 @@ class _Trainer:
 
         most_bytes = [bytes_to_hold_all(n) for n in sizes] if sizes else None
         results = run_within_budget([partial(task, k) for k in range(len(problems))], self.params.n_jobs,
-                                    self.params.cache_size, self.stop, most_bytes, self.spec.stops_on_signals)
+                                    self.params.cache_size, self.stop, most_bytes, self.solver.stops_on_signals)
         for (solutions, _, lines), name in zip(results, names):
             if any(solution.status == "max_iter" for solution in solutions):
-                warnings.warn(f"solver {self.spec.name} reached its iteration limit ({name}); "
+                warnings.warn(f"solver {self.solver.name} reached its iteration limit ({name}); "
                               "the model may not be optimal", RuntimeWarning, stacklevel=3)
             for line in lines:
                 self.log(line)
@@ -524,7 +510,7 @@ class _Trainer:
                           kernel=self.kernel, params=self.params, rows=rows)
 
     def _model(self, layout, solutions):
-        return assembled_model(layout, solutions, self.params.svm_type, self.kernel, self.spec.name)
+        return assembled_model(layout, solutions, self.params.svm_type, self.kernel, self.solver.name)
 
     # -- probability ----------------------------------------------------------------------
     def _calibration(self, order, weights, box=None):
@@ -548,7 +534,7 @@ class _Trainer:
         if box is not None:
             params.C, params.class_weight = 1.0, {1: box[0], -1: box[1]}
 
-        trainer = _Trainer(self.spec, params, self.kernel, problem.log, self.stop)
+        trainer = _Trainer(self.solver, params, self.kernel, problem.log, self.stop)
 
         def fit(train, test):
             # a fold is trained as it comes, without the whole problem's checks (as LIBSVM)
@@ -578,7 +564,7 @@ class _Trainer:
             [lambda: self._subproblem(self.params.svm_type, X, target, upper, rows)],
             [self.params.svm_type], calibrations)
         coef = np.asarray(solution.coef, dtype=np.float64)
-        if self.spec.multiclass == "ovr":
+        if self.solver.multiclass == "ovr":
             layout = Layout(weight_rows([solution.w]), [[1.0]], [solution.rho])
         else:
             nz = np.flatnonzero(coef != 0)
@@ -603,7 +589,7 @@ class _Trainer:
         if split is None:   # along a path, params.C is 1 at every value: one split serves them all
             classes = group_classes(y)
             box = class_box(classes.labels, self.params)
-            split = SPLITS[self.spec.multiclass](X, classes, box, weights, self.params)
+            split = SPLITS[self.solver.multiclass](X, classes, box, weights, self.params)
             if self.path is not None:
                 self.path.split = split
         problems = [lambda p=p: self._subproblem(split.formulation, *split.data(p))
@@ -613,8 +599,8 @@ class _Trainer:
             orders = fold_orders(split.sizes, self.params.seed, self.stream)
             calibrations = [self._calibration(order, *split.fold_data(p)) for p, order in enumerate(orders)]
         shared = None
-        if getattr(split, "shares_rows", False) and self.spec.prepare_shared and len(problems) > 1:
-            shared = _SharedState(self.spec.prepare, self.params.cache_size)
+        if getattr(split, "shares_rows", False) and len(problems) > 1:
+            shared = self.solver.shared_preparation(self.params.cache_size)
         solutions, platt = (self._solve_all(problems, split.names, calibrations, split.support_only, split.sizes,
                                             shared)
                             if problems else ([], []))
@@ -622,26 +608,6 @@ class _Trainer:
         if self.params.probability:
             model = replace(model, prob_a=[a for a, _ in platt], prob_b=[b for _, b in platt])
         return model
-
-
-class _SharedState:
-    """One SolverSpec.prepare for every subproblem on the same rows (a solver whose state does not
-    depend on the labels: SolverSpec.prepare_shared), built by the first task that asks, under a
-    lock, with the whole -m budget (the one state is all the tasks hold of it) and the first
-    subproblem's seed."""
-
-    def __init__(self, prepare, budget):
-        self.prepare, self.budget = prepare, budget
-        self.lock = threading.Lock()
-        self.value = None
-        self.seed = 0
-
-    def state(self, problem):
-        with self.lock:
-            if self.value is None:
-                self.value = self.prepare(replace(problem, seed=self.seed,
-                                                  params=replace(problem.params, cache_size=self.budget)))
-            return self.value
 
 
 def summary_lines(problem, solution):

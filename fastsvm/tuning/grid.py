@@ -3,8 +3,8 @@ one-class, reusing work across the grid.
 
 Every cell is scored on one fold split (fastsvm.tuning.crossval's, LIBSVM's or seeded). The cells on one
 gamma are one cross validation in which each fold is trained as a path over the grid's C, each C
-warm-started from the last on shared state (fastsvm.training.trainer.fit_path: the solver's SolverSpec.prepare
-and solve_path, e.g. SMO's kernel cache; a solver with none solves them one by one), or over nu
+warm-started from the last on shared state (fastsvm.training.trainer.fit_path: the solver's Solver.prepare
+and solve_c_path, e.g. SMO's kernel cache; a solver with none solves them one by one), or over nu
 (fit_nu_path: solve_nu_path, dcdm's SRBO screening). The folds of every gamma are independent
 tasks run side by side in n_jobs threads; a training's result does not depend on its threads,
 so the table is the same for any n_jobs. Gamma does not enter a linear or precomputed kernel:

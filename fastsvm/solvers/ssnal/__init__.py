@@ -37,13 +37,13 @@ import dataclasses
 from ...errors import ParameterError
 from ...problems.dual import kkt_residual
 from ...problems.presolve import merge_equal_samples
-from ..base import Solution, SolverSpec, Subproblem, checked_arrays, solve_path_warm, solver_config
+from ..base import Solution, Solver, Subproblem, checked_arrays, solve_path_warm, solver_config
 from .config import DEFAULT_TOL, NONLINEAR, Config
 from .kernel import solve_kernel
 from .linear import solve_linear
 from .problem import linear_dual, primal_objective
 
-__all__ = ["SPEC", "Config", "solve", "solve_path", "linear_dual", "kkt_residual", "primal_objective"]
+__all__ = ["SOLVER", "Config", "solve", "solve_path", "linear_dual", "kkt_residual", "primal_objective"]
 
 
 def solve(sub: Subproblem, merge=True) -> Solution:
@@ -53,7 +53,7 @@ def solve(sub: Subproblem, merge=True) -> Solution:
     kind = sub.kernel.kind
     if kind not in ("linear",) + NONLINEAR:
         raise ParameterError(f"ssnal supports the linear, rbf, polynomial and sigmoid kernels (got {kind})")
-    config = solver_config(SPEC, sub.params, kind)
+    config = solver_config(SOLVER, sub.params, kind)
     if kind != "linear":
         return solve_kernel(sub, config)
     return solve_linear(sub, config, merge=merge, start=sub.warm)
@@ -64,7 +64,7 @@ def prepare(sub: Subproblem):
     (problems.presolve.Merged at sub's bounds; a uniform C keeps the groups); else None."""
     if sub.kernel.kind != "linear":
         return None
-    config = solver_config(SPEC, sub.params, "linear")
+    config = solver_config(SOLVER, sub.params, "linear")
     X, y, upper = checked_arrays(sub)
     return merge_equal_samples(X, y, upper, config.merge_min_share, sub.stop)
 
@@ -73,7 +73,7 @@ def solve_path(sub: Subproblem, Cs, state=None) -> list:
     """The problems with bounds C * sub.upper for each C of Cs in order (C > 0), each warm-started
     from the last one's solution (warm_path.scaled_dual); linear ones on the presolve of
     prepare(sub) (`state`, made here when None)."""
-    config = solver_config(SPEC, sub.params, sub.kernel.kind)
+    config = solver_config(SOLVER, sub.params, sub.kernel.kind)
     if sub.kernel.kind != "linear":
         return solve_path_warm(lambda problem, C: solve_kernel(problem, config), sub, Cs)
     presolved = prepare(sub) if state is None else state
@@ -87,17 +87,24 @@ def solve_path(sub: Subproblem, Cs, state=None) -> list:
     return solve_path_warm(solve_one, sub, Cs)
 
 
-SPEC = SolverSpec(
-    name="ssnal",
-    solve=solve,
-    formulations=("c_svc", "epsilon_svr"),
-    kernels=("linear",) + NONLINEAR,
-    multiclass="ovo",
-    default_kernel="linear",
-    default_tol=DEFAULT_TOL,
-    description="semismooth Newton augmented Lagrangian: C-SVC and epsilon-SVR to high accuracy",
-    config=Config,
-    stop_measure="eta, the relative KKT residual of docs/algorithms.md §0",
-    prepare=prepare,
-    solve_path=solve_path,
-)
+class SSsNAL(Solver):
+    name = "ssnal"
+    formulations = ("c_svc", "epsilon_svr")
+    kernels = ("linear",) + NONLINEAR
+    default_kernel = "linear"
+    default_tol = DEFAULT_TOL
+    description = "semismooth Newton augmented Lagrangian: C-SVC and epsilon-SVR to high accuracy"
+    config = Config
+    stop_measure = "eta, the relative KKT residual of docs/algorithms.md §0"
+
+    def solve(self, problem):
+        return solve(problem)
+
+    def prepare(self, problem):
+        return prepare(problem)
+
+    def solve_c_path(self, problem, Cs, state=None):
+        return solve_path(problem, Cs, state)
+
+
+SOLVER = SSsNAL()
