@@ -128,7 +128,7 @@ def test_reference_optima_come_from_their_oracles(name, C, p):
         pytest.importorskip("libsvm.svmutil")
         dual, primal_value = libsvm_linear_bounds(X, y, C)
         assert dual * (1 - 1e-9) <= OPTIMA[(name, C, p)] <= primal_value * (1 + 1e-9)
-        assert primal_value - dual <= 1e-6 * primal_value
+        assert primal_value - dual <= 1e-5 * primal_value     # LIBSVM's -e bounds the gradient, not the gap
     else:
         assert lbfgs(X, y, np.full(X.shape[0], C), p) == pytest.approx(OPTIMA[(name, C, p)], rel=1e-8)
 
