@@ -60,7 +60,7 @@ def test_numeric_breakdown_is_a_clear_error_with_a_hint(overflowing):
 
 def test_a_non_finite_solution_never_becomes_a_model(monkeypatch, data):
     # any solver: a solution with a NaN (here a solver made to return one) is refused
-    import dataclasses
+    from conftest import solver_like
     from fastsvm import solvers
     from fastsvm.training import trainer as train
     spec = solvers.get_solver("smo")
@@ -70,7 +70,7 @@ def test_a_non_finite_solution_never_becomes_a_model(monkeypatch, data):
         solution.coef[0] = np.nan
         return solution
 
-    monkeypatch.setattr(train, "get_solver", lambda name: dataclasses.replace(spec, solve=poisoned))
+    monkeypatch.setattr(train, "get_solver", lambda name: solver_like(spec, solve=poisoned))
     X, y = data
     with pytest.raises(FastSVMError, match="solver smo did not converge"):
         fit_model(X, y, Params(svm_type="c_svc", solver="smo"))

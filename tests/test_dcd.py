@@ -23,7 +23,7 @@ from fastsvm.params import Params
 from fastsvm.solvers import get_solver
 from fastsvm.solvers.base import Kernel, Subproblem
 from fastsvm.solvers.base import next_milestone
-from fastsvm.solvers.dcd import dual_bounds, solve
+from fastsvm.solvers.dcd import SOLVER, dual_bounds, solve
 
 
 def liblinear():
@@ -494,7 +494,7 @@ def test_degenerate_problems():
 
 def test_registered():
     spec = get_solver("dcd")
-    assert spec.solve is solve and spec.multiclass == "ovr" and spec.default_tol == 0.1
+    assert spec is SOLVER and spec.multiclass == "ovr" and spec.default_tol == 0.1
     assert spec.formulations == ("c_svc",) and spec.kernels == ("linear",)
 
 
