@@ -35,8 +35,8 @@ from .base import (Solution, SolverSpec, SolveStatus, checked_rows, next_milesto
                    solver_config)
 
 DEFAULT_TOL = 1e-5
-# O(1) for a Gaussian kernel. Measured (beta 0.1 .. 10, eta 1e-5): fewest iterations or close to
-# them on heart_scale, a1a and 3000-row samples of a9a (gamma 0.5) and ijcnn1 (gamma 50) at C 0.1 .. 10
+# O(1) for a Gaussian kernel: chosen from a sweep of beta with tools/bench_admm.py, where it takes
+# the fewest iterations or close to them across C and gamma
 CONVERGED_BETA = 1.0
 PAPER_ITERATIONS = 10
 LARGE_BACKEND = "hodlr"     # backend=auto's choice when the exact factor does not fit in -m
