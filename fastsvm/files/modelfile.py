@@ -375,7 +375,7 @@ def _read_support_vectors(reader, l, m, precomputed):
 
 def _parsed_support_vectors(reader, l):
     """A binary model's SV lines are data-file lines (the coefficient in the label's place): read
-    by the data parser, ~20x faster than line by line. None (nothing consumed) when anything
+    by the data parser, which is compiled and reads the whole block at once. None (nothing consumed) when anything
     there is not plainly valid: the line-by-line reader then finds it and says where."""
     from .._core._parser import LineError, Parser
     lines = reader.lines[reader.pos:reader.pos + l]

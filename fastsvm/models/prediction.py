@@ -14,7 +14,7 @@ last digits (~1e-15 relative), so ``exact`` decides where that path applies:
   - None (the default): classification and one-class models, whose labels only use the sign of
     the values, always (when cheaper; see predicts_through_weights); a regression model, whose values
     fastsvm-predict writes with %.17g as svm-predict does, only when its support vectors hold more
-    than EXACT_REGRESSION_LIMIT values (the exact sums then cost more than ~0.1 ms a row);
+    than EXACT_REGRESSION_LIMIT values (the exact sums then cost too much a row);
   - True: LIBSVM's sums for every model (its bits); False: the weight vectors when cheaper.
 """
 import numpy as np
@@ -30,7 +30,8 @@ from .probability import classification_probabilities, has_probability_model, on
 
 
 # Stored support-vector values above which a linear regression model predicts through w by
-# default: 100,000 multiply-adds a row (e.g. 2,000 SVs x 50 features), ~20 s for 200,000 rows.
+# default: the multiply-adds an exact sum costs a row (e.g. 2,000 SVs x 50 features), where a
+# large batch of rows becomes slow to predict (tools/bench_predict_linear.py times both paths).
 EXACT_REGRESSION_LIMIT = 100_000
 # kernel values of one block of rows in predict_many (32 MB)
 SHARED_BLOCK_VALUES = 1 << 22
