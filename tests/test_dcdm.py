@@ -599,8 +599,8 @@ def test_estimators_take_the_solver():
 
 
 def test_linear_sweeps_stop_within_a_second():
-    # rows enough that the solve outlasts the flag's 0.3 s: shrinking and the rounding-floor stop end
-    # 100k rows at -e 1e-14 in about that (300k: 1.8 s on a busy machine)
+    # rows enough that the solve outlasts the delay before the flag is set: shrinking and the
+    # rounding-floor stop end far smaller problems at -e 1e-14 before it
     rng = np.random.default_rng(0)
     A = rng.normal(size=(400000, 20))
     y = np.where(A[:, 0] + A[:, 1] + rng.normal(size=400000) > 0, 1.0, -1.0)
@@ -636,7 +636,7 @@ def test_kernel_path_screens_only_where_it_pays():
     auto = solve_nu_path(sub, nus)
     plain = solve_nu_path(subproblem(X, y, nus[0], "rbf", tol=1e-10), nus, screening=False)
     shares = [s.details["screened"] for s in auto]
-    assert 0 < shares[1] < KERNEL_SCREEN_SHARE               # breast-cancer RBF screens about 11 %
+    assert 0 < shares[1] < KERNEL_SCREEN_SHARE               # a small share: screening is skipped after it
     probes = [1, 1 + SCREEN_PROBE, 1 + 3 * SCREEN_PROBE]    # 10, then 20 nu apart (22 warm nu)
     assert [k for k, s in enumerate(auto) if s.details["screening"]] == [k for k in probes if k < len(nus)]
     assert sum("screening skipped" in line for line in lines) == len(nus) - 1 - sum(k < len(nus) for k in probes)

@@ -149,8 +149,8 @@ def a1a_files(tmp_path, n_blocks):
 def test_alm_on_blocks_runs_the_single_machine_iteration(client, tmp_path):
     """a1a split in 4 LIBSVM files read on the workers: after 10 (inexact) iterations the run is
     where the local solve is, to rounding (the same arithmetic; only the order of the sums differs). Not
-    further: on a1a the inexact iteration amplifies rounding (2e-15 at 10 iterations, 1e-7 at 40,
-    in-process too), the two runs meeting again at the optimum (test_alm_reaches_a1a_optimum)."""
+    further: on a1a the inexact iteration amplifies rounding from iteration to iteration (in
+    process too), the two runs meeting again at the optimum (test_alm_reaches_a1a_optimum)."""
     files, X, y = a1a_files(tmp_path, 4)
     for options in ({"p": 1.0}, {"p": 1.5}):
         fit = fit_linear(client, files, C=1.0, tol=1e-12, max_iter=10, options=options)
