@@ -23,7 +23,9 @@ NU_SVM = {("australian_scale", "rbf", 0.5): (7.536090840812e-04, 6.81105e-03),
           ("australian_scale", "linear", 0.5): (2.215094981369e-02, 0.213791),
           ("breast-cancer_scale", "rbf", 0.3): (3.276878855972e-03, 3.24505e-02),
           ("breast-cancer_scale", "linear", 0.7): (4.698901770461e-01, 2.49521)}
-# one-class on breast-cancer_scale's benign rows (label 2, l = 444), RBF sigma = 1
+# one-class on breast-cancer_scale's benign rows (label 2, l = 444), RBF sigma = 1: the paper-scale F* of
+# LIBSVM's one-class (libsvm-official -s 2 -t 4 -e 1e-12) on the precomputed Q, F / (nu l)^2;
+# test_one_class_optimum recomputes it
 ONE_CLASS = {0.1: 1.056352848284e-01, 0.5: 2.802560668265e-01}
 
 
@@ -101,6 +103,7 @@ def test_one_class_optimum(nu):
     assert 0.5 * sol.dual @ Q @ sol.dual / scale**2 == pytest.approx(ONE_CLASS[nu], rel=1e-8)
     assert sol.details["objective"] == pytest.approx(ONE_CLASS[nu], rel=1e-6)
     alpha, rho = libsvm_one_class(Q, nu)
+    assert 0.5 * alpha @ Q @ alpha / scale**2 == pytest.approx(ONE_CLASS[nu], rel=1e-8)
     assert np.allclose(sol.coef, alpha, atol=1e-7)
     assert sol.rho == pytest.approx(rho, rel=1e-6)
 
