@@ -647,8 +647,8 @@ def test_kernel_path_screens_only_where_it_pays():
         assert a.details["violations"] == 0
         assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6)
     # linear: screened while share x mean passes per warm nu pays: without shrinking (-h 0: a pass a
-    # sweep, gaussian at -e 1e-3: 78 % x ~5), not with the working sets (~2 passes a warm nu) but for
-    # the probes
+    # sweep, many sweeps a warm nu), not with the working sets (a few passes a warm nu) but for the
+    # probes
     X, y = path_set("gaussian")
     for tol, shrinking, most in ((1e-3, False, True), (1e-3, True, False), (0.3, True, False)):
         lines = []
