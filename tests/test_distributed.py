@@ -207,8 +207,8 @@ def local_nesvm(X, sign, loss, tol, **options):
 def test_nesvm_on_blocks_reaches_the_single_machine_optimum(client, heart, p):
     """heart_scale in 3 blocks over 2 workers: the single-machine solve's optimum, certified, in as
     many iterations and passes. The blocks' sums come in another order, so the runs differ by
-    rounding (1.5e-16 in the objective here); further on they can part by a few iterations: at
-    -e 1e-6 (hinge) 4,963 iterations against 4,983, objectives 8e-9 apart, both gaps < 1e-6."""
+    rounding (the objectives within 1e-6 relative); at tighter -e than these they can part by a
+    few iterations, each run still certified by its own gap."""
     X, y = heart
     tol = 1e-3 if p == 1.0 else 1e-6
     fit = fit_linear(client, *split(X, y, 3), C=1.0, solver="nesvm", tol=tol, loss=NESVM_LOSS[p])
