@@ -48,7 +48,7 @@ cdef enum:
     MAX_PARTS = 64
     # the conjugate mode restarts from a pair step when its direction would span more variables:
     # a larger cap keeps more of the cut in iterations, while the steps' cost grows with the
-    # support (chosen with tools/bench_smo.py)
+    # support (measured on warm C paths by tools/bench_path.py)
     SUPPORT_MAX = 32
 
 

@@ -103,9 +103,9 @@ class Config:
     # the hand-over (handover.py): a blocked solve is estimated at this many of its kernel rows per
     # support vector, handover_min_rows at least (its first working sets' rows), and the solve may
     # spend this share of it before it hands over: the low end of block_smo's rows per support
-    # vector (counted by tools/bench_ssnal_grid.py), so the estimate stays below its time, and a
-    # share that leaves room for the work one check cannot cut short (the warm start's features,
-    # a Newton step) within half a blocked solve
+    # vector (tools/bench_ssnal_grid.py measures both sides), so the estimate stays below its time,
+    # and a share that leaves room for the work one check cannot cut short (the warm start's
+    # features, a Newton step) within half a blocked solve
     handover_rows: float = 1.5
     handover_min_variables: int = 6000  # where block_smo's fixed costs are paid back (solver "auto")
     handover_min_rows: int = 2048
