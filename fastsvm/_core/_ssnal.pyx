@@ -474,7 +474,7 @@ cdef double _apply_hessian(CSR X, const int* src, const double* sgn, const unsig
     X.n_cols) vectors of X.n_cols) must be zero and is left zero.
 
     Each row is read once (_rows_hessian: a threaded pass for X u and another for X^T t read
-    the rows twice, and that memory traffic left little for a second thread to gain). The rows are taken in
+    the rows twice, and a second thread gains little on that memory traffic). The rows are taken in
     row_blocks(k, X.n_cols) fixed blocks, each summing its updates into its slice of acc and
     its part of a^T t into t[block]; the slices are combined over fixed blocks of COLUMN_BLOCK
     columns (col_threads threads share them), each block's part of u.out in part[block]
