@@ -17,7 +17,7 @@
    it: k = round(x / ln 2) by the 1.5 * 2^52 trick, r = x - k ln 2 in two parts (|r| <= ln2 / 2),
    exp(r) by its Taylor polynomial of degree 13 (truncation < 2e-17 relative), times 2^k from
    the exponent bits. Arguments of 708 and above give 0, where libm's exp gives denormal
-   numbers (from 708.4): every operation a denormal enters costs ~100 normal ones, and no
+   numbers (from 708.4): every operation a denormal enters costs many normal ones, and no
    double computation with kernel values <= 1 can tell them from 0. Within 1 ulp of libm's exp
    below (tests/test_ssnal_kernel.py); the same bits for any thread count (a CPU with FMA may
    round the polynomial differently from one without: the AVX-512 clone below does). */

@@ -11,7 +11,7 @@ Modes (-o mode=): ``paper`` (the default: the fast approximate classifier the so
 the paper's 10 iterations from zero at its beta (1e2 below 1e5 rows, also below the paper's
 smallest size of 1e4; 1e3 below 1e6; 1e4 beyond): an early-stopped classifier that does not change
 with C above ~0.2 (every row a support vector) and that a coarse K~ (the hierarchical factor cut to
-fit -m) barely moves; ``converged`` (the SVM asked for, on K~) iterates until eta of section 0, one
+fit -m) barely moves; ``converged`` (the SVM asked for, on K~) iterates until eta (docs/algorithms.md §0), one
 K~ product per check, is below -e, from the previous C's point clipped to the new box along a
 path: LIBSVM's model with the exact factor, but about as slow as LIBSVM on large sets, and its
 iterates stopped early (-M) need not be good classifiers.
@@ -232,7 +232,7 @@ def _iterate(sub, state, C, warm):
 
 
 def _certificate(factor, dual, y, z, b):
-    """(eta of section 0, the dual objective) at z on K~: one product with K~."""
+    """(eta of docs/algorithms.md §0, the dual objective) at z on K~: one product with K~."""
     yz = y * z
     h = factor.matvec(yz)
     grad = y * h - 1.0
