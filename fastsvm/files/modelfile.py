@@ -24,7 +24,8 @@ from ..errors import FastSVMError, FileFormatError
 from ..models.model import KERNEL_TYPES, SVM_TYPES, Model
 
 # what printf writes; no nan/inf/hex. One way to split the digits: a long run of them followed by
-# a stray character must fail in linear time (a fuzzed 27,616-digit token took minutes)
+# a stray character must fail in linear time (with overlapping ways to split them, a regex
+# backtracks over every split: quadratic in the run's length; tests/test_modelfile.py holds it)
 _FLOAT = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _FLOAT_RE = re.compile(_FLOAT)
 _INT_RE = re.compile(r"[+-]?\d+")
