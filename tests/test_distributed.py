@@ -37,7 +37,9 @@ from fastsvm.solvers.alm import solve  # noqa: E402
 from fastsvm.solvers.base import Kernel, Subproblem  # noqa: E402
 from fastsvm.training.trainer import fit_model  # noqa: E402
 
-OPTIMA = {1.0: 92.4733746202, 2.0: 114.914455016621}     # heart_scale, C = 1, free bias (test_alm.py)
+# p -> the optimum on heart_scale, C = 1, free bias: test_alm.py's OPTIMA (LIBSVM -s 0 -t 0 for p = 1,
+# L-BFGS-B on the primal for p = 2), which its test_reference_optima_come_from_their_oracles recomputes
+OPTIMA = {1.0: 92.4733746202, 2.0: 114.914455016621}
 NESVM_LOSS = {1.0: "hinge", 2.0: "squared_hinge"}
 
 
