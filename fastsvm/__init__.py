@@ -21,7 +21,7 @@ _PUBLIC = {
     "predict": "models.prediction", "decision_values": "models.prediction", "predict_probability": "models.prediction",
     "fit_model": "training.trainer", "fit_path": "training.trainer", "fit_nu_path": "training.trainer",
     "grid_search": "tuning.grid", "GridResult": "tuning.grid",
-    # the estimators pull in scikit-learn (most of a second)
+    # the estimators pull in scikit-learn, by far the costliest import
     **dict.fromkeys(("LinearSVC", "SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM",
                      "RandomFourierFeatures", "Nystroem"), "estimators"),
 }

@@ -59,7 +59,7 @@ def run_tasks(tasks, n_jobs, stop, on_done=None):
 @functools.lru_cache(maxsize=2)
 def _blas_controller(scipy_linalg_loaded):
     # the inventory of loaded BLAS/OpenMP libraries (a scan of the process's shared objects,
-    # ~0.5 ms): numpy's OpenBLAS is loaded with fastsvm, scipy's with scipy.linalg, which may
+    # kept, not repeated): numpy's OpenBLAS is loaded with fastsvm, scipy's with scipy.linalg, which may
     # come later (the inventory is taken again then)
     return ThreadpoolController()
 
@@ -69,5 +69,5 @@ def one_blas_thread():
 
     The solvers thread their own loops (-j / n_jobs); a threaded OpenBLAS call leaves its worker
     threads spinning for a while afterwards, and on a machine with as many cores as our threads
-    they take cores from those loops (RBF SSsNAL on w8a with 2 threads: 3.5 s -> 2.6 s)."""
+    they take cores from those loops."""
     return _blas_controller("scipy.linalg" in sys.modules).limit(limits=1, user_api="blas")

@@ -23,7 +23,9 @@ NU_SVM = {("australian_scale", "rbf", 0.5): (7.536090840812e-04, 6.81105e-03),
           ("australian_scale", "linear", 0.5): (2.215094981369e-02, 0.213791),
           ("breast-cancer_scale", "rbf", 0.3): (3.276878855972e-03, 3.24505e-02),
           ("breast-cancer_scale", "linear", 0.7): (4.698901770461e-01, 2.49521)}
-# one-class on breast-cancer_scale's benign rows (label 2, l = 444), RBF sigma = 1
+# one-class on breast-cancer_scale's benign rows (label 2, l = 444), RBF sigma = 1: the paper-scale F* of
+# LIBSVM's one-class (libsvm-official -s 2 -t 4 -e 1e-12) on the precomputed Q, F / (nu l)^2;
+# test_one_class_optimum recomputes it
 ONE_CLASS = {0.1: 1.056352848284e-01, 0.5: 2.802560668265e-01}
 
 
@@ -101,6 +103,7 @@ def test_one_class_optimum(nu):
     assert 0.5 * sol.dual @ Q @ sol.dual / scale**2 == pytest.approx(ONE_CLASS[nu], rel=1e-8)
     assert sol.details["objective"] == pytest.approx(ONE_CLASS[nu], rel=1e-6)
     alpha, rho = libsvm_one_class(Q, nu)
+    assert 0.5 * alpha @ Q @ alpha / scale**2 == pytest.approx(ONE_CLASS[nu], rel=1e-8)
     assert np.allclose(sol.coef, alpha, atol=1e-7)
     assert sol.rho == pytest.approx(rho, rel=1e-6)
 
@@ -599,8 +602,8 @@ def test_estimators_take_the_solver():
 
 
 def test_linear_sweeps_stop_within_a_second():
-    # rows enough that the solve outlasts the flag's 0.3 s: shrinking and the rounding-floor stop end
-    # 100k rows at -e 1e-14 in about that (300k: 1.8 s on a busy machine)
+    # rows enough that the solve outlasts the delay before the flag is set: shrinking and the
+    # rounding-floor stop end far smaller problems at -e 1e-14 before it
     rng = np.random.default_rng(0)
     A = rng.normal(size=(400000, 20))
     y = np.where(A[:, 0] + A[:, 1] + rng.normal(size=400000) > 0, 1.0, -1.0)
@@ -636,7 +639,7 @@ def test_kernel_path_screens_only_where_it_pays():
     auto = solve_nu_path(sub, nus)
     plain = solve_nu_path(subproblem(X, y, nus[0], "rbf", tol=1e-10), nus, screening=False)
     shares = [s.details["screened"] for s in auto]
-    assert 0 < shares[1] < KERNEL_SCREEN_SHARE               # breast-cancer RBF screens about 11 %
+    assert 0 < shares[1] < KERNEL_SCREEN_SHARE               # a small share: screening is skipped after it
     probes = [1, 1 + SCREEN_PROBE, 1 + 3 * SCREEN_PROBE]    # 10, then 20 nu apart (22 warm nu)
     assert [k for k, s in enumerate(auto) if s.details["screening"]] == [k for k in probes if k < len(nus)]
     assert sum("screening skipped" in line for line in lines) == len(nus) - 1 - sum(k < len(nus) for k in probes)
@@ -644,8 +647,8 @@ def test_kernel_path_screens_only_where_it_pays():
         assert a.details["violations"] == 0
         assert a.details["objective"] == pytest.approx(b.details["objective"], rel=1e-6)
     # linear: screened while share x mean passes per warm nu pays: without shrinking (-h 0: a pass a
-    # sweep, gaussian at -e 1e-3: 78 % x ~5), not with the working sets (~2 passes a warm nu) but for
-    # the probes
+    # sweep, many sweeps a warm nu), not with the working sets (a few passes a warm nu) but for the
+    # probes
     X, y = path_set("gaussian")
     for tol, shrinking, most in ((1e-3, False, True), (1e-3, True, False), (0.3, True, False)):
         lines = []

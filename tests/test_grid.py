@@ -160,7 +160,7 @@ def test_same_lines_as_libsvm_grid_py(tmp_path):
     """LIBSVM's grid.py with one worker, driving svm-train: the same folds (svm-train's), so the
     same cells in the same order, the same rates but for a row a warm solve flips (svm-train's
     cells are cold), the same best cell, and grid.py's lines in stdout and .out wherever the
-    rates agree (heart's reduced grid: 2 of 30 cells differ by a row)."""
+    rates agree (assert_rates_agree: a differing cell by one row)."""
     data = shared_file("heart_scale")
     ours = run_grid(*REDUCED, "-png", "null", "-out", tmp_path / "ours.out", data, cwd=tmp_path)
     theirs = run_libsvm_grid(*REDUCED, "-out", tmp_path / "theirs.out", data, cwd=tmp_path)
@@ -490,8 +490,8 @@ def default_grid_warm_and_cold(name, tmp_path, params, *options, timeout=600):
 def test_default_grid_same_best_cell_and_rates_as_cold(name, tmp_path):
     """grid.py's default grid: every cell against the cell cross-validated from scratch. A warm
     and a cold solve stop at different points within -e 0.001, so a row near the boundary may
-    flip (assert_rates_agree), and the best cell and rate are the cold grid's (heart_scale: 0,
-    svmguide1: 3 of 110 cells differ, one row each)."""
+    flip (assert_rates_agree: one row, in at most a tenth of the cells), and the best cell and
+    rate are the cold grid's."""
     ours, theirs, cold, best, final, n_rows = default_grid_warm_and_cold(
         name, tmp_path, Params(libsvm_folds=True, n_jobs=2))
     differing = assert_rates_agree(ours, theirs, n_rows)
@@ -504,10 +504,9 @@ def test_default_grid_same_best_cell_and_rates_as_cold(name, tmp_path):
 def test_a9a_default_grid_same_best_cell_as_cold(tmp_path):
     """a9a (32,561 rows), grid.py's default grid against every cell cross-validated from scratch:
     the same best cell. a9a's rows crowd the boundary (and repeat), so a warm and a cold solve,
-    both stopped within -e 0.001, flip a few held-out rows in many cells: measured 1-5 rows in
-    51 of the 110 cells, the warm rate higher in 26 and the cold in 25 (at -e 1e-5 they agree: the
-    test below). About 4 hours on 2 cores, 3 of them the cold cells; -m 6000 holds a fold's
-    kernel."""
+    both stopped within -e 0.001, flip a few held-out rows in many cells: at most 5 rows a cell,
+    neither side favoured (at -e 1e-5 they agree: the test below). Slow: the cold cells train the
+    whole grid again; -m 6000 holds a fold's kernel."""
     ours, theirs, cold, best, final, n_rows = default_grid_warm_and_cold(
         "a9a", tmp_path, Params(libsvm_folds=True, n_jobs=2, cache_size=6000), "-m", "6000", timeout=4 * 3600)
     apart = rows_apart(ours, theirs, n_rows)
@@ -523,7 +522,7 @@ def test_a9a_default_grid_same_best_cell_as_cold(tmp_path):
 def test_a9a_warm_path_rates_equal_cold_cells_at_a_tight_tolerance():
     """The warm/cold differences of a9a's default grid are the stopping tolerance: at -e 1e-5 the
     warm C path and the cold cells give the same rates on gamma 2^-11, where at -e 0.001 the cell
-    C 2^5 differs by 4 rows. About 2 minutes on 2 cores, 3 GB."""
+    C 2^5 differs by a few rows. Slow, and -m 6000 holds a fold's kernel."""
     X, y = load_svmlight_file(shared_file("a9a"))
     params = Params(libsvm_folds=True, n_jobs=2, cache_size=6000, tol=1e-5)
     log2c = list(range(-5, 10, 2))   # the default grid's C path up to the cells checked

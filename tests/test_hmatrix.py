@@ -50,7 +50,7 @@ def assemble(f):
 
 
 def lowest_eigenvalue(A):
-    with one_blas_thread():     # a threaded eigh on a busy 2-core machine takes 10x longer
+    with one_blas_thread():     # a threaded eigh on a busy machine waits for cores the tests hold
         return np.linalg.eigvalsh(A)[0]
 
 

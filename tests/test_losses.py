@@ -162,7 +162,8 @@ def test_power_hinge_prox_against_brute_force(p, label):
 
 
 def test_power_hinge_prox_the_issue_value():
-    """docs/algorithms.md §4: p = 1.5, gamma = 1, t = -2, y = -1 -> e = -0.7238284110."""
+    """docs/algorithms.md §4's check: p = 1.5, gamma = 1, t = -2, y = -1 -> e = -0.7238284110, the
+    closed form s = ((sqrt(2.25 + 8) - 1.5) / 2)^2 of s + 1.5 sqrt(s) = 2."""
     s = np.empty(1)
     power_hinge_prox(np.array([2.0]), np.array([1.0]), 1.5, s)
     assert -s[0] == pytest.approx(-0.7238284110, abs=1e-10)

@@ -169,7 +169,7 @@ def test_liblinear_model_predicts_as_liblinear(name, tmp_path):
         assert_close(ours, dec)
         np.testing.assert_array_equal(predict(model, X), labels)
 
-    # the same model as a LIBSVM file, predicted by LIBSVM (feature values now carry 8 digits)
+    # the same model as a LIBSVM file, predicted by LIBSVM (the file's feature values carry 8 digits)
     as_libsvm = tmp_path / "as_libsvm.model"
     save_model(model, as_libsvm)
     lib_labels, lib_dec, _, _ = libsvm_predict(as_libsvm, X)

@@ -23,9 +23,15 @@ from fastsvm.solvers.nesvm import Block, Config, Objective, lipschitz_bound, sol
 from conftest import shared_file, stops_within_a_second
 from linear_oracle import load
 
-HEART_HINGE = 92.4733746202          # heart_scale, C = 1, free bias: the hinge optimum
+# heart_scale, C = 1, free bias: the hinge optimum, LIBSVM's (libsvm-official -s 0 -t 0 -c 1; test_alm.py's
+# OPTIMA, which test_reference_optima_come_from_their_oracles recomputes)
+HEART_HINGE = 92.4733746202
+# the smoothed optimum F_mu at a fixed mu: L-BFGS-B on F_mu
+# (recomputed in test_fixed_mu_reaches_the_smoothed_optimum_of_lbfgs)
 HEART_SMOOTHED = {1.0: 52.0847773049, 0.1: 87.8629746062, 0.01: 92.0096584327}
+# the LP-SVM's optimum at C = 1 by HiGHS (lp_svm_by_highs; recomputed in test_lp_svm_equals_highs)
 HEART_LP, SONAR_LP = 96.7077932551, 81.7481803336
+# the LS-SVM's optimum at C = 1, the ridge closed form (recomputed in test_ls_svm_equals_the_ridge_closed_form)
 HEART_LS = 121.606018174342
 
 
@@ -294,7 +300,7 @@ def test_squared_hinge_with_either_penalty_against_lbfgs():
     ref_l2 = minimize(l2, np.zeros(p + 1), jac=True, method="L-BFGS-B", options=options).fun
     ref_l1 = minimize(l1, np.zeros(2 * p + 1), jac=True, method="L-BFGS-B", options=options,
                       bounds=[(0, None)] * (2 * p) + [(None, None)]).fun
-    assert ref_l2 == pytest.approx(114.914455016621, rel=1e-9)
+    assert ref_l2 == pytest.approx(114.914455016621, rel=1e-9)   # test_alm.py's OPTIMA for p = 2
     sol = solve(subproblem(X, y, tol=1e-10, loss="squared_hinge"))
     assert sol.objective == pytest.approx(114.914455016621, rel=1e-9)
     sol = solve(subproblem(X, y, tol=1e-9, loss="squared_hinge", penalty="l1"))

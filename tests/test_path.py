@@ -111,7 +111,7 @@ def test_smo_path_optima_equal_cold_optima(formulation, heart):
 def test_smo_path_conjugate_steps_reach_the_optimum_in_fewer_iterations(formulation, heart):
     """A warm start steps along Q-conjugate directions (Config.conjugate): up to C = 2^15 it stops
     where the pair steps do (KKT gap from scratch, the same objective) after at most 60 % of
-    their iterations (heart: 20-45 %)."""
+    their iterations."""
     sub = dataclasses.replace(smo_subproblem(formulation, heart), kernel=Kernel("rbf", gamma=2.0 ** -7))
     grid = [2.0 ** k for k in range(-5, 16, 2)]
     paths = {}

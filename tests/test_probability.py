@@ -362,8 +362,8 @@ EXACT_CASES |= SVR_CASES | {
 def test_libsvm_folds_give_libsvms_probability_parameters(name, tmp_path):
     """With LIBSVM's stream (srand(1), drawn in svm_train's order: pair by pair, weighted pairs
     and nu-SVC alike) the sigmoids and Laplace scales are LIBSVM 3.37's own to rounding: Platt's
-    Newton steps magnify last-bit differences of the folds' decision values (glass, pair 2's
-    probB: 2.7e-12 relative), while one fold drawn otherwise moves them by 1e-3 or more."""
+    Newton steps magnify last-bit differences of the folds' decision values, while one fold drawn
+    otherwise moves them by orders of magnitude more than the tolerance."""
     data, rows, options, kw = EXACT_CASES[name]
     y, x = read_data(data, rows)
     keys = libsvm_model_keys(libsvm_train(y, x, options + " -b 1"), tmp_path)

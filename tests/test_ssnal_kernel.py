@@ -591,8 +591,8 @@ def test_warm_start_maps(warm):
 
 def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     """A round solves its working set to ROUND_REDUCTION times the whole problem's eta at the
-    round's start (tol / 2 at the least): the rows joining next move that solution again.
-    mushrooms 3000 rows: 40 -> 21 Newton steps to the same tolerance."""
+    round's start (tol / 2 at the least): the rows joining next move that solution again. The
+    first round's target is the NumPy twins' for the warm start's x0."""
     X, labels = load("mushrooms", 3000)
     y = as_pm(labels)
     kernel = Kernel("rbf", gamma=1 / 112)

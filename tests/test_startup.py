@@ -84,7 +84,7 @@ def test_usage_error_loads_no_solver(tmp_path):
 
 def test_no_public_name_is_also_a_submodule():
     # importing a submodule binds it on the package: a function of the same name, loaded lazily,
-    # would be replaced by the module (fastsvm.predict once was both)
+    # would be replaced by the module (a fastsvm/predict.py beside the function fastsvm.predict)
     import pkgutil
 
     import fastsvm

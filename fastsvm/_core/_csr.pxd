@@ -42,8 +42,8 @@ cdef inline double row_sqnorm(CSR X, int i) noexcept nogil:
     return span_sqnorm(X.data, X.indptr[i], X.indptr[i + 1])
 
 cdef inline bint indices_within(const int[::1] idx, int hi) noexcept nogil:
-    """All of idx in [0, hi): a C loop, where np.min and np.max on a memoryview cost ~7 us each
-    (checks made at every Newton step of the SSsNAL solvers)."""
+    """All of idx in [0, hi): a C loop, where np.min and np.max on a memoryview each pay NumPy's
+    call overhead (checks made at every Newton step of the SSsNAL solvers)."""
     cdef Py_ssize_t j
     cdef bint bad = False
     for j in range(idx.shape[0]):

@@ -41,8 +41,8 @@ cdef extern from *:
 
 cdef enum:
     PREFETCH_AHEAD = 4
-    # text-like 100k rows (36 MB): epochs 28 -> 20 ms; a9a and w8a (5-7 MB, cached) were slower
-    # with the prefetches
+    # prefetches pay only on data larger than the caches; on data that fits they are extra work
+    # (chosen with tools/bench_dcd.py)
     PREFETCH_MIN_BYTES = 16 << 20
 
 

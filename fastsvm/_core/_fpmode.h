@@ -1,7 +1,7 @@
 /* Flush-to-zero and denormals-are-zero for the calling thread, around a dense factorization.
  * A Newton matrix I + sigma K whose kernel values span hundreds of decades (RBF on unscaled
- * data) fills its Cholesky factor with denormal numbers, each operation on which costs ~100
- * normal ones (svmguide1, order 2400: 6.2 s against 0.08 s); below 2^-1022 they cannot change
+ * data) fills its Cholesky factor with denormal numbers, each operation on which costs many
+ * normal ones (the x86 microcode assist); below 2^-1022 they cannot change
  * a factor whose diagonal is >= 1. The caller's mode is restored afterwards. */
 #ifndef FASTSVM_FPMODE_H
 #define FASTSVM_FPMODE_H

@@ -174,7 +174,7 @@ cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m
     Stops at max_rank, or when |u_r| |v_r| <= tol |S_r|_F (|S_r|_F the running Frobenius norm of
     the approximation) and the residual at S sampled entries (s_row[s], s_col[s]) agrees: its
     Frobenius estimate (m p / S) sum R_s^2 <= tol^2 |S_r|_F^2. The last cross alone misjudges
-    blocks whose residual is many small pieces (duplicate or clustered rows, as in w8a): the
+    blocks whose residual is many small pieces (duplicate or clustered rows, common in sparse binary data): the
     samples see them. When they disagree, or a pivot row's residual is zero, the next pivot row is
     the unused one of the largest sampled residual; none left: stop. S = 0 is the plain ACA."""
     cdef int i = 0, j, l, s, t, r = 0

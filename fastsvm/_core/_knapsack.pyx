@@ -96,8 +96,8 @@ cdef double select_kth(double* arr, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
             pivot = _median3(arr[lo], arr[lo + (hi - lo) // 2], arr[hi - 1])
         else:
             pivot = _median_of_medians(arr, lo, hi)
-        # three-way by two branch-free passes (a compare per element, no mispredicted jump: 4-5x
-        # faster on random data): < pivot to the front, then, if k lies beyond them, == pivot next
+        # three-way by two branch-free passes (a compare per element, no mispredicted jump on
+        # random data): < pivot to the front, then, if k lies beyond them, == pivot next
         lt = lo
         for i in range(lo, hi):
             t = arr[i]

@@ -95,10 +95,9 @@ def dense_newton(const double[:, ::1] G, const double[::1] s, double aa, double 
 def cholesky_solve(double[:, ::1] H, double[::1] rhs):
     """Solve H d = rhs for a symmetric positive definite H, in place: H is overwritten by its
     Cholesky factor (upper triangle, H = U^T U) and rhs by d. Returns False when H is not
-    numerically positive definite. LAPACK (dpotrf, dpotrs: SciPy's) without the GIL: on one BLAS
-    thread, as fit_model runs the solvers, faster than our former right-looking loop from order
-    ~60 on (0.22 / 0.57 / 1.08 ms against 0.56 / 1.85 / 4.28 at 200 / 301 / 400; 4.0 against
-    2.5 us at 20)."""
+    numerically positive definite. LAPACK (dpotrf, dpotrs: SciPy's) without the GIL, on one BLAS
+    thread, as fit_model runs the solvers: its blocked factorization beats a plain loop on all but
+    the smallest orders."""
     if H.shape[1] != H.shape[0] or rhs.shape[0] != H.shape[0]:
         raise FastSVMError("cholesky_solve: H must be square and rhs match it")
     cdef bint ok

@@ -1,5 +1,5 @@
 """Per-sample losses over margins z_i = y_i (x_i.w + B b) for the linear primal solvers (NESVM,
-docs/algorithms.md §3; SVM-ALM, section 4), without the GIL.
+docs/algorithms.md §3; SVM-ALM, §4), without the GIL.
 
 Each loss writes the per-row quantity the gradient's X^T product needs and sums its value over the
 rows in fixed chunks of LOSS_CHUNK rows, the chunks added in their order: threads only choose who

@@ -30,7 +30,7 @@ cdef enum:
     POLL_PAIRS = 4096      # pairs between two looks at the stop flag
     PARALLEL_ROWS = 4096   # fewer rows than this: the gradients on one thread
     # a working set of at most this many rows is solved by SMO on its own Q (k^2 doubles at most;
-    # 64, 128 and 256 read about as much on a9a, australian, diabetes at -e 1e-3 on the nu path)
+    # the passes read hardly depend on it near this size: tools/bench_srbo.py)
     WS_SMO_ROWS = 128
     # the working set's sweeps stop (every row back) once they have read this many passes over
     # the active rows' stored values: at most that much work between two full gradients

@@ -2,12 +2,13 @@
 #
 # Each row is scattered into its thread's dense buffer, its kernel values against every support
 # vector are formed from the dot product in index order (as LIBSVM forms them), and the weighted
-# sums are taken in the order svm_predict_values takes them (class i's coefficients, then class
-# j's, then minus rho). RBF models that are not one-vs-one (regression, whose values svm-predict
-# writes with all 17 digits, and one-class) also sum |x - z|^2 term by term as LIBSVM does: their
-# values then have the bits of LIBSVM's (built, as its Makefile does, without OpenMP or FMA
-# contraction). Classifiers keep |x|^2 + |z|^2 - 2 x.z, 2.6x faster on a1a, where only a sign
-# (and %g probabilities) is written. Rows are independent: any thread count gives the same bits.
+# sums are taken in the order svm_predict_values takes them (class i's coefficients, then class j's,
+# then minus rho). RBF models that are not one-vs-one (regression, whose values svm-predict writes
+# with all 17 digits, and one-class) also sum |x - z|^2 term by term as LIBSVM does: their values
+# then have the bits of LIBSVM's (built, as its Makefile does, without OpenMP or FMA contraction).
+# Classifiers keep |x|^2 + |z|^2 - 2 x.z, a dot product instead of a merge of two index sets, where
+# only a sign (and %g probabilities) is written. Rows are independent: any thread count gives the
+# same bits.
 #
 # Models whose support vectors fit a dense table take their kernel values in blocks (all but the
 # term-by-term RBF ones): the support vectors held feature-major, a tile of rows against a chunk of
@@ -19,7 +20,7 @@
 # columns that are mostly zeros (one-hot features) add their parts by each row's nonzeros instead.
 # Support vectors whose stored values are all 1 are also held as bytes: a binary row's dot products
 # are then counts of common features and, for RBF, its kernel values lookups in a table of the
-# exponentials at each integer squared distance -- exact integers, the same bits (a9a, w8a).
+# exponentials at each integer squared distance -- exact integers, the same bits.
 # Each chunk's kernel values go into the sums while they are in cache. A classifier's decision
 # values sum their terms chunk by chunk in weighted_sum's fixed lanes (only their signs, and %g
 # probabilities, are written); regression and one-class models in LIBSVM's one sum, in order.
@@ -105,7 +106,7 @@ cdef inline double squared_distance(const double* x_data, const int* x_indices, 
     """|x - z|^2 term by term over the union of the two sorted index sets, in index order: the
     arithmetic of LIBSVM's prediction-time RBF kernel, whose decision values (written with
     %.17g by svm-predict) then come out with the same bits, where |x|^2 + |z|^2 - 2 x.z would
-    differ in the last digits (a merge: 2.6x the cost of the dot product on sparse rows)."""
+    differ in the last digits (a merge of the two index sets costs more than a dot product)."""
     cdef double s = 0.0, d
     while x_lo < x_hi and z_lo < z_hi:
         if x_indices[x_lo] == z_indices[z_lo]:

@@ -295,5 +295,5 @@ cdef class StackedRows:
             raise FastSVMError(f"vector has length {got}, expected {want}")
 
     cdef void check_rows(self, const int[::1] rows) except *:
-        if not indices_within(rows, self.m):   # ~100 times a phishing solve
+        if not indices_within(rows, self.m):   # at every Newton step: a C loop, not np.min/np.max
             raise FastSVMError("row index out of range")

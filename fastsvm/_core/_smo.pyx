@@ -47,8 +47,8 @@ cdef enum:
     PARALLEL_SCAN_MIN = 8192
     MAX_PARTS = 64
     # the conjugate mode restarts from a pair step when its direction would span more variables:
-    # on svmguide1's fold at C = 2^11, 2^15, a cap of 8 keeps most of the cut in iterations and
-    # 32 nearly all, while the steps' cost grows with the support
+    # a larger cap keeps more of the cut in iterations, while the steps' cost grows with the
+    # support (measured on warm C paths by tools/bench_path.py)
     SUPPORT_MAX = 32
 
 

@@ -21,8 +21,8 @@ cdef extern from "_vectorized.h":
     void damped_diagonal "fastsvm_damped_diagonal"(double* diag, const double* sq, const double* s, int n,
                                                    double sigma, double inv_aa) noexcept nogil
 
-# The O(p) steps of CG are split over the threads when p >= PARALLEL_COLUMNS: done by one they were
-# half of a CG iteration on 20k rows of the text-like set with 2 threads (1.9 -> 1.3 ms an iteration)
+# The O(p) steps of CG are split over the threads when p >= PARALLEL_COLUMNS: done by one thread
+# they become a large share of a threaded CG iteration on many columns
 cdef int PARALLEL_COLUMNS = 16384
 cdef int COLUMN_BLOCK = 4096       # a sum over the columns adds fixed blocks of this many in order
 # NewtonCG updates its copy of J's rows while the changes hold this share of J's values
@@ -100,20 +100,17 @@ cdef class NewtonCG:
 
     The preconditioner is the diagonal to the power 7/8. Jacobi's full power scales the columns
     of large norm down as far on the null space of Z_J, where the matrix is the identity, as on
-    its range (text-like 100k rows, sigma = 281: preconditioned spectrum [0.004, 24]); 7/8 took
-    fewer iterations than 1 on each of 8 systems recorded from text-like solves (155 -> 117 to a
-    relative residual 1e-2 on the hardest; 0.75 was better there but worse at C = 32), and 20%
-    fewer over 7 text-like solves.
+    its range, which spreads the preconditioned spectrum; 7/8 takes fewer CG iterations than the
+    full power on systems recorded from text-like solves (chosen with tools/bench_ssnal.py).
 
     The system is the identity on the columns J's rows do not store. CG runs on a copy of J's
     rows renumbered onto the columns they store, the other columns carried by scalars (CG.off):
     the iterates are those of CG on the whole system, but the rows stream and the vectors are
-    shorter (text-like 100k rows, |J| = 16k storing 57% of the columns: 1.07 -> 0.69 ms an
-    iteration). The copy is kept from system to system with the sums the diagonal is made of:
+    shorter. The copy is kept from system to system with the sums the diagonal is made of:
     rows that leave J stay in it, marked dead, and rows that join are appended, while those
     rows hold at most COPY_CHANGE of J's stored values (J changes by a few rows from one Newton
-    step to the next: text-like 100k rows, C = 1, 63 of 65 systems; making the copy and the
-    diagonal anew took 2.4 ms a system, 3.5 iterations)."""
+    step to the next in most systems, and making the copy and the diagonal anew costs several CG
+    iterations)."""
     cdef StackedRows Z
     cdef double[::1] data        # the copy of the rows, over the copy's columns
     cdef int[::1] indices
@@ -477,7 +474,7 @@ cdef double _apply_hessian(CSR X, const int* src, const double* sgn, const unsig
     X.n_cols) vectors of X.n_cols) must be zero and is left zero.
 
     Each row is read once (_rows_hessian: a threaded pass for X u and another for X^T t read
-    the rows twice, and 2 threads were hardly faster than one). The rows are taken in
+    the rows twice, and a second thread gains little on that memory traffic). The rows are taken in
     row_blocks(k, X.n_cols) fixed blocks, each summing its updates into its slice of acc and
     its part of a^T t into t[block]; the slices are combined over fixed blocks of COLUMN_BLOCK
     columns (col_threads threads share them), each block's part of u.out in part[block]

@@ -3,21 +3,19 @@
 KernelProducts: out[r] += sum_j coef[j] k(x_{rows[r]}, x_{cols[j]}) for many rows at once (the
 gradient Q x of the whole problem, and its updates on the rows outside the working set), without
 storing the kernel block. The rows X[cols] are transposed into an inverted index (feature ->
-(column, value)); the dot products of one row with every column are then accumulated by walking
-the lists of the row's stored features: sum over its features of the list lengths instead of
-one sparse dot per pair, with sequential memory access. A feature stored in a quarter of the
-columns or more is kept as a dense vector over the columns instead, and a row's dense features
-are summed sixteen columns at a time in registers (dot_slots: one load and one multiply-add per
-value and feature; mushrooms 8.3 -> 3.6 ns per kernel value, a9a 5.6 -> 2.5, with the AVX-512
-clones). When float32 holds every value of X exactly (binary and small-integer features), the
-dense vectors are float32, widened as they are read (dot_slots_f32): the same sums from half
-the bytes (mushrooms 3.6 -> 2.7 ns per value, a9a 2.4 -> 1.8). When every value is 1 (binary
-features), they are bytes and the dot products counts (count_slots: mushrooms 1.7 ns per
-value, a9a 1.3). For the RBF kernel the exponentials are computed in a vectorized pass (with
-AVX2 and AVX-512 clones where the CPU has them); binary rows' squared distances are integers,
-and their kernel values are looked up in a table of exp(-gamma k) instead, the same bits
-(rbf_table_block: mushrooms 1.6 -> 1.3 ns per value, a9a 1.3 -> 1.0). Each row is summed by
-one thread in a fixed order, so the result does not depend on the thread count.
+(column, value)); the dot products of one row with every column are then accumulated by walking the
+lists of the row's stored features: sum over its features of the list lengths instead of one sparse
+dot per pair, with sequential memory access. A feature stored in a quarter of the columns or more is
+kept as a dense vector over the columns instead, and a row's dense features are summed sixteen
+columns at a time in registers (dot_slots: one load and one multiply-add per value and feature, with
+AVX-512 clones). When float32 holds every value of X exactly (binary and small-integer features),
+the dense vectors are float32, widened as they are read (dot_slots_f32): the same sums from half the
+bytes. When every value is 1 (binary features), they are bytes and the dot products counts
+(count_slots). For the RBF kernel the exponentials are computed in a vectorized pass (with AVX2 and
+AVX-512 clones where the CPU has them); binary rows' squared distances are integers, and their
+kernel values are looked up in a table of exp(-gamma k) instead, the same bits (rbf_table_block: a
+lookup costs less than an exponential). Each row is summed by one thread in a fixed order, so the
+result does not depend on the thread count.
 
 The working set's products with, blocks of and new values for cached kernel columns are
 KernelCache's own methods (fastsvm._core._cache).

@@ -17,14 +17,14 @@
    it: k = round(x / ln 2) by the 1.5 * 2^52 trick, r = x - k ln 2 in two parts (|r| <= ln2 / 2),
    exp(r) by its Taylor polynomial of degree 13 (truncation < 2e-17 relative), times 2^k from
    the exponent bits. Arguments of 708 and above give 0, where libm's exp gives denormal
-   numbers (from 708.4): every operation a denormal enters costs ~100 normal ones, and no
+   numbers (from 708.4): every operation a denormal enters costs many normal ones, and no
    double computation with kernel values <= 1 can tell them from 0. Within 1 ulp of libm's exp
    below (tests/test_ssnal_kernel.py); the same bits for any thread count (a CPU with FMA may
    round the polynomial differently from one without: the AVX-512 clone below does). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 /* the clamps are branches unless the compiler may ignore NaN and FP traps here; AVX2 and
    AVX-512 clones (chosen at load time where the CPU has them) compute four or eight values at
-   once; the AVX-512 one contracts to FMA (kernel products ~20% faster than without), so its
+   once; the AVX-512 one contracts to FMA (fewer instructions per kernel value), so its
    last bits may differ from the others', the same on one machine for every thread count */
 __attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros"),
                target_clones("avx512f", "avx2", "default")))
@@ -268,7 +268,7 @@ static inline void fastsvm_dot_slots(const double *v, const int *slot, int k, co
 #endif
 
 /* dot_slots over float32 columns whose values float32 holds exactly (binary and small-integer
-   features), read with half the bytes (mushrooms: 3.6 -> 2.7 ns per RBF kernel value). The
+   features), read with half the bytes (the loop is bound by memory traffic). The
    product of two float32 values is exact in double, so with or without FMA the sums have
    dot_slots' bits. Written with intrinsics and chosen at run time: GCC's vector-type
    conversions split the widening in halves. */
@@ -497,7 +497,7 @@ static inline void fastsvm_dot_cols(const double *restrict x, const double *rest
 
 /* diag[j] = h^(7/8), h = max(1, 1 + sigma (sq[j] - s[j]^2 inv_aa)): the damped diagonal
    preconditioner of NewtonCG (_ssnal.pyx), whose CG systems each need it anew. The clamp is a
-   branch, and the loop scalar (~8 ns a column), unless NaN and FP traps may be ignored here;
+   branch, and the loop scalar, unless NaN and FP traps may be ignored here;
    sqrt is correctly rounded in every clone (the AVX-512 one may contract h to an FMA). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((optimize("no-trapping-math", "finite-math-only", "no-signed-zeros"),

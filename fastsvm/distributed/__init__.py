@@ -1,7 +1,7 @@
 """fastsvm on Dask (dask.distributed, the optional extra ``pip install "fastsvm[dask]"``): imported
 only when a client or a scheduler address is given, so importing fastsvm never imports dask.
 
-Two ways out of one machine (DESIGN.md, "Beyond one machine"):
+Two ways out of one machine (docs/usage.md; docs/guide.md, "Which solver"):
 
 - run_fold_tasks: a grid's independent (gamma, fold) trainings as tasks on the workers, the data
   scattered to every worker once; each task rebuilds its fold with fastsvm.tuning.crossval.fold_tasks

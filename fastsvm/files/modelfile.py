@@ -24,7 +24,8 @@ from ..errors import FastSVMError, FileFormatError
 from ..models.model import KERNEL_TYPES, SVM_TYPES, Model
 
 # what printf writes; no nan/inf/hex. One way to split the digits: a long run of them followed by
-# a stray character must fail in linear time (a fuzzed 27,616-digit token took minutes)
+# a stray character must fail in linear time (with overlapping ways to split them, a regex
+# backtracks over every split: quadratic in the run's length; tests/test_modelfile.py holds it)
 _FLOAT = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _FLOAT_RE = re.compile(_FLOAT)
 _INT_RE = re.compile(r"[+-]?\d+")
@@ -440,7 +441,7 @@ def _read_support_vectors(reader, l, m, precomputed):
 
 def _parsed_support_vectors(reader, l):
     """A binary model's SV lines are data-file lines (the coefficient in the label's place): read
-    by the data parser, ~20x faster than line by line. None (nothing consumed) when anything
+    by the data parser, which is compiled and reads the whole block at once. None (nothing consumed) when anything
     there is not plainly valid: the line-by-line reader then finds it and says where."""
     from .._core._parser import LineError, Parser
     lines = reader.lines[reader.pos:reader.pos + l]

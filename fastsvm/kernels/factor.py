@@ -26,7 +26,7 @@ from ..memory import MB, check_request
 BACKENDS = ("exact", "nystroem", "hodlr")
 DEFAULT_LANDMARKS = 500
 CHOLESKY_BLOCK = 512          # columns of one panel of the exact factorization
-POLL_FLOPS = 2e9              # multiply-adds between two looks at the stop flag (~0.1-0.3 s)
+POLL_FLOPS = 2e9              # multiply-adds between two looks at the stop flag (a fraction of a second)
 
 
 def _stop_flag(stop):

@@ -157,7 +157,7 @@ class HODLRFactor:
     ACA's sampled entries; n_threads : threads over the independent nodes of a level (each node's
     kernel values and BLAS calls run on one); stop : int32[1], set on Ctrl-C (KeyboardInterrupt);
     log : called with one line per phase; memory_limit : bytes, or None; split : "pca" or
-    "2means", the direction each node is split along (on a9a "pca" gives the lower error).
+    "2means", the direction each node is split along.
 
     Attributes: n, beta, backend = "hodlr", nbytes, timings ({"clustering", "compression",
     "factorization"} -> seconds), perm (the cluster order: position k holds row perm[k]), ranks
@@ -209,7 +209,8 @@ class HODLRFactor:
     @staticmethod
     def _blas():
         # BLAS on the calling thread: the leaves and cores are small (leaf_size), and a threaded
-        # OpenBLAS on a busy machine runs their Cholesky and eigh 10x slower, not faster
+        # OpenBLAS on a busy machine runs their Cholesky and eigh slower, not faster (its threads
+        # wait for cores the other threads hold)
         return one_blas_thread()
 
     # ------------------------------------------------------------------------------ building
@@ -275,8 +276,8 @@ class HODLRFactor:
     def _compress(self, X, seed):
         """Dense leaves (kernel block, symmetric, diagonal kept apart) and ACA bases of every node,
         the nodes of a level in threads, each single-threaded: ACA's two short OpenMP regions per
-        cross cost more than they save on a busy machine (a9a's root block: 0.02 s on one thread,
-        0.2 s on two)."""
+        cross cost more than they save on a busy machine (each waits for every thread to be
+        scheduled)."""
         n_nodes = len(self._lo)
         self._leaf, self._diag = [None] * n_nodes, [None] * n_nodes
         self._U, self._V = [None] * n_nodes, [None] * n_nodes

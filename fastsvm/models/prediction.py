@@ -27,7 +27,8 @@ from .probability import classification_probabilities, has_probability_model, on
 
 
 # Stored support-vector values above which a linear regression model predicts through w by
-# default: 100,000 multiply-adds a row (e.g. 2,000 SVs x 50 features), ~20 s for 200,000 rows.
+# default: the multiply-adds an exact sum costs a row (e.g. 2,000 SVs x 50 features), where a
+# large batch of rows becomes slow to predict (tools/bench_predict_linear.py times both paths).
 EXACT_REGRESSION_LIMIT = 100_000
 # kernel values of one block of rows in predict_many (32 MB)
 SHARED_BLOCK_VALUES = 1 << 22

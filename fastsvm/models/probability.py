@@ -1,13 +1,13 @@
 """Probability estimates as LIBSVM 3.37 forms them.
 
-Prediction side (here now): Platt's sigmoid per one-vs-one classifier, clipped to
+Prediction side (the first section): Platt's sigmoid per one-vs-one classifier, clipped to
 [1e-7, 1 - 1e-7]; pairwise coupling (method 2 of Wu, Lin and Weng, JMLR 2004) for more than two
 classes; one-class probabilities from the ten density marks of Que and Lin; the Laplace scale of
 SVR models. Every function works on all rows at once but keeps LIBSVM's per-row arithmetic order,
 so the numbers agree with svm_predict_probability to rounding.
 
 Fitting side (Platt's sigmoid training on internal cross-validation decision values, the
-density marks, the Laplace scale) belongs below the prediction side, in its own section.
+density marks, the Laplace scale): the second section.
 """
 import numpy as np
 

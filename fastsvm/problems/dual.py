@@ -16,7 +16,7 @@ from .._core._knapsack import KnapsackSet
 from ..errors import FastSVMError, ParameterError
 from .vector import dot, norm
 
-CHUNK_WORK = 1 << 23  # stored values a coordinate sweep visits per call: Ctrl-C is seen within ~10 ms
+CHUNK_WORK = 1 << 23  # stored values a coordinate sweep visits per call: a call is short, so Ctrl-C is seen promptly
 
 
 @dataclass

@@ -14,7 +14,7 @@ class EqualSamples:
     variable u = sqrt(k) x_copy the merged dual is the original restricted to equal copies, with
     the same Euclidean metric, objective, projections and eta; a method that never leaves that
     subspace (SSsNAL: from x = 0 every copy has the same y and so the same Pi_K(y)) takes the same
-    steps over fewer rows (phishing: 8844 -> 5109 rows)."""
+    steps over fewer rows."""
 
     group: np.ndarray     # the merged sample of each original sample
     scale: np.ndarray     # sqrt(copies) of each merged sample

@@ -11,7 +11,7 @@ Modes (-o mode=): ``paper`` (the default: the fast approximate classifier the so
 the paper's 10 iterations from zero at its beta (1e2 below 1e5 rows, also below the paper's
 smallest size of 1e4; 1e3 below 1e6; 1e4 beyond): an early-stopped classifier that does not change
 with C above ~0.2 (every row a support vector) and that a coarse K~ (the hierarchical factor cut to
-fit -m) barely moves; ``converged`` (the SVM asked for, on K~) iterates until eta of section 0, one
+fit -m) barely moves; ``converged`` (the SVM asked for, on K~) iterates until eta (docs/algorithms.md §0), one
 K~ product per check, is below -e, from the previous C's point clipped to the new box along a
 path: LIBSVM's model with the exact factor, but about as slow as LIBSVM on large sets, and its
 iterates stopped early (-M) need not be good classifiers.
@@ -35,8 +35,8 @@ from .base import (Solution, Solver, SolveStatus, checked_rows, next_milestone, 
                    solver_config)
 
 DEFAULT_TOL = 1e-5
-# O(1) for a Gaussian kernel. Measured (beta 0.1 .. 10, eta 1e-5): fewest iterations or close to
-# them on heart_scale, a1a and 3000-row samples of a9a (gamma 0.5) and ijcnn1 (gamma 50) at C 0.1 .. 10
+# O(1) for a Gaussian kernel: chosen from a sweep of beta with tools/bench_admm.py, where it takes
+# the fewest iterations or close to them across C and gamma
 CONVERGED_BETA = 1.0
 PAPER_ITERATIONS = 10
 LARGE_BACKEND = "hodlr"     # backend=auto's choice when the exact factor does not fit in -m
@@ -232,7 +232,7 @@ def _iterate(sub, state, C, warm):
 
 
 def _certificate(factor, dual, y, z, b):
-    """(eta of section 0, the dual objective) at z on K~: one product with K~."""
+    """(eta of docs/algorithms.md §0, the dual objective) at z on K~: one product with K~."""
     yz = y * z
     h = factor.matvec(yz)
     grad = y * h - 1.0

@@ -53,8 +53,8 @@ class Config(LinearConfig):
     mu_growth: float = option(1.0, "mu's factor per iteration (the paper grows it; above 1 the "
                               "iterates can freeze short of the optimum)", low=1.0)
     certify_every: int = 5        # iterations between two duality gaps (one more pass each)
-    power_steps: int = 5          # power iteration for lambda_max(A^T A), the data's scale for mu (a
-                                  # scale: settled to 4 digits after 3 steps on a9a, w8a, ijcnn1, phishing)
+    power_steps: int = 5          # power iteration for lambda_max(A^T A), the data's scale for mu (only
+                                  # a scale: a few steps settle its leading digits)
     cg_rtol: float = 1e-3         # the exact step's residual relative to its right-hand side (a correction:
                                   # it shrinks as the iterates converge)
     cg_max_iter: int = 500
@@ -131,10 +131,9 @@ class Block:
 
 
 def data_penalty(team, p, config, stop):
-    """mu from the data: mean(C) n / lambda_max(A^T A), a third of it for p > 1. Measured against
-    fixed mu from 0.01 to 30 (iterations to a 1e-6 gap on heart_scale, a1a and phishing, C = 1
-    and 32): within 2x of the best fixed mu's count for p = 1, within 3x for p = 2; the best mu
-    grows about as C."""
+    """mu from the data: mean(C) n / lambda_max(A^T A), a third of it for p > 1. Chosen against a
+    sweep of fixed mu with tools/bench_alm.py: its iterations stay near the best fixed mu's, and
+    the best mu grows about as C, as this one does."""
     lam = largest_eigenvalue(team, "normal_product", config.power_steps, stop)
     if not np.isfinite(lam):
         raise FastSVMError("alm: the data overflowed; scale the data (fastsvm-scale)")

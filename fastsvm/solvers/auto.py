@@ -1,6 +1,7 @@
-"""solver="auto" (-s auto): each subproblem of LIBSVM's formulations goes to the solver measured
-faster at its size: block_smo from BLOCKED_FROM dual variables on (its outer steps' fixed costs
-are then paid back), smo below. Both give LIBSVM's optimum at -e; only smo takes LIBSVM's steps.
+"""solver="auto" (-s auto): each subproblem of LIBSVM's formulations goes to the solver that
+tools/bench_kernel.py finds the quicker at its size: block_smo from BLOCKED_FROM dual variables on
+(its outer steps' fixed costs are then paid back), smo below. Both give LIBSVM's optimum at -e; only
+smo takes LIBSVM's steps.
 """
 from dataclasses import replace
 

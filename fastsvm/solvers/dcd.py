@@ -20,7 +20,7 @@ from .base import (LinearConfig, Solution, SolveStatus, Subproblem, checked_bina
                    LinearSolver, next_milestone, solve_path_warm)
 
 DEFAULT_TOL = 0.1        # LIBLINEAR's -e for the dual SVC solvers
-CHUNK_WORK = 1 << 23     # stored values visited per call into the sweep: Ctrl-C is seen within ~10 ms
+CHUNK_WORK = 1 << 23     # stored values visited per call into the sweep: a call is short, so Ctrl-C is seen promptly
 
 
 @dataclass(frozen=True)

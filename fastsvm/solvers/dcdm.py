@@ -52,23 +52,23 @@ FORMULATIONS = ("nu_svc", "one_class")
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 DEFAULT_TOL = 1e-3
 # passes over one sweep's ranked pairs before the gradients are ranked again (each step reads its
-# pair's gradients afresh): 4 halved the sweeps and the time to 1e-9 on australian, sonar, a9a
+# pair's gradients afresh): re-ranking after every pass costs more sweeps to reach a tight -e
+# (chosen with tools/bench_srbo.py)
 PAIR_PASSES = 4
-# a gap within this many units in the last place of max |G| is rounding: on 20,000 Gaussian rows the
-# sweeps sat at 1.8e-12 (one ulp of G) for thousands of sweeps at -e 1e-12; they stop there instead
+# a gap within this many units in the last place of max |G| is rounding: at an -e below it the sweeps
+# would sit at one ulp of G for ever; they stop there instead
 # (status line_search_failed: no decrease left at machine precision)
 FLOOR_ULPS = 2
-# screening="auto" screens a nu only where it is predicted to pay, and probes now and then to measure
-# the share again: SCREEN_PROBE nu after a probe that predicts no gain, then twice as far each time
-# (a probe costs a screen: 11 probes on 101 nu made the path 1.05-1.22x the unscreened one where
-# nothing paid; 4 probes). Kernels: while the last screen fixed KERNEL_SCREEN_SHARE or more
-# (SMO's shrinking already drops most of what SRBO would fix, and Q delta in double precision costs
-# a kernel row per moved alpha: RBF at the paper's step screened 5-22 % and every screened nu ran
-# slower). Linear: while the last share times the mean passes over X's nonzeros of the path's warm
-# nu so far (details "passes"), the passes screening saves, is LINEAR_SCREEN_PASSES or more (screening
-# costs about that: Q delta, the screen, the held rows' check). With pair_sweeps' working sets a warm
-# nu reads 2-6 passes on a9a, australian, gaussian at -e 1 to 1e-3 (it was 6-19 sweeps of one pass
-# each): screening seldom pays there (-h 0, a pass per sweep, still gains from it)
+# screening="auto" screens a nu only where it is predicted to pay, and probes now and then to
+# measure the share again: SCREEN_PROBE nu after a probe that predicts no gain, then twice as far
+# each time (a probe costs a screen, so probes at every few nu slow a path where nothing pays).
+# Kernels: while the last screen fixed KERNEL_SCREEN_SHARE or more (SMO's shrinking already drops
+# most of what SRBO would fix, and Q delta in double precision costs a kernel row per moved alpha: a
+# screen that fixes a small share costs more than it saves). Linear: while the last share times the
+# mean passes over X's nonzeros of the path's warm nu so far (details "passes"), the passes
+# screening saves, is LINEAR_SCREEN_PASSES or more (screening costs about that: Q delta, the screen,
+# the held rows' check). With pair_sweeps' working sets a warm nu reads only a few passes, so
+# screening seldom pays there (-h 0, a pass per sweep, still gains from it)
 KERNEL_SCREEN_SHARE = 0.3
 LINEAR_SCREEN_PASSES = 2.0
 SCREEN_PROBE = 10

@@ -17,8 +17,8 @@ Two schemes run a stage (option scheme):
     backtracking  accelerated gradient (FISTA) with a local Lipschitz estimate (shrunk by 0.9
                   after each step, doubled when a step fails the sufficient-decrease test) and
                   function-value restarts; the l1 penalty by its prox (soft thresholding: exact
-                  zeros). The default: the local curvature of a small-mu hinge is 1-5 % of the
-                  global bound, so it takes 4-9x fewer passes (tools/bench_nesvm.py).
+                  zeros). The default: the local curvature of a small-mu hinge is a small share of
+                  the global bound, so it takes longer steps and fewer passes (tools/bench_nesvm.py).
     paper         the paper's eqs. 33-35 with the global L = 1 + lambda_max(A^T diag(C/rho) A) / mu
                   (1/mu more for the Huber-smoothed l1), prox-centre = the warm start.
 Every iteration costs one A w and one A^T c pass (fastsvm._core._margins); the dual point comes
@@ -503,9 +503,8 @@ def lipschitz_bound(objective, config, stop):
 
 def first_smoothing(tol):
     """The homotopy's first mu for a relative gap tol: min(1, 2 sqrt(tol)). A stage at a large mu
-    is cheap but its optimum is far from the hinge's: against mu = 1 first, the certified stop
-    comes after 1.0-1.8x fewer passes on a9a, w8a, ijcnn1 and phishing (C = 1 and 32, -e 1e-2
-    and 1e-3) and 2.3x fewer on 1M covtype-like rows at C = 32, -e 1e-2 (811 against 1,878)."""
+    is cheap but its optimum is far from the hinge's, so a first mu sized from tol reaches the
+    certified stop in fewer passes than mu = 1 first (tools/bench_nesvm.py)."""
     return min(1.0, 2.0 * float(np.sqrt(tol)))
 
 
@@ -538,7 +537,7 @@ def homotopy(team, penalty, loss, config, tol, max_iter, stop, log=None, name="n
     fixed = not smoothing or config.mu > 0
     finishing = finish is not None and not fixed
     # a finished LP-SVM's homotopy only has to reach the finish's gap: its first mu is sized from
-    # that (a9a, -e 1e-4: 1,949 passes against 11,392 from -e's mu of 0.02)
+    # that: the smaller mu -e would give costs many more passes, and the finish makes them up
     first = first_smoothing(max(tol, config.finish_gap) if finishing else tol)
     mu = (config.mu or config.mu_start or first) if smoothing else 1.0
     x = Point(np.zeros(team.n_weights), SLOTS[0])

@@ -27,7 +27,7 @@ def run_within_budget(tasks, n_jobs, budget, stop, most_bytes=None, checks_signa
     most, the others would each hold as much: they run one at a time with every thread instead.
 
     ``checks_signals``: the tasks notice Ctrl-C themselves, so a task running alone runs on the
-    calling thread (a worker's stack and heap cost a small task 0.1 MB and 0.1 ms); elsewhere
+    calling thread (a worker's own stack and heap would be a large share of a small task); elsewhere
     Ctrl-C sets ``stop[0]`` (fastsvm.parallel.run_tasks). After several tasks the heap's free
     pages are given back to the system."""
     n_jobs = effective_n_jobs(n_jobs)
@@ -55,6 +55,6 @@ def run_within_budget(tasks, n_jobs, budget, stop, most_bytes=None, checks_signa
     if len(tasks) > 1:
         # the freed pages, kept for reuse while the tasks ran, would stay resident amid the
         # tasks' results; after one task they are left for the next to reuse (as LIBSVM's
-        # caches are): given back, every page would fault in again (mg: ~15% of a fit)
+        # caches are): given back, every page would fault in again, a large share of a small fit
         release_free_memory()
     return [result for result, _ in results]

@@ -15,9 +15,8 @@ then sets x^{k+1} = Pi_K(y) and b = lam / sigma. Each Newton step costs one pass
 outer iteration one more pass for grad f(x) = Z Z^T x + c, shared by the stopping test eta and
 the next warm start v = Z^T x^{k+1}.
 
-The package, by concern (choices beyond the paper, measured on a9a, w8a, ijcnn1, phishing,
-mushrooms and the synthetic sets of tools/make_synthetic.py -- see tools/bench_ssnal.py -- are
-described where they are made):
+The package, by concern (choices beyond the paper, chosen with tools/bench_ssnal.py and
+tools/bench_ssnal_kernel.py, are described where they are made):
 - config: the -o options and every tuning knob (Config);
 - problem: (P) for a linear kernel (DualQP over StackedRows), equal samples merged
   (problems.presolve), the dual coordinate descent start of problems with many features;

@@ -25,9 +25,9 @@ class Config:
                                 choices=("auto", "dense", "smw", "cg"), kernels=("linear",))
     max_newton: int = option(50, "Newton steps per outer iteration", low=1)
     # explicit features of the kernel warm start: random Fourier features (RBF) or Nystroem
-    # landmarks. The warm start costs ~ n D^2 per Newton system; with 128 instead of 256 its x^0 is
-    # rougher but the rounds on the exact kernel make up for it (mushrooms 0.30 -> 0.20 s, a9a,
-    # w8a and ijcnn1 no slower)
+    # landmarks. The warm start costs ~ n D^2 per Newton system; fewer features give a rougher x^0,
+    # which the rounds on the exact kernel make up for at less cost (chosen with
+    # tools/bench_ssnal_kernel.py)
     rff: int = option(128, "explicit features of the warm start", low=1, kernels=NONLINEAR)
     warm: str = option("rff", "warm start's features: random Fourier (rbf only) or Nystroem",
                        choices=WARM_MAPS, kernels=NONLINEAR)
@@ -44,8 +44,8 @@ class Config:
     inner_scale_min: float = 1e-3  # the inner tolerance is tightened at most this much
     sigma0_scale: float = 1.0      # sigma_0 = this x the mean upper bound (C): sigma scales as x / (Z v + c)
     # sigma_0 of a path's warm start (the last C's solution, scaled into the new box) in units of
-    # the cold one: its proximal steps are short (a9a, w8a C -> 2C from 1/2, 4, 32: 0.25 -> 0.125
-    # took 45.6 -> 33.7 and 66.2 -> 47.1 passes; 0.05 .. 0.5 all better than 1)
+    # the cold one: the warm point is close, so its proximal steps are short and a smaller sigma
+    # takes fewer passes (chosen with tools/bench_path.py; any scale well below 1 beats 1)
     path_sigma_scale: float = 0.125
     sigma_min: float = SIGMA_MIN
     sigma_max: float = SIGMA_MAX
@@ -56,18 +56,18 @@ class Config:
     cold_gradient_step: bool = True  # the first step from x = 0 is along -grad psi when all rows tie (C-SVC)
     # ---- the Newton systems and their cost model (newton.py)
     dense_p_max: int = DENSE_P_MAX  # largest p for which the p x p Newton system may be formed (LAPACK
-                                    # cannot be interrupted: ~0.3 s at most)
+                                    # cannot be interrupted: this keeps one call short)
     smw_j_max: int = 2000          # largest free set for which the |J| x |J| system may be formed
     blas_speedup: float = 8.0      # Cholesky flops per sparse scalar flop (cost model of the systems)
     dense_rows_speedup: float = 50.0  # products of rows copied dense, per sparse flop: one core's dgemm
-                                      # runs ~100 Gflop/s, the sparse loops ~1-2 (random Fourier features)
+                                      # runs far faster than the sparse loops (random Fourier features)
     cg_iter_guess: int = 25
     cg_max_iter: int = 500
     cg_rtol: float = 0.3           # loosest relative residual of the CG Newton directions
     cg_inexact_passes: float = 3.0  # the extra Newton steps an inexact CG direction costs, in passes over X
-                                    # (w8a: 47 -> 35 Newton steps, 68 -> 47 passes, faster, when its p = 300
-                                    # systems are all dense instead of mostly CG; a step is one pass for
-                                    # Z d plus line-search projections and updates worth a few more)
+                                    # (exact dense directions take fewer Newton steps than CG ones; a step
+                                    # is one pass for Z d plus line-search projections and updates worth
+                                    # a few more; chosen with tools/bench_ssnal.py)
     kink_rows: int = 3             # a CG system keeps the rows that left the last one's J when at most
                                    # this many did (see NewtonSystems.with_kinks)
     dense_block_bytes: int = 1 << 18  # rows copied dense a block at a time (L2-resident)
@@ -79,14 +79,15 @@ class Config:
     estimated_eta_min: float = 2.0  # an outer iteration's eta is estimated from Z v (no pass) while the last
     estimated_eta_error: float = 0.25  # one's was above early_eta_prev x tol, the estimate above
                                    # estimated_eta_min x tol and its error bound gain |grad psi| below
-                                   # estimated_eta_error x it: 24 bench solves 611 -> 587 passes, 23 on the
-                                   # same paths; the estimates within 7% of eta (bounds <= 0.21); heart_scale's
-                                   # and mushrooms' bounds are 1.4-2.5, their errors 30-50%
+                                   # estimated_eta_error x it: the estimate saves a pass per outer iteration
+                                   # and stays close to eta while its bound is small; where the bound is
+                                   # large the estimate's error is too, and eta is computed (chosen with
+                                   # tools/bench_ssnal.py)
     early_step_passes: float = 2.0  # Newton steps costing this many passes (CG systems) make the exact eta
                                     # test, one pass, worth making without the estimate's bound
     early_every_step_passes: float = 5.0  # and this many, worth making after every step, not only once
-                                          # |grad psi| fell tenfold since the last test (text 100k C = 32:
-                                          # 745 -> 722 passes; text-like 20k C = 1: 201 -> 187)
+                                          # |grad psi| fell tenfold since the last test: on such steps the
+                                          # test is a small share of the step and can end the solve sooner
     # ---- screening (screening.py)
     screen_factor: float = 1.0     # rows are held at their bound for an inner solve beyond this many first
     screen_quantile: float = 0.99  # moves (that quantile over the rows)
@@ -101,10 +102,10 @@ class Config:
     kernel_max_rounds: int = 50    # working-set rounds
     # the hand-over (handover.py): a blocked solve is estimated at this many of its kernel rows per
     # support vector, handover_min_rows at least (its first working sets' rows), and the solve may
-    # spend this share of it before it hands over: the low end of block_smo's measured rows, so the
-    # estimate stays below its time, and a share that leaves room for the work one check cannot
-    # cut short (the warm start's features, a Newton step) within half a blocked solve
-    # (tools/bench_ssnal_grid.py measures both sides)
+    # spend this share of it before it hands over: the low end of block_smo's rows per support
+    # vector (tools/bench_ssnal_grid.py measures both sides), so the estimate stays below its time,
+    # and a share that leaves room for the work one check cannot cut short (the warm start's
+    # features, a Newton step) within half a blocked solve
     handover_rows: float = 1.5
     handover_min_variables: int = 6000  # where block_smo's fixed costs are paid back (solver "auto")
     handover_min_rows: int = 2048
@@ -114,25 +115,24 @@ class Config:
     # is handed over at once: the attempt's own fixed costs would be a large share of it
     handover_at_once: float = 0.15
     # rows joining the working set per round at most, the largest KKT violations first: a warm start
-    # far from the solution (random Fourier features at a large gamma) marks ~10k rows of w8a at
-    # gamma = 0.05, and on all of them at once the Newton systems reach |J| ~ 5,000 (CG on columns
-    # the cache cannot hold: 80 s per AL iteration); 2,000 a round keep |J| <= ~2,500 (Cholesky):
-    # > 180 -> 8 s. 1,000 is slower on a9a and mushrooms (more rounds), 2,000 no slower anywhere
+    # far from the solution (random Fourier features at a large gamma) can mark many thousand rows,
+    # and on all of them at once the free sets outgrow Cholesky and the cache (CG on columns computed
+    # anew at every product); this cap keeps the free sets Cholesky-sized, and a smaller one costs
+    # more rounds (chosen with tools/bench_ssnal_grid.py)
     kernel_join_max: int = 2000
     kernel_max_backtracks: int = 40
     kernel_line_rtol: float = 0.2  # the step's slope of psi is at most this fraction of the initial one
     kernel_line_trials: int = 12
     # each round starts from the warm start's sigma, not raised to shrink its first free set: with
-    # 2,000 rows joining a round the free sets are Cholesky-sized anyway, and a raised sigma (x9 on
-    # w8a gamma 0.05 C 10, round 8: ~5,000 free variables that stayed) made 2 x 50 Newton steps fail:
-    # > 250 -> 72 s; no change on 10 other cells (w8a, a9a, ijcnn1, mushrooms, phishing)
+    # kernel_join_max rows joining a round the free sets are Cholesky-sized anyway, and a raised sigma
+    # can leave a large free set in place while the Newton steps of whole rounds fail
     # a round solves U to this fraction of the whole problem's eta at its start (or to tol / 2, the
     # larger): while violators outside U set that eta, the rows joining next move U's solution
-    # again (mushrooms: 41 -> 23 Newton steps, 0.198 -> 0.163 s with 2 threads)
+    # again, so solving U further is wasted Newton steps
     round_reduction: float = 0.03
     # below this tolerance the kept gradient's rounding (float32 columns, 2^-24 per value summed over
-    # the support) reaches eta's scale (w8a 4000 rows, gamma 0.05: eta 2.3e-8 kept, 3.9e-7 exact):
-    # it is recomputed in float64 (one product over the support) before the stop is declared
+    # the support) reaches eta's scale, and the kept gradient can report an eta far below the exact
+    # one: it is recomputed in float64 (one product over the support) before the stop is declared
     exact_gradient_tol: float = 1e-5
     products_min_columns: int = 64  # uncached columns from which a product bypasses the cache
     store_values: int = 1 << 21    # kernel values computed at once for the cache (16 MB)

@@ -15,7 +15,7 @@ fewer rows than it needs) and, however few they are, the rows of its first worki
 warm start stops at the share of the least estimate (no support vector yet); the check is made
 after it, at the start of each round and before each Newton step (whose cost is predicted from
 the last step's, grown as |J|^3: Cholesky's flops). Smaller problems than
-Config.handover_min_variables never hand over: they take a second or less either way, and keep
+Config.handover_min_variables never hand over: they are cheap either way, and keep
 the method's own stopping rule (eta) and its deterministic path. A blocked solve whose least
 estimate is under Config.handover_at_once seconds is handed over at once, before the warm start:
 the warm start's features and the first gradient would be a large share of it.

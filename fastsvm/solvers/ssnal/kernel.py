@@ -35,7 +35,7 @@ src(r) with sign a_r, Q_rs = a_r a_s k(x_src(r), x_src(s)). Three phases:
    (RBF on unscaled features or with a large gamma: nearly every value underflows and nearly
    every row is a free support vector), it is held as a
    SparseKernel of its values above Config.sparse_drop / |U| instead, and its products and Newton
-   systems (CG) cost the kept values (svmguide1: 6.2 -> 0.18 s). Otherwise the kernel columns of
+   systems (CG) cost the kept values, not |U|^2. Otherwise the kernel columns of
    U come from the LRU KernelCache (-m MB), U at its first positions, so a column is computed on
    U only (working_set.py); Q u and Q x-hat are updated over the coordinates that change (the
    free set and the projection's switches), never recomputed; many new columns at once (a warm

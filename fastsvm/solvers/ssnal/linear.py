@@ -84,7 +84,8 @@ class LinearRun:
         self.row_norms = qp.row_norms     # else made at the first held-row check
         # the first y = -sigma c: for C-SVC every row ties and the projection frees a whole class (the
         # larger), a free set that says nothing about the solution's; a first step along -grad psi
-        # breaks the tie (w8a C = 32: 47 -> 38 passes; the first Newton step's alpha was 0.03)
+        # breaks the tie (a Newton step from the tie takes a short step along a direction that
+        # reflects the tie, not the solution)
         self.tied_start = config.cold_gradient_step and qp.tied() and start is None
         self.gain = self.step_passes = self.gnorm = self.kkt_est = None
 
@@ -152,7 +153,7 @@ class LinearRun:
         grad f(x) = Z w + c is estimated by Z v + c, which differs by Z grad psi, of norm about
         gain |grad psi|; the projection in eta is non-expansive. Exact test (one pass) when the
         bound holds, or at once when a Newton step costs far more than the test (CG systems: the
-        bound is loose by gain; text 100k C = 1: 153 -> 142 passes to 1e-3)."""
+        bound is loose by gain, and the test is a small share of a step)."""
         cfg, tol, sigma, cur = self.cfg, self.tol, self.sigma, self.cur
         if not (self.steps > 0 and self.eta <= cfg.early_eta_prev * tol
                 and gnorm <= cfg.early_grad * self.eps / math.sqrt(sigma)
@@ -242,8 +243,8 @@ class LinearRun:
         among its rows (False)."""
         qp, inner, x, sigma, held = self.qp, self.inner, self.x, self.sigma, self.held
         # the iterate may solve (P) to tol already, whatever the held rows would do in the
-        # exact proximal step: eta is the whole problem's (text 100k, held rows that had to
-        # move reopened the solve: C = 32 816 -> 745 passes, C = 256 1731 -> 1593)
+        # exact proximal step: eta is the whole problem's, and reopening the solve for held rows
+        # that had to move would spend passes on a point that is already good enough
         if (self.eta <= self.cfg.early_eta_prev * self.tol
                 and kkt_residual(inner.xp, self.Zw + qp.c, qp.K, inner.lam / sigma)[0] <= self.tol):
             self.early = True
@@ -282,9 +283,8 @@ class LinearRun:
         the next sigma; True when the solve is done."""
         qp, inner, cfg, tol, sigma = self.qp, self.inner, self.cfg, self.tol, self.sigma
         # a proximal step never raises f: when an inner solve that stopped short (max_newton) did,
-        # x stays and sigma is lowered (covtype-like C = 32, tol 1e-6: after held rows joined, 50
-        # Newton steps of alpha ~ 1e-3 ended at dual -2.7e9, and the next 10 outer iterations
-        # crawled back: 518 passes instead of 35)
+        # x stays and sigma is lowered (an inner solve of many short Newton steps can end far
+        # uphill, and the outer iterations after it would spend many passes crawling back)
         f_new = qp.objective(inner.xp, inner.ztx)
         rejected = not (self.converged or self.early) and f_new > self.dual
         if rejected:      # back to the center, whose eta is exact (Zw_center)
@@ -333,8 +333,8 @@ class LinearRun:
             eta, b_kkt = kkt_residual(x, self.Zw + qp.c, qp.K, hint=b)
         # the bias: the multiplier of Pi_K(x - grad f(x)) at the returned x (docs/algorithms.md §0)
         # rather than lam / sigma of the last inner projection, whose y carries the inner solve's
-        # error sigma Z grad psi; equal at a solution, and the primal objective at (w, b_kkt) was
-        # as good or better on every benchmark set (ijcnn1 C=256: relative gap 1.8e-3 -> 6.1e-4)
+        # error sigma Z grad psi; equal at a solution, and short of one the primal objective at
+        # (w, b_kkt) is the closer to the optimum (checked with tools/bench_ssnal.py)
         primal = self.history[-1]["primal"] if self.history else math.nan
         if math.isfinite(b_kkt) and self.history:
             b = b_kkt

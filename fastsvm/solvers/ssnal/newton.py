@@ -91,12 +91,11 @@ class NewtonSystems:
         """J with the rows of the last system's J (a CG one) that are not in it, when at most Config.kink_rows.
 
         Late in a solve a step often ends a few rows at their bounds, and the next direction,
-        without them, moves them back into the box, its step cut short where they re-enter (text
-        100k C = 1: alpha 0.03..0.4 after 20-40 CG iterations, J alternating 16333 <-> 16340).
-        Any such J gives a descent direction; with the rows kept, the directions no longer
-        alternate (16 text-like solves to eta <= 1e-6: 10% fewer passes in all, -39%..+31% each; a few
-        rows, not many: when many rows leave J it is still being found). Dense systems are left
-        alone: their steps are cheap and w8a C = 1 took 78 -> 124 of them."""
+        without them, moves them back into the box, its step cut short where they re-enter, and J
+        alternates between two sets of nearly the same rows. Any such J gives a descent direction;
+        with the rows kept, the directions do not alternate (a few rows, not many: when many rows
+        leave J it is still being found). Dense systems are left alone: their steps are cheap, and
+        kept rows make them take more of them."""
         changed, weights = sorted_changes(J, self.cg_J)     # both increasing
         left = changed[weights < 0]
         if rows is not None:        # rows held at their bound are out of the solve
@@ -118,7 +117,7 @@ class NewtonSystems:
             if update < fresh:
                 self.counters.rows(Z, rows)
                 _, G, s = self.gram
-                if blas:   # phishing, 200 rows 44% full: 49 us against 68 by sparse outer products
+                if blas:   # rows full enough that a dense copy and BLAS beat sparse outer products
                     self._dense_gram(rows, self.qp.K.a[rows], G, s, weights)
                 elif Z.rows_gram(rows, self.qp.K.a[rows], G, s, weights) is None:
                     raise KeyboardInterrupt
@@ -139,8 +138,8 @@ class NewtonSystems:
     def _dense_gram(self, rows, a_rows, G, s, weights=None):
         """G += B^T W B and s += B^T W a_rows for B = Z_rows, W = diag(weights) (default: identity),
         the rows copied dense a block at a time into a kept buffer of Config.dense_block_bytes: fresh
-        memory for all of them at once cost more than the products (ijcnn1: 72k x 22, 12.7 MB,
-        ~10 ms to touch on this VM against ~2 ms for the products)."""
+        memory for all of them at once can cost more to touch than the products take (many rows of
+        few features)."""
         if self.block is None:
             p = self.qp.Z.p
             self.block = np.empty((max(1, self.cfg.dense_block_bytes // (8 * p)), p))

@@ -153,11 +153,11 @@ def coordinate_start(qp, seed, stop, log, config):
     epoch).
 
     Where the Newton systems go to CG (many features) a Newton step costs several passes, and on
-    text-like data the first outer iterations spent most of them finding the free set from x = 0;
+    text-like data the first outer iterations spend most of them finding the free set from x = 0;
     a few epochs find much of it. The epochs go on while each gains at most config.coordinate_rate
     of the one before in DCD's dual objective: past that they crawl, and an epoch (rows in random
-    order, one thread) takes the time of ~5 passes of the Newton steps' products (text-like 100k
-    rows: 10 epochs at C = 1, 2 at C = 32 and 256). Deterministic: one thread, the order seeded."""
+    order, one thread) takes the time of several passes of the Newton steps' products.
+    Deterministic: one thread, the order seeded."""
     X, labels, upper = qp.samples
     diag = np.zeros_like(upper)
     dcd = DualCD(X, labels, upper, diag, bias=1.0, seed=seed, shrinking=False)

@@ -30,9 +30,9 @@ def next_inner_scale(r_primal, eta, config):
 
 def cg_tolerance(progress, loosest):
     """Relative residual for a CG Newton direction: `loosest` (Config.cg_rtol), tightening with
-    the inner solve's progress = |grad| / |grad at its start| (inexact Newton, Eisenstat-Walker style; the
-    exponent was chosen on text-like data, where CG carries the cost: exact directions cost
-    more CG iterations than the Newton steps they save)."""
+    the inner solve's progress = |grad| / |grad at its start| (inexact Newton, Eisenstat-Walker style;
+    the exponent is chosen with tools/bench_ssnal.py on text-like data, where CG carries the cost:
+    exact directions cost more CG iterations than the Newton steps they save)."""
     return min(loosest, progress ** 0.25)
 
 

@@ -12,8 +12,8 @@ def screen(inner, pt_start, lam_start, factor, config):
 
     A row is held when its projection argument z = y - lam a lies further beyond its bound than
     `factor` times the first step's move of z on most rows (its config.screen_quantile): after the
-    first outer iteration an inner solve changes x on a few per cent of the rows (a9a, w8a,
-    phishing), and the later steps move z less than the first. Holding only pays when the held
+    first outer iteration an inner solve typically changes x on a few per cent of the rows, and
+    the later steps move z less than the first. Holding only pays when the held
     rows carry config.screen_min_share of the stored values: each later step then costs a pass
     over the others. The caller checks the held rows at the end (unsure_rows) and, if some had
     to move, goes on with them among the rows."""

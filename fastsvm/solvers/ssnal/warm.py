@@ -37,7 +37,7 @@ def warm_start(sub: Subproblem, n_features, tol, feature_map="rff", deadline=Non
         params=replace(sub.params, kernel_type="linear", tol=tol, max_iter=None, options={}),
         seed=sub.seed, stop=sub.stop, log=log, n_threads=1)
     # equal rows have equal features, but merging them would copy the dense features: fresh
-    # memory that cost more than the passes saved (a9a: warm start 0.21 -> 0.31 s)
+    # memory that costs more than the passes saved
     # the linear solve takes none of the kernel's -o options (options={} above): the Config as given
     config = Config() if sub.params.config is None else sub.params.config
     solution = solve_linear(linear, config, merge=False, deadline=deadline)

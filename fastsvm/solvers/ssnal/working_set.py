@@ -52,7 +52,7 @@ class WorkingSet:
 
     def lend(self, nbytes):
         """The cache's share of the budget made nbytes smaller (its least recent columns dropped,
-        their pages given back: glibc keeps the freed columns resident, w8a gamma 0.05 +60 MB)."""
+        their pages given back: glibc keeps freed columns resident otherwise)."""
         held_before = self.cache.held_bytes
         self.cache.set_budget(self.budget - self.held - nbytes)
         if self.cache.held_bytes < held_before:
@@ -93,7 +93,7 @@ class WorkingSet:
         if missing.shape[0] >= self.cfg.products_min_columns:
             # many columns to cache: computed a chunk at a time by the inverted-index product on
             # the threads, each chunk used at once (a budget smaller than them all keeps the
-            # last ones); one column at a time, each split over the threads, is 2-3x slower
+            # last ones); one column at a time is slower: each split over the threads repeats the pass
             held = nz[have]    # first: a tight budget would drop them for the new ones
             self.cache.axpy_columns(held, beta[held], self.L, out, self.stop)
             step = max(1, self.cfg.store_values // max(self.L, 1))
