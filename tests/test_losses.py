@@ -161,7 +161,7 @@ def test_power_hinge_prox_against_brute_force(p, label):
         assert np.abs(residual).max() <= 1e-13 * np.abs(r[inside]).max()
 
 
-def test_power_hinge_prox_the_issue_value():
+def test_power_hinge_prox_at_the_documented_check():
     """docs/algorithms.md §4's check: p = 1.5, gamma = 1, t = -2, y = -1 -> e = -0.7238284110, the
     closed form s = ((sqrt(2.25 + 8) - 1.5) / 2)^2 of s + 1.5 sqrt(s) = 2."""
     s = np.empty(1)
