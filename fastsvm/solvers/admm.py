@@ -252,14 +252,9 @@ class ADMM(Solver):
     stop_measure = "eta, the relative KKT residual (converged mode)"
     shares_prepared_state = True
 
-    def solve(self, problem):
-        return solve(problem)
-
-    def prepare(self, problem):
-        return prepare(problem)
-
-    def solve_c_path(self, problem, Cs, state=None):
-        return solve_path(problem, Cs, state)
+    solve = staticmethod(solve)
+    prepare = staticmethod(prepare)
+    solve_c_path = staticmethod(solve_path)
 
 
 SOLVER = ADMM()

@@ -273,8 +273,7 @@ class ALM(LinearSolver):
     stop_measure = "the relative duality gap"
     config = Config
 
-    def solve(self, problem):
-        return solve(problem)
+    solve = staticmethod(solve)
 
 
 SOLVER = ALM()

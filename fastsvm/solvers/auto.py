@@ -53,15 +53,13 @@ class Auto(Solver):
     stops_on_signals = True
     limits_blas_itself = True   # smo or block_smo
 
-    def solve(self, problem):
-        return solve(problem)
+    solve = staticmethod(solve)
 
     def reads_dense(self, n_rows, formulation):
         # dense rows are kept where the whole training (its largest subproblem) is blocked
         return blocked(n_rows, formulation)
 
-    def solve_c_path(self, problem, Cs, state=None):
-        return solve_path(problem, Cs, state)
+    solve_c_path = staticmethod(solve_path)
 
 
 SOLVER = Auto()

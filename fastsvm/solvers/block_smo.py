@@ -193,14 +193,12 @@ class BlockSMOSolver(Solver):
     stops_on_signals = True
     limits_blas_itself = True
 
-    def solve(self, problem):
-        return solve(problem)
+    solve = staticmethod(solve)
 
     def reads_dense(self, n_rows, formulation):
         return True
 
-    def solve_c_path(self, problem, Cs, state=None):
-        return solve_path(problem, Cs, state)
+    solve_c_path = staticmethod(solve_path)
 
 
 SOLVER = BlockSMOSolver()

@@ -94,8 +94,7 @@ class CrammerSingerSolver(LinearSolver):
     config = Config
     multiclass = "joint"
 
-    def solve(self, problem):
-        return solve(problem)
+    solve = staticmethod(solve)
 
 
 SOLVER = CrammerSingerSolver()

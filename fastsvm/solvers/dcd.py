@@ -154,11 +154,8 @@ class DCD(LinearSolver):
     stop_measure = "the largest projected-gradient violation (LIBLINEAR's)"
     config = Config
 
-    def solve(self, problem):
-        return solve(problem)
-
-    def solve_c_path(self, problem, Cs, state=None):
-        return solve_path(problem, Cs, state)
+    solve = staticmethod(solve)
+    solve_c_path = staticmethod(solve_path)
 
 
 SOLVER = DCD()

@@ -486,11 +486,8 @@ class DCDM(Solver):
     stops_on_signals = True
     bias_in_kernel = True
 
-    def solve(self, problem):
-        return solve(problem)
-
-    def solve_nu_path(self, problem, nus):
-        return solve_nu_path(problem, nus)
+    solve = staticmethod(solve)
+    solve_nu_path = staticmethod(solve_nu_path)
 
 
 SOLVER = DCDM()

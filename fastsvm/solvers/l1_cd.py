@@ -99,8 +99,7 @@ class L1CD(LinearSolver):
     stop_measure = "the largest minimum-norm subgradient entry"
     config = Config
 
-    def solve(self, problem):
-        return solve(problem)
+    solve = staticmethod(solve)
 
 
 SOLVER = L1CD()

@@ -622,8 +622,7 @@ class NESVM(LinearSolver):
     stop_measure = "the relative duality gap"
     config = Config
 
-    def solve(self, problem):
-        return solve(problem)
+    solve = staticmethod(solve)
 
 
 SOLVER = NESVM()

@@ -126,8 +126,7 @@ class NystroemSolver(Solver):
     config = Config
     stop_measure = "eta of the linear problem on the Nystroem features"
 
-    def solve(self, problem):
-        return solve(problem)
+    solve = staticmethod(solve)
 
 
 SOLVER = NystroemSolver()

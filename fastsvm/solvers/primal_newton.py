@@ -113,8 +113,7 @@ class PrimalNewton(LinearSolver):
     stop_measure = "the gradient norm |grad f(w)|"
     config = Config
 
-    def solve(self, problem):
-        return solve(problem)
+    solve = staticmethod(solve)
 
 
 SOLVER = PrimalNewton()

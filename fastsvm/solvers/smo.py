@@ -236,14 +236,9 @@ class SMOSolver(Solver):
     stops_on_signals = True
     limits_blas_itself = True   # no BLAS call
 
-    def solve(self, problem):
-        return solve(problem)
-
-    def prepare(self, problem):
-        return prepare(problem)
-
-    def solve_c_path(self, problem, Cs, state=None):
-        return solve_path(problem, Cs, state)
+    solve = staticmethod(solve)
+    prepare = staticmethod(prepare)
+    solve_c_path = staticmethod(solve_path)
 
 
 SOLVER = SMOSolver()

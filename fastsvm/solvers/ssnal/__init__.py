@@ -96,14 +96,9 @@ class SSsNAL(Solver):
     config = Config
     stop_measure = "eta, the relative KKT residual of docs/algorithms.md §0"
 
-    def solve(self, problem):
-        return solve(problem)
-
-    def prepare(self, problem):
-        return prepare(problem)
-
-    def solve_c_path(self, problem, Cs, state=None):
-        return solve_path(problem, Cs, state)
+    solve = staticmethod(solve)
+    prepare = staticmethod(prepare)
+    solve_c_path = staticmethod(solve_path)
 
 
 SOLVER = SSsNAL()
