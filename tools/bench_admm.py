@@ -1,4 +1,4 @@
-"""ADMM (issue 43, -s admm) side by side with LIBSVM, SMO and SSsNAL, one run, the same data and problems.
+"""ADMM (-s admm) side by side with LIBSVM, SMO and SSsNAL, one run, the same data and problems.
 
 C-SVC, RBF kernel, per set its gamma (a9a 0.5, w8a 0.5, ijcnn1 50: the paper's h = 1, 1, 0.1;
 moons 50) and the C grid (0.1, 1, 10); training files, accuracy on the .t files (moons: 50,000
@@ -42,7 +42,7 @@ from fastsvm.training.trainer import fit_model, fit_path
 GAMMAS = {"a9a": 0.5, "w8a": 0.5, "ijcnn1": 50.0, "moons": 50.0}
 MOONS_ROWS = (50_000, 10_000)      # training and test rows of the moons set
 PAPER = {"mode": "paper", "backend": "hodlr", "approx_tol": 1e-2, "leaf_size": 512, "rank": 100}
-# the issue's targets: training time / LIBSVM's (one C, the 3-C grid), accuracy for converged mode
+# the targets: training time / LIBSVM's (one C, the 3-C grid), accuracy for converged mode
 TARGETS = {"a9a": (1.0, 0.35), "w8a": (2.0, None), "ijcnn1": (0.15, None)}
 CONVERGED_TARGET = (0.5, 0.3)      # ijcnn1: within 0.5 pp of LIBSVM's accuracy at <= 0.3x its time
 DEFAULTS_TARGET = (1.0, 0.1)       # moons: SVC(solver="admm") within 1 pp of LIBSVM's accuracy at <= 0.1x its time

@@ -1,4 +1,4 @@
-"""SVM-ALM (issue 41) side by side with LIBLINEAR, one run, the same data and problems.
+"""SVM-ALM side by side with LIBLINEAR, one run, the same data and problems.
 
 The Lp-loss SVM, 1/2 |w|^2 + C sum max(0, 1 - y (x.w + b))^p with the bias never penalized:
 passes over the nonzeros and seconds until the primal objective is within a relative gap of the

@@ -1,5 +1,5 @@
 """fastsvm-grid against LIBSVM's grid.py and scikit-learn's GridSearchCV on the same cells, side by
-side in one run (issue 44).
+side in one run.
 
 Three sides per dataset, each a fresh process timed from start to end (start-up, reading the data
 and the whole grid, as a user waits for it), with --jobs workers:

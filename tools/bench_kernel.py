@@ -13,7 +13,7 @@ and, for block_smo, where its training time went. The table shows medians over -
 and the ratios block_smo / oneDAL, block_smo / LIBSVM and block_smo / smo (auto's when there is no
 block_smo side: fastsvm.SVC's default); --check adds block_smo's optimum against smo's.
 
-Cells (the issue's table, plus the covtype-like dense rows of tools/make_synthetic.py):
+Cells (the kernel-speed table, plus the covtype-like dense rows of tools/make_synthetic.py):
 a9a, w8a, ijcnn1 with their .t test files; phishing, mushrooms and letter.scale with seeded 80/20
 splits; covtype-like rows (100k and 300k training rows, 20 % more for testing) as dense arrays for
 every side. Sparse sets reach every side as CSR (LIBSVM: its own rows).

@@ -1,4 +1,4 @@
-"""NESVM (issue 40) side by side with its peers, one run, the same data and problems.
+"""NESVM side by side with its peers, one run, the same data and problems.
 
 C-SVM (hinge, |w|^2 / 2, the bias never penalized: LIBSVM's linear problem): passes over the nonzeros
 and seconds until the primal objective is within a relative gap of the optimum F* (1e-2, 1e-3):

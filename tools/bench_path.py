@@ -10,7 +10,7 @@ objectives of path and cold at any C (target <= 1e-6: the tolerances are tight s
 reach the optimum), and the iteration totals (SMO iterations, DCD epochs, SSsNAL's outer
 iterations).
 
-Cases (issue 38): SSsNAL linear on a9a and w8a, SMO RBF on a9a (gamma = 1/123) and mushrooms
+Cases: SSsNAL linear on a9a and w8a, SMO RBF on a9a (gamma = 1/123) and mushrooms
 (gamma = 1/112), DCD (hinge, bias 1) on w8a. A case's solver may name its kernel
 (ssnal/rbf:mushrooms: SSsNAL's kernel front end, gamma = 1/n_features). --rows N trains on the
 first N rows of each set instead (to check the script quickly).

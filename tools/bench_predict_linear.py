@@ -2,8 +2,8 @@
 linear models), through every support vector (the old path, LIBSVM's sums: ``exact=True``), and
 LIBSVM's own svm-predict on the same model file and rows.
 
-The model is either built directly (--svs N: N dense support vectors, the shape of the issue's
-2,000,000 x 50 SSsNAL fit, 114,787 SVs) or trained by SSsNAL (--train ROWS: a dense synthetic
+The model is either built directly (--svs N: N dense support vectors, the shape of a
+2,000,000 x 50 SSsNAL fit with many SVs) or trained by SSsNAL (--train ROWS: a dense synthetic
 set, labels from a hidden linear model with 10 % of them flipped, so many rows end up as SVs).
 The support-vector paths take minutes on 200,000 rows; they are timed on --slow-rows rows and
 scaled to --rows (a row's cost does not depend on the others). Medians of --repeat runs (the

@@ -20,7 +20,7 @@ RSS at that moment);
 then test accuracy (MSE for regression), the number of support vectors and fastsvm's SMO iterations
 (summed over the pairs: a refactoring must leave them unchanged). The table shows
 medians over --repeat runs (--repeat-slow for the large binary sets), the ratios fastsvm /
-LIBSVM-with-one-thread for both fastsvm thread counts, and the issue's targets: time <= 1.0x
+LIBSVM-with-one-thread for both fastsvm thread counts, and the targets: time <= 1.0x
 (1 thread) and <= 0.6x (2 threads) of LIBSVM with one thread, peak memory <= LIBSVM's + 10 %
 (same thread count), test accuracy within 0.1 percentage point (MSE within 1 %).
 

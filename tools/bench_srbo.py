@@ -1,4 +1,4 @@
-"""DCDM's nu path with SRBO screening (issue 42) side by side with its peers, one run, the same problems.
+"""DCDM's nu path with SRBO screening side by side with its peers, one run, the same problems.
 
 The bias-in-kernel nu-SVM along nu = 0.50:0.001:0.60 (101 values), the same -e for every side:
   srbo          fastsvm's path, warm-started, with SRBO screening (linear kernel)

@@ -10,7 +10,7 @@ For each dataset and C (linear C-SVC, unregularized bias):
   under the same eta function. LIBSVM's -e bounds its maximal violating pair, not eta.
 * liblinear (liblinear-official) -s 3 -B 1 with eps = 0.1, 0.01, ... until its solution is as
   accurate as SSsNAL's at each eta level. liblinear regularizes the bias (its problem differs
-  slightly: the issue asks for exactly this comparison) and its Python interface does not expose
+  slightly: this is the comparison users make) and its Python interface does not expose
   its dual vector, so accuracy is measured on the primal side of our problem: the relative gap
   (P(w, b) - D*) / |D*|, P the C-SVC primal with unregularized bias at the solver's (w, b) and D*
   the best dual objective known (SSsNAL's at eta <= 1e-6). The eps reached (or "not reached",
@@ -51,7 +51,7 @@ from fastsvm.parallel import one_blas_thread
 from fastsvm.solvers.ssnal import linear_dual, primal_objective, solve
 
 DEFAULT_DATASETS = "a9a,w8a,ijcnn1,phishing"
-CONCATENATED = {"ijcnn1"}           # trained on train + test, as the issue asks
+CONCATENATED = {"ijcnn1"}           # trained on train + test: the larger problem
 ETA_LEVELS = (1e-3, 1e-6)
 LIBLINEAR_EPS = (0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)
 

@@ -1,4 +1,4 @@
-"""SSsNAL on the RBF kernel across the (C, gamma) grid users tune over (issue 39), side by side
+"""SSsNAL on the RBF kernel across the (C, gamma) grid users tune over, side by side
 with fastsvm's SMO, its blocked solver (block_smo) and LIBSVM (libsvm-official), one run.
 
 Cells: binary C-SVC, RBF kernel, on each dataset (a9a, w8a, ijcnn1 tested on their .t files;
@@ -18,8 +18,8 @@ For every solution the script recomputes, from the returned dual vector, the dua
 eta (docs/algorithms.md §0: relative KKT residual) with fastsvm's kernel products
 (benchlib.measures.dual_quality), so the stopping rules' accuracies can be compared.
 
-Targets per cell (issue 39): SSsNAL <= 0.5x LIBSVM's time and <= 1.0x SMO's, test accuracy
-within 0.1 pp of LIBSVM's, SSsNAL's peak <= LIBSVM's peak + the -m budget; and (issue 64) SSsNAL
+Targets per cell: SSsNAL <= 0.5x LIBSVM's time and <= 1.0x SMO's, test accuracy
+within 0.1 pp of LIBSVM's, SSsNAL's peak <= LIBSVM's peak + the -m budget; and SSsNAL
 <= 1.5x block_smo's time (where its free sets make Newton steps dear, it hands over to block_smo).
 
 --check trains one quick cell and holds the recomputed eta and objective against a pure-NumPy

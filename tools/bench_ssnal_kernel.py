@@ -37,7 +37,7 @@ from benchlib.measures import dual_quality
 from benchlib.rbf_child import TOOLS, child_command, option
 from benchlib.report import machine_line, parser, rule, run_and_report
 
-DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms")      # the issue's; any binary set of bench_smo may be named
+DATASETS = ("a9a", "w8a", "ijcnn1", "mushrooms")      # the default cells; any binary set of bench_smo may be named
 THREADS = (1, 2)
 CONFIGS = [(side, k) for side in ("fastsvm", "libsvm") for k in THREADS]
 TARGET_RATIO = 0.5          # fastsvm 2 threads / LIBSVM 2 threads

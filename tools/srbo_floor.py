@@ -1,4 +1,4 @@
-"""The floor under SRBO's speed-up along a linear nu path (issue 42): the path with a perfect screen.
+"""The floor under SRBO's speed-up along a linear nu path: the path with a perfect screen.
 
 The oracle screen fixes every sample that the path's own optimum (solved to 1e-9 beforehand) holds
 at a bound, and costs nothing (no Q delta product, no bounds). A safe screen can only fix a subset
