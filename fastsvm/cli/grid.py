@@ -375,10 +375,10 @@ def entry():
 
     Examples
     --------
-    >>> import os, subprocess, sys, tempfile
+    >>> import os, subprocess, tempfile
     >>> import numpy as np
     >>> import fastsvm
-    >>> program = [sys.executable, "-c", "from fastsvm.cli.grid import entry; entry()"]
+    >>> program = ["fastsvm-grid"]   # the installed program
     >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [3.0, 3.0], [3.0, 4.0], [4.0, 3.0]])
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     data = os.path.join(tmp, "data.txt")

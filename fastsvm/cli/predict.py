@@ -139,10 +139,10 @@ def entry():
 
     Examples
     --------
-    >>> import os, subprocess, sys, tempfile
+    >>> import os, subprocess, tempfile
     >>> import numpy as np
     >>> import fastsvm
-    >>> program = [sys.executable, "-c", "from fastsvm.cli.predict import entry; entry()"]
+    >>> program = ["fastsvm-predict"]   # the installed program
     >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
     >>> y = np.array([1, 1, -1, -1])
     >>> with tempfile.TemporaryDirectory() as tmp:

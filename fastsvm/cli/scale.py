@@ -85,10 +85,10 @@ def entry():
 
     Examples
     --------
-    >>> import os, subprocess, sys, tempfile
+    >>> import os, subprocess, tempfile
     >>> import numpy as np
     >>> import fastsvm
-    >>> program = [sys.executable, "-c", "from fastsvm.cli.scale import entry; entry()"]
+    >>> program = ["fastsvm-scale"]   # the installed program
     >>> X = np.array([[0.0, 10.0], [5.0, 20.0], [10.0, 30.0]])
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     data = os.path.join(tmp, "data.txt")

@@ -246,10 +246,10 @@ def entry():
 
     Examples
     --------
-    >>> import os, subprocess, sys, tempfile
+    >>> import os, subprocess, tempfile
     >>> import numpy as np
     >>> import fastsvm
-    >>> program = [sys.executable, "-c", "from fastsvm.cli.train import entry; entry()"]
+    >>> program = ["fastsvm-train"]   # the installed program
     >>> print(subprocess.run(program + ["--help"], capture_output=True, text=True).stdout.splitlines()[0])
     Usage: fastsvm-train [options] training_set_file [model_file]
     >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
