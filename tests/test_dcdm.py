@@ -180,14 +180,14 @@ def test_pair_steps_match_numpy_twin():
     sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0
     up, low = rng.integers(0, 40, 60).astype(np.int32), rng.integers(0, 40, 60).astype(np.int32)
     a_twin, w_twin = alpha.copy(), w.copy()
-    status, steps, decrease, reads = pair_steps(X, y, 1.0, alpha, w, upper, sqnorm, up, low, np.zeros(1, np.int32))
+    stepped = pair_steps(X, y, 1.0, alpha, w, upper=upper, sqnorm=sqnorm, up=up, low=low, stop=np.zeros(1, np.int32))
     twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper, sqnorm, up, low)
-    assert steps > 10 and reads == twin_reads > 0
+    assert stepped.steps > 10 and stepped.reads == twin_reads > 0
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13) and np.allclose(w, w_twin, rtol=0, atol=1e-12)
     assert alpha.sum() == pytest.approx(0.4 * upper.sum(), rel=1e-14)
     assert np.all(alpha >= 0) and np.all(alpha <= upper)
     before = 0.5 * np.sum(LabeledRows(X, y, upper, bias=1.0).rmatvec(0.4 * upper, np.empty(8)) ** 2)
-    assert before - 0.5 * w @ w == pytest.approx(decrease, rel=1e-9)
+    assert before - 0.5 * w @ w == pytest.approx(stepped.decrease, rel=1e-9)
 
 
 def test_held_kkt_matches_numpy_twin():
@@ -204,7 +204,8 @@ def test_held_kkt_matches_numpy_twin():
     held = np.flatnonzero((alpha == 0) | (alpha == 1)).astype(np.int32)
     G = np.where(np.isin(np.arange(60), held), np.nan, G_true)    # current on the swept rows only
     wrong = np.zeros(60, dtype=bool)
-    top, bottom, n_wrong = held_kkt(X, y, 1.0, alpha, w, upper, held, G, 0.1, wrong.view(np.uint8))
+    top, bottom, n_wrong = held_kkt(X, y, 1.0, alpha, w, upper=upper, held=held, G=G, tol=0.1,
+                                    wrong=wrong.view(np.uint8))
     assert np.allclose(G, G_true, rtol=0, atol=1e-14)
     assert top == G_true[alpha > 0].max() and bottom == G_true[alpha < 1].min()
     twin = np.zeros(60, dtype=bool)
@@ -226,14 +227,14 @@ def test_shrinking_reaches_the_same_optimum(name):
     for shrinking in (False, True):
         alpha, w, G = np.full(l, 0.6), np.empty(X.shape[1] + 1), np.empty(l)
         rows.rmatvec(alpha, w)
-        status, sweeps, gap, steps, left_out, reads, rounds = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm,
-                                                                       np.arange(l, dtype=np.int32), G, 1e-9, 100_000,
-                                                                       4, 1, np.zeros(1, np.int32), None, shrinking)
-        assert status == Status.CONVERGED
+        swept = pair_sweeps(X, y, 1.0, alpha, w, upper=np.ones(l), sqnorm=sqnorm, active=np.arange(l, dtype=np.int32),
+                            G=G, tol=1e-9, max_sweeps=100_000, passes=4, n_threads=1, stop=np.zeros(1, np.int32),
+                            seed=None, shrinking=shrinking)
+        assert swept.status == Status.CONVERGED
         assert np.allclose(G, rows.margins(w, np.empty(l)), rtol=0, atol=1e-12)
-        assert G[alpha > 0].max() - G[alpha < 1].min() == pytest.approx(gap) and gap <= 1e-9
+        assert G[alpha > 0].max() - G[alpha < 1].min() == pytest.approx(swept.gap) and swept.gap <= 1e-9
         assert alpha.sum() == pytest.approx(0.6 * l, rel=1e-13)
-        found[shrinking] = 0.5 * w @ w, sweeps, left_out, rounds
+        found[shrinking] = 0.5 * w @ w, swept.sweeps, swept.left_out, swept.rounds
     assert found[True][0] == pytest.approx(found[False][0], rel=1e-10)
     assert found[True][2] > 0 == found[False][2]          # rows were left out of the last working set
     assert found[True][3] > 0 == found[False][3]          # which had sweeps / SMO of its own
@@ -252,11 +253,12 @@ def test_sweep_reads_count_the_stored_values():
     active = np.flatnonzero(rng.random(l) < 0.7).astype(np.int32)
     alpha, w, G = np.full(l, 0.5), np.empty(7), np.empty(l)
     rows.rmatvec(alpha, w)
-    look = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm, active, G, 1e-9, 0, 4, 1, np.zeros(1, np.int32))
-    assert look[0] == Status.CHUNK_DONE and look[5] == nnz[active].sum()
+    look = pair_sweeps(X, y, 1.0, alpha, w, upper=np.ones(l), sqnorm=sqnorm, active=active, G=G, tol=1e-9,
+                       max_sweeps=0, passes=4, n_threads=1, stop=np.zeros(1, np.int32))
+    assert look.status == Status.CHUNK_DONE and look.reads == nnz[active].sum()
     a_twin, w_twin = alpha.copy(), w.copy()
-    status, sweeps, gap, steps, left_out, reads, _ = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm, active, G,
-                                                              1e-9, 1, 1, 1, np.zeros(1, np.int32))
+    swept = pair_sweeps(X, y, 1.0, alpha, w, upper=np.ones(l), sqnorm=sqnorm, active=active, G=G, tol=1e-9,
+                        max_sweeps=1, passes=1, n_threads=1, stop=np.zeros(1, np.int32))
     # the sweep's pairs: the rows below the largest G over a > 0 by G ascending, with those above
     # the smallest over a < 1 by G descending (all rows are free here)
     g = np.array([y[i] * (stored_dot(X, i, w_twin) + w_twin[-1]) for i in range(l)])
@@ -264,7 +266,7 @@ def test_sweep_reads_count_the_stored_values():
     low = sorted(active[g[active] > g[active].min()], key=lambda i: (-g[i], i))
     k = min(len(up), len(low))
     twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, np.ones(l), sqnorm, up[:k], low[:k])
-    assert sweeps == 1 and steps > 0 and reads == 2 * nnz[active].sum() + twin_reads
+    assert swept.sweeps == 1 and swept.steps > 0 and swept.reads == 2 * nnz[active].sum() + twin_reads
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13)
 
 

@@ -209,13 +209,15 @@ def test_kernel_products_twin(kernel):
     outs = []
     for threads in (1, 2, 3):
         out = np.full(120, 0.5)
-        KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, threads).matvec(rows, cols, coef, out)
+        products = KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, n_threads=threads)
+        products.matvec(rows, cols, coef, out)
         outs.append(out)
     np.testing.assert_allclose(outs[0], 0.5 + expected, rtol=1e-12, atol=1e-12)
     for out in outs[1:]:
         np.testing.assert_array_equal(out, outs[0])     # each row summed by one thread, in order
     for threads in (1, 2):
-        block = KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, threads).block(rows, cols)
+        products = KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, n_threads=threads)
+        block = products.block(rows, cols)
         np.testing.assert_allclose(block, np_kernel(X[rows], X[cols], kernel), rtol=1e-12, atol=1e-12)
 
 

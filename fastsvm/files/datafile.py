@@ -206,7 +206,8 @@ def _load_files(files, *, n_features=None, dtype=np.float64, multilabel=False, z
 
     result = []
     for p in parsed:
-        data, indices, indptr, labels, qid = p.arrays
+        arrays = p.arrays
+        data, indices, indptr, labels, qid = arrays.data, arrays.indices, arrays.indptr, arrays.labels, arrays.qid
         if shift:
             indices -= 1
         X = sp.csr_matrix((data.astype(dtype, copy=False), indices, indptr),

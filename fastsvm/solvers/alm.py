@@ -80,8 +80,8 @@ class Block:
         return self.rows.rmatvec(self.margin_buffer, self.product)
 
     def start(self, mu):
-        multiplier_step(self.z, self.q, 0.0, self.nu, self.s, self.res, self.C, mu, mu, self.p, False,
-                        self.rows.n_threads)
+        multiplier_step(self.z, self.q, 0.0, self.nu, self.s, res=self.res, weight=self.C, mu=mu, mu_next=mu, p=self.p,
+                        update=False, n_threads=self.rows.n_threads)
 
     def gradient(self):
         """A^T res."""
@@ -98,8 +98,8 @@ class Block:
         np.negative(self.q, out=self.q)
 
     def advance(self, step, mu, mu_next):
-        multiplier_step(self.z, self.q, step, self.nu, self.s, self.res, self.C, mu, mu_next, self.p, True,
-                        self.rows.n_threads)
+        multiplier_step(self.z, self.q, step, self.nu, self.s, res=self.res, weight=self.C, mu=mu, mu_next=mu_next,
+                        p=self.p, update=True, n_threads=self.rows.n_threads)
 
     def loss(self):
         """sum_i C_i max(0, 1 - z_i)^p."""

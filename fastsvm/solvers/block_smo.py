@@ -117,7 +117,8 @@ def solve(sub: Subproblem) -> Solution:
     l = p.shape[0]
     k = sub.kernel
     data = _data_rows(X, rows, k.kind, config)
-    kernel_rows = KernelRows(data, k.kind, float(k.gamma), int(k.degree), float(k.coef0), max(1, int(sub.n_threads)))
+    kernel_rows = KernelRows(data, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
+                             n_threads=max(1, int(sub.n_threads)))
     q, slots = working_set_size(l, n, int(params.cache_size * MB), config.working_set)
     check_request(4 * slots * n, f"the blocked solver's kernel rows (-m {params.cache_size:g})", "lower -m")
     index = np.arange(n, dtype=np.int32)
@@ -125,9 +126,10 @@ def solve(sub: Subproblem) -> Solution:
         index = np.concatenate([index, index])
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
     max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
-    solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C, tol, nu_variant, q, slots, max_iter, stop,
-                      threading.current_thread() is threading.main_thread(), config.inner_ratio,
-                      bool(params.shrinking))
+    solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C=C, eps=tol, nu=nu_variant, q=q, n_slots=slots,
+                      max_iter=max_iter, stop=stop,
+                      check_signals=threading.current_thread() is threading.main_thread(),
+                      inner_ratio=config.inner_ratio, shrinking=bool(params.shrinking))
     with one_blas_thread() if kernel_rows.dense else nullcontext():   # dgemm runs on our threads, one call each
         raise_for_status(solver.init(), NO_MEMORY, NONFINITE)
         status, history = _iterate(solver, sub.log, config)

@@ -153,11 +153,12 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
         seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
-        code, done, gap, moved, _, read, _ = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol,
-                                                         chunk, PAIR_PASSES, rows.n_threads, stop, seed,
-                                                         bool(sub.params.shrinking), g_current)
+        swept = pair_sweeps(X, signs, rows.bias, alpha, w, upper=upper, sqnorm=sqnorm, active=active, G=G, tol=tol,
+                            max_sweeps=chunk, passes=PAIR_PASSES, n_threads=rows.n_threads, stop=stop, seed=seed,
+                            shrinking=bool(sub.params.shrinking), g_current=g_current)
+        code, done, gap = swept.status, swept.sweeps, swept.gap
         g_current = code == Status.CHUNK_DONE     # the last look's G: the next chunk starts from it
-        sweeps, steps, reads = sweeps + done, steps + moved, reads + read
+        sweeps, steps, reads = sweeps + done, steps + swept.steps, reads + swept.reads
         if code == Status.INTERRUPTED:
             raise KeyboardInterrupt
         if code == Status.NONFINITE:
@@ -198,13 +199,13 @@ def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, ba
     n = upper.shape[0]
     check_kernel_cache(params.cache_size, n)
     cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
-                        int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
-                        np.where(signs > 0, 1, -1).astype(np.int8), None, shift)
+                        cache_bytes=int(params.cache_size * (1 << 20)), n_threads=max(1, int(sub.n_threads)),
+                        sign=np.where(signs > 0, 1, -1).astype(np.int8), rows=None, shift=shift)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
     in_main = threading.current_thread() is threading.main_thread()
     p = np.zeros(n) if linear_term is None else linear_term
-    smo = SMO(cache, p, np.ones(n, dtype=np.int8), alpha0, upper, tol, bool(params.shrinking), False,
-              0, max_iter, stop, in_main, None)
+    smo = SMO(cache, p, np.ones(n, dtype=np.int8), alpha0, upper, eps=tol, shrinking=bool(params.shrinking), nu=False,
+              svr_rows=0, max_iter=max_iter, stop=stop, check_signals=in_main, order=None)
     code, history, chunk = (smo.init() if base is None else smo.init_from(*base)), [], 200
     if keep is not None and code == Status.CONVERGED:
         smo.set_aside(keep.astype(np.int8))
@@ -323,8 +324,8 @@ def solve_nu_path(sub, nus, screening="auto"):
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
     else:
         k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
-        sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
-                             shift).get_diagonal()
+        sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), cache_bytes=1 << 20,
+                             n_threads=1, sign=None, rows=None, shift=shift).get_diagonal()
     solutions, alpha, G, base, w, last_share, warm_work, warm_nus = [], None, None, None, None, 1.0, 0.0, 0
     next_probe, probe_gap = 1, SCREEN_PROBE
 
@@ -442,7 +443,7 @@ def _kernel_products(X, kernel, signs, shift, delta):
     few nonzeros (the cache's columns are float32: the screening bounds want more)."""
     moved = np.flatnonzero(delta)
     K = kernel_matrix(take_rows(X, moved), X, kernel.kind, float(kernel.gamma), int(kernel.degree),
-                      float(kernel.coef0))
+                      coef0=float(kernel.coef0))
     return signs * ((signs[moved] * delta[moved]) @ (K + shift))
 
 
@@ -463,8 +464,8 @@ def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one
         sweeps, reads = sweeps + n_iter, reads + read
         if active is None:
             return alpha, G, w, sweeps, gap, status, history, violations, reads
-        top, bottom, n_wrong = held_kkt(X, rows.labels, rows.bias, alpha, w, rows.weights, held, G, tol,
-                                        wrong.view(np.uint8))
+        top, bottom, n_wrong = held_kkt(X, rows.labels, rows.bias, alpha, w, upper=rows.weights, held=held, G=G,
+                                        tol=tol, wrong=wrong.view(np.uint8))
         reads += _stored(X, held)
         if not n_wrong and top - bottom <= tol:
             return alpha, G, w, sweeps, top - bottom, status, history, violations, reads

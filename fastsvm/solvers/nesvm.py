@@ -155,7 +155,7 @@ class Block:
         (the gradient is -A^T coef) left in coef."""
         z = self.slots[slot]
         if self.loss_name == "hinge":
-            return np.array(smoothed_hinge_loss(z, self.rho, self.C, mu, self.coef, self.rows.n_threads))
+            return np.array(smoothed_hinge_loss(z, self.rho, self.C, mu, self.coef, n_threads=self.rows.n_threads))
         value = squared_error_loss(z, self.C, self.coef, self.rows.n_threads, self.loss_name == "squared_hinge")
         return np.array([value, value])
 
@@ -187,7 +187,7 @@ class Block:
 
     def certificate_sums(self):
         """(sum alpha, y^T alpha, sum rho alpha^2 / C, sum alpha^2 / C) at the certificate."""
-        return np.array(alpha_sums(self.certificate, self.y, self.C, self.rho, self.rows.n_threads))
+        return alpha_sums(self.certificate, self.y, self.C, self.rho, self.rows.n_threads)
 
     def dual_coef(self):
         return self.y * self.certificate

@@ -172,14 +172,14 @@ def _solve(sub, columns, checked=None):
         k = sub.kernel
         check_kernel_cache(params.cache_size, n)
         cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
-                            int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
-                            cache_signs, rows)
+                            cache_bytes=int(params.cache_size * (1 << 20)), n_threads=max(1, int(sub.n_threads)),
+                            sign=cache_signs, rows=rows)
     l = p.shape[0]
     max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
     in_main = threading.current_thread() is threading.main_thread()
-    smo = SMO(cache, p, signs, alpha0, C, tol, bool(params.shrinking), nu_variant,
-              n if regression else 0, max_iter, stop, in_main, order,
+    smo = SMO(cache, p, signs, alpha0, C, eps=tol, shrinking=bool(params.shrinking), nu=nu_variant,
+              svr_rows=n if regression else 0, max_iter=max_iter, stop=stop, check_signals=in_main, order=order,
               conjugate=config.conjugate and start is not None)
     if config.parallel_scan_min is not None:
         smo.parallel_scan_min = config.parallel_scan_min

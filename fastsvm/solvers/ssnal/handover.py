@@ -77,7 +77,8 @@ def handover_budget(config, start, X, kernel, n_threads, n_variables, n):
     Config.handover_probe_rows rows of X (the fastest of four blocks); no support vector yet."""
     if not config.handover or n_variables < config.handover_min_variables:
         return None
-    probe = KernelRows(X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0), n_threads)
+    probe = KernelRows(X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0),
+                       n_threads=n_threads)
     rows = np.arange(min(config.handover_probe_rows, X.shape[0]), dtype=np.int32)
     row_seconds = math.inf
     for _ in range(4):       # the fastest of four: the first calls also pay for the threads' start and pages

@@ -262,10 +262,10 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
                            details={"rounds": 0, "time": times, "warm_start": started, "sigma0": sigma0,
                                     "tol": tol},
                            n_iter=0)
-    products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, threads, sub.stop)
+    products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, n_threads=threads, stop=sub.stop)
     budget = int(params.cache_size * (1 << 20))
     check_kernel_cache(params.cache_size, dual.n)
-    cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, budget, threads)
+    cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, cache_bytes=budget, n_threads=threads)
 
     grad = exact_gradient(dual, products, x, stats)      # at x^0, on every row
     exact = True

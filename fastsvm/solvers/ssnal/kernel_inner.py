@@ -63,9 +63,9 @@ class KernelInner:
         def trial(alpha):
             """(psi(u + alpha delta) - psi(u), its slope, line_point's result)."""
             counters.trials += 1
-            res = line_point(ws.K, self.pt, hdelta, alpha * sigma, self.xh, self.lam, alpha * lam_rate,
-                             pt_new, x_new, free_new, changed)
-            zdx, s = res[2], res[3]
+            res = line_point(ws.K, self.pt, hdelta, alpha * sigma, self.xh, lam0=self.lam, lam_shift=alpha * lam_rate,
+                             pt=pt_new, x=x_new, free=free_new, changed=changed)
+            zdx, s = res.zdx, res.s
             return alpha * gd + 0.5 * alpha * alpha * dd - alpha * zdx + s / sigma, gd + alpha * dd - zdx, res
 
         alpha, (change, _, res) = line_minimum(trial, gd, rtol=cfg.kernel_line_rtol, grow=4.0, max_grow=None,
@@ -75,7 +75,7 @@ class KernelInner:
                 break
             alpha *= 0.5
             change, _, res = trial(alpha)
-        lam, n_free, _, _, n_changed = res
+        lam, n_free, n_changed = res.lam, res.n_free, res.n_changed
         ch = changed[:n_changed].copy()
         self.hxh += ws.qmul(x_new - self.xh, ch)
         self.u += alpha * delta

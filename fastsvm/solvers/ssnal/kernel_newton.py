@@ -27,7 +27,7 @@ def newton_direction(ws, J, r, hr, sigma, counters):
     counters.systems[method] += 1
     if method == "sparse":
         z, iterations, status = ws.sparse.newton_cg(ws.pos[J], aJ, sigma, t, ws.cfg.kernel_cg_rtol,
-                                                    ws.cfg.kernel_cg_max_iter, ws.stop)
+                                                    max_iter=ws.cfg.kernel_cg_max_iter, stop=ws.stop)
         counters.cg += iterations
         if status == Status.BREAKDOWN:
             raise not_psd()
