@@ -435,7 +435,7 @@ def test_random_small_problems_never_screen_unsafely():
         a0 = first.dual
         G0 = Q @ a0
         delta = greedy_fill(G0, a0, nu1 * l - a0.sum(), np.ones(l))
-        zero, one, _ = screen(G0, Q @ delta, delta, a0, np.diag(Q).copy(), nu1)
+        zero, one, _ = screen(G0, Q @ delta, delta, a0, np.diag(Q).copy(), nu1=nu1)
         G1, top, bottom = kkt_sides(Q, second.dual, 1e-9)
         assert np.all(G1[zero] >= top - 1e-8), f"seed {seed}: screened to 0 where the optimum has a > 0"
         assert np.all(G1[one] <= bottom + 1e-8), f"seed {seed}: screened to 1 where the optimum has a < 1"
@@ -474,7 +474,7 @@ def test_screen_matches_numpy_twin():
         delta = greedy_fill(G0, a0, max(nu1 * l - a0.sum(), 0.0), np.ones(l))
         Qd = Z @ (Z.T @ delta)
         sqnorm = (Z * Z).sum(axis=1)
-        zero, one, r = screen(G0, Qd, delta, a0, sqnorm, nu1)
+        zero, one, r = screen(G0, Qd, delta, a0, sqnorm, nu1=nu1)
         zero_t, one_t, r_t = numpy_screen(G0, Qd, delta, a0, sqnorm, nu1)
         assert r == pytest.approx(r_t, rel=1e-12, abs=1e-12)
         assert np.array_equal(zero, zero_t) and np.array_equal(one, one_t)

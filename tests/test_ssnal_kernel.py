@@ -373,7 +373,7 @@ def test_working_set_products_cache_a_column_from_its_second_use():
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=1 << 22)
     products = KernelProducts(X, "rbf", 0.3)
     rows = np.arange(0, 300, 2)                     # U: 150 rows
-    ws = WorkingSet(dual, cache, products, rows, np.zeros(dual.m), np.zeros(1, np.int32), 1 << 22)
+    ws = WorkingSet(dual, cache, products, rows, np.zeros(dual.m), stop=np.zeros(1, np.int32), budget_bytes=1 << 22)
     v = np.zeros(ws.L)
     v[:100] = np.linspace(-1.0, 1.0, 100)          # 100 >= PRODUCTS_MIN_COLUMNS columns
     Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
@@ -414,8 +414,8 @@ def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget()
     rows = np.arange(0, 300, 2)
     for budget in (1 << 22, 1 << 12):
         cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
-        ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), rows, np.zeros(dual.m), np.zeros(1, np.int32),
-                        budget, config=Config(store_values=700))     # chunks of 4 columns of 150
+        ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), rows, np.zeros(dual.m), stop=np.zeros(1, np.int32),
+                        budget_bytes=budget, config=Config(store_values=700))     # chunks of 4 columns of 150
         Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
         v = np.zeros(ws.L)
         v[:5] = 1.0
@@ -447,7 +447,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     if system != "dense":
         config = replace(config, always_dense_j=5, dense_j_max=5, kernel_cg_rtol=1e-12)
     budget = 4 * 15 * 15 - 1 if system == "products" else 1 << 20      # no block of order 15 fits
-    ws = WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop, budget,
+    ws = WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), stop=sub.stop, budget_bytes=budget,
                     rbf=system == "sparse", config=config)
     assert (ws.sparse is not None) == (system == "sparse")
     Q, _, a, _ = np_dual(np_kernel(X, X, kernel), y, formulation, 1.0)
@@ -459,7 +459,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
     counters = KernelCounters()
-    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, counters)
+    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, counters=counters)
     assert counters.systems[system] == 1
     aJ = a[J]
     P = np.eye(15) - np.outer(aJ, aJ) / (aJ @ aJ)
@@ -510,7 +510,7 @@ def test_a_newton_block_takes_its_bytes_from_the_cache(system):
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
     config = Config(always_dense_j=1000) if system == "dense" else Config(always_dense_j=5, dense_j_max=5)
     ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), np.arange(300), np.zeros(dual.m),
-                    np.zeros(1, np.int32), budget, config=config)
+                    stop=np.zeros(1, np.int32), budget_bytes=budget, config=config)
     for i in range(300):
         cache.get_column(i)
     assert cache.held_bytes == full
@@ -525,7 +525,7 @@ def test_a_newton_block_takes_its_bytes_from_the_cache(system):
     J = np.arange(0, 300, 2)
     r = np.random.default_rng(0).normal(size=dual.m)
     counters = KernelCounters()
-    newton_direction(ws, J, r, ws.qmul(r), 5.0, counters)
+    newton_direction(ws, J, r, ws.qmul(r), 5.0, counters=counters)
     assert counters.systems[system] == 1
     block_bytes = (8 if system == "dense" else 4) * 150 * 150
     assert held_while_formed and max(held_while_formed) <= budget - block_bytes
@@ -534,7 +534,7 @@ def test_a_newton_block_takes_its_bytes_from_the_cache(system):
     assert cache.held_bytes == full
 
     kept = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), np.arange(300), np.zeros(dual.m),
-                      np.zeros(1, np.int32), budget, rbf=True,
+                      stop=np.zeros(1, np.int32), budget_bytes=budget, rbf=True,
                       config=Config(sparse_min_rows=1, sparse_max_density=1.0, sparse_drop=0.9 * 300))
     for i in range(300):                            # the values >= 0.9 kept: the diagonal and a few more
         cache.get_column(i)
@@ -602,9 +602,9 @@ def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     targets = []
     solve_working_set = kernel_inner.solve_working_set
 
-    def recording(ws, x, hx, sigma, target, *args):
+    def recording(ws, x, hx, sigma, target, **kw):
         targets.append(target)
-        return solve_working_set(ws, x, hx, sigma, target, *args)
+        return solve_working_set(ws, x, hx, sigma, target, **kw)
 
     monkeypatch.setattr(ssnal_kernel, "solve_working_set", recording)
     sol = ssnal.solve(subproblem(X, y, kernel, tol=tol))
@@ -793,10 +793,11 @@ def test_bad_input_gives_clear_errors():
     dual = ssnal_kernel.kernel_dual(subproblem(X, y, sigmoid))
     cache = KernelCache(X, "sigmoid", 1 / 13, coef0=-1.0)
     products = KernelProducts(X, "sigmoid", 1 / 13, coef0=-1.0)
-    ws = WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32), 1 << 30)
+    ws = WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), stop=np.zeros(1, np.int32),
+                    budget_bytes=1 << 30)
     r = np.ones(dual.m)
     with pytest.raises(FastSVMError, match="positive semidefinite"):
-        newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, KernelCounters())
+        newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, counters=KernelCounters())
     with pytest.raises(ParameterError, match="unknown option"):
         ssnal.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), bogus=1))
     with pytest.raises(ParameterError, match="rff"):
@@ -963,7 +964,7 @@ def test_well_conditioned_newton_systems_take_cg():
 
     def working_set(budget):
         return WorkingSet(dual, KernelCache(X, "rbf", 0.5, cache_bytes=budget), KernelProducts(X, "rbf", 0.5),
-                          np.arange(n), np.zeros(n), sub.stop, budget, rbf=True)
+                          np.arange(n), np.zeros(n), stop=sub.stop, budget_bytes=budget, rbf=True)
 
     ws = working_set(1 << 24)
     J = np.sort(rng.permutation(n)[:700])

@@ -152,7 +152,7 @@ def sample_landmarks(n_samples, n_landmarks, seed=0):
     return np.random.RandomState(seed).permutation(n_samples)[:n_landmarks].astype(np.int64)
 
 
-def nystroem_map(X, kind, gamma=0.0, degree=3, coef0=0.0, landmarks=None, n_components=None,
+def nystroem_map(X, kind, gamma=0.0, degree=3, coef0=0.0, *, landmarks=None, n_components=None,
                  seed=0, symmetric=False, rtol=EIG_RTOL, n_threads=1):
     """The NystroemMap of kernel ``kind`` on rows ``landmarks`` of X (indices), or on
     ``n_components`` rows sampled with ``seed`` (sample_landmarks) when landmarks is None."""

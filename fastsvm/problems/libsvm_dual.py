@@ -103,7 +103,7 @@ def scattered(alpha, keep, n_all, regression):
     return full
 
 
-def libsvm_statistics(formulation, alpha, rho, r, obj, signs, upper, keep, n_all):
+def libsvm_statistics(formulation, alpha, rho, r, obj, *, signs, upper, keep, n_all):
     """LIBSVM's post-processing of a solved dual: the Solution fields coef (over all n_all rows),
     rho, objective, margin_scale, nu and n_bounded_sv, with nu-SVC rescaled as LIBSVM does."""
     n = upper.shape[0]
@@ -151,7 +151,7 @@ def max_violation(alpha, G, signs, C, nu_variant):
     return float(gap(np.ones_like(positive)))
 
 
-def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
+def warm_alpha(warm, C, signs, alpha0, fixed_sums, *, regression, keep, n_all):
     """A feasible start for SMO's dual (bounds C, signs, cold start alpha0) from ``warm``, a
     Solution of the same rows at other bounds, or None (SMO then starts cold): a missing or
     wrong-size point, or one the new box cannot be made feasible from.

@@ -19,8 +19,8 @@ from ..memory import MB, check_request
 from ..parallel import one_blas_thread
 from ..problems.libsvm_dual import (FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_rho, libsvm_statistics,
                                     max_violation, scattered, warm_alpha)
-from .base import (Solution, Solver, Subproblem, checked_libsvm_problem, option, raise_for_status, run_in_chunks,
-                   solve_path_warm, solver_config)
+from .base import (ChunkSizes, Solution, Solver, Subproblem, checked_libsvm_problem, option, raise_for_status,
+                   run_in_chunks, solve_path_warm, solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 WORKING_SET_MAX = 1024   # variables of the default working set at most
@@ -111,7 +111,8 @@ def solve(sub: Subproblem) -> Solution:
     formulation = sub.formulation
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
-    start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression, keep, n_all)
+    start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression=regression,
+                       keep=keep, n_all=n_all)
     if start is not None:
         alpha0 = start
     l = p.shape[0]
@@ -139,7 +140,8 @@ def solve(sub: Subproblem) -> Solution:
     if not (np.isfinite(rho) and np.all(np.isfinite(alpha))):
         raise DegenerateProblemError("the blocked solver produced a non-finite rho or alpha (a classification "
                                      "subproblem with one class only, or kernel values / C far too large)")
-    solution = Solution(**libsvm_statistics(formulation, alpha, rho, r, obj, signs, upper, keep, n_all),
+    solution = Solution(**libsvm_statistics(formulation, alpha, rho, r, obj, signs=signs, upper=upper, keep=keep,
+                                            n_all=n_all),
                         n_iter=int(solver.n_inner), stop_measure=max_violation(alpha, G, signs, C, nu_variant),
                         status=status, history=history,
                         details={"outer_steps": int(solver.n_outer), "rows_computed": int(solver.n_rows_computed),
@@ -180,8 +182,9 @@ def _iterate(solver, log, config):
             log(f"outer {solver.n_outer:6d}  max violation {solver.gap:.3e}  obj {objective:.10g}  "
                 f"inner steps {solver.n_inner}  kernel rows {solver.n_rows_computed}  active {solver.l_act}")
 
-    status = run_in_chunks(solver.run, lambda: solver.n_outer, 2, config.chunk_seconds, 1, 100_000, progress,
-                           NO_MEMORY, NONFINITE)
+    sizes = ChunkSizes(first=2, seconds=config.chunk_seconds, smallest=1, largest=100_000)
+    status = run_in_chunks(solver.run, lambda: solver.n_outer, sizes, on_chunk=progress, no_memory=NO_MEMORY,
+                           nonfinite=NONFINITE)
     return status, history
 
 

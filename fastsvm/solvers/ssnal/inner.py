@@ -95,7 +95,7 @@ class InnerSolve:
             Z.rmatvec(x_new, out=self.ztx)
             self.counters.passes += 1
 
-    def _update_from_system(self, res, changed, changed_work, J, system, step, zd):
+    def _update_from_system(self, res, changed, changed_work, J, system, *, step, zd):
         """ztx += Z^T (x_new - x_old) as -step Z_J^T Z_J d - dlam s (the system's) plus the rows
         off_system_moves lists, when they cost less than the changed rows (changed_work stored
         values); False (nothing done) otherwise."""
@@ -126,7 +126,11 @@ class InnerSolve:
         (most changed rows are free before and after, and the system already holds their move)."""
         changed = self.changed[: res.n_changed]
         work = self.qp.Z.rows_nnz(changed)[0]
-        if system is None or not self._update_from_system(res, changed, work, *system):
+        predicted = False
+        if system is not None:
+            J, newton_system, step, zd = system
+            predicted = self._update_from_system(res, changed, work, J, newton_system, step=step, zd=zd)
+        if not predicted:
             self._update_ztx(changed, self.x_new, self.xp, work)
         self.pt, self.pt_new = self.pt_new, self.pt
         self.xp, self.x_new = self.x_new, self.xp

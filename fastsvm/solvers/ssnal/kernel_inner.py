@@ -102,7 +102,7 @@ class RoundContext:
     clock: StepClock = field(default_factory=lambda: StepClock(cubic_from=0))
 
 
-def solve_working_set(ws, x, hx, sigma, target, run, objective):
+def solve_working_set(ws, x, hx, sigma, target, *, run, objective):
     """SSsNAL on the working set from x (hx = the sub-problem's Q x, i.e. its gradient minus c)
     until its KKT residual |x - Pi(x - grad)| is <= target or max_outer AL iterations were done
     in all. ``objective`` is f at the start (whole problem; f - f_start = D.(grad_start +
@@ -133,7 +133,7 @@ def solve_working_set(ws, x, hx, sigma, target, run, objective):
                 if run.handover is not None:
                     return x, hx, sigma, lam
             t_step = time.perf_counter()
-            delta, hdelta = newton_direction(ws, inner.J, r, hr, sigma, counters)
+            delta, hdelta = newton_direction(ws, inner.J, r, hr, sigma, counters=counters)
             alpha = inner.step(delta, hdelta, r, counters)
             run.clock.record(time.perf_counter() - t_step, free)
             steps += 1

@@ -70,7 +70,7 @@ class NewtonSystems:
             costs["smw"] = kern + k ** 3 / (3.0 * self.cfg.blas_speedup) + 2.0 * nnz_j + k * k
         return min(costs, key=costs.get)
 
-    def direction(self, J, g, sigma, rtol, kinks=False, rows=None):
+    def direction(self, J, g, sigma, rtol, kinks=False, *, rows=None):
         """d with (I + sigma Z_J^T P_J Z_J) d = -g (by CG to the relative residual rtol); with
         `kinks`, a CG system's J gains the rows of the last one that left it (with_kinks; rows:
         the solve's rows, when it is restricted to some)."""

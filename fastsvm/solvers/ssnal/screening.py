@@ -29,7 +29,7 @@ def screen(inner, pt_start, lam_start, factor, config):
         return None, None
 
 
-def unsure_rows(held, x, inner, Zw, qp, sigma, row_norms, error):
+def unsure_rows(held, x, inner, Zw, qp, *, sigma, row_norms, error):
     """The held rows that may have had to move in the inner solve just ended (inner, from the
     center x): Zw differs from Z v by Z grad psi, so a held row is certain when its z from Zw lies
     beyond its bound by more than sigma |z_r| |grad psi| (error = sigma |grad psi|); the others
