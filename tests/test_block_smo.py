@@ -94,7 +94,7 @@ def test_kernel_block_precomputed(heart):
 
 # ---------------------------------------------------------------- the subproblem's SMO
 
-def smo_twin(Q, p, y, C, alpha, eps, inner_ratio, max_steps, nu):
+def smo_twin(Q, p, y, C, alpha, *, eps, inner_ratio, max_steps, nu):
     """LIBSVM's SMO (second-order pairs, Fan, Chen & Lin 2005) on a dense Q, in NumPy, with the
     blocked solver's inner stop: violation below max(eps, inner_ratio x the first)."""
     alpha = alpha.copy()
@@ -169,7 +169,8 @@ def test_one_outer_step_is_the_numpy_smo_on_its_working_set(formulation, heart):
     K = rows.rows(np.arange(80))
     Q = signs[:, None] * signs[None, :] * K
     o = order
-    want = smo_twin(Q[np.ix_(o, o)], p[o], signs[o].astype(float), C[o], alpha0[o], 1e-6, 0.0, 10**6, nu_variant)
+    want = smo_twin(Q[np.ix_(o, o)], p[o], signs[o].astype(float), C[o], alpha0[o], eps=1e-6, inner_ratio=0.0,
+                    max_steps=10**6, nu=nu_variant)
     alpha, G = solver.state()
     np.testing.assert_allclose(alpha[o], want, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(G, Q @ alpha + p, rtol=1e-9, atol=1e-9)

@@ -33,7 +33,7 @@ def pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, nu, kind="linear", formulation="nu_svc", tol=1e-12, weights=None, log=None, **options):
+def subproblem(X, y, nu, kind="linear", formulation="nu_svc", *, tol=1e-12, weights=None, log=None, **options):
     params = Params(svm_type=formulation, solver="dcdm", kernel_type=kind, nu=nu, gamma=0.5, tol=tol,
                     options=options)
     upper = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=float)
@@ -137,7 +137,7 @@ def stored_pair_dot(X, i, j):
     return total
 
 
-def numpy_pair_steps(X, sign, bias, alpha, w, upper, sqnorm, up, low):
+def numpy_pair_steps(X, sign, bias, alpha, w, *, upper, sqnorm, up, low):
     """pair_steps' twin: the same exact steps, each sum taken in the kernel's order (a near-tie of
     two gradients is decided by rounding). Returns the stored values of X pair_steps reads: both
     rows for a pair's gradients, three times that for a step."""
@@ -181,7 +181,7 @@ def test_pair_steps_match_numpy_twin():
     up, low = rng.integers(0, 40, 60).astype(np.int32), rng.integers(0, 40, 60).astype(np.int32)
     a_twin, w_twin = alpha.copy(), w.copy()
     stepped = pair_steps(X, y, 1.0, alpha, w, upper=upper, sqnorm=sqnorm, up=up, low=low, stop=np.zeros(1, np.int32))
-    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper, sqnorm, up, low)
+    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper=upper, sqnorm=sqnorm, up=up, low=low)
     assert stepped.steps > 10 and stepped.reads == twin_reads > 0
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13) and np.allclose(w, w_twin, rtol=0, atol=1e-12)
     assert alpha.sum() == pytest.approx(0.4 * upper.sum(), rel=1e-14)
@@ -265,7 +265,7 @@ def test_sweep_reads_count_the_stored_values():
     up = sorted(active[g[active] < g[active].max()], key=lambda i: (g[i], i))
     low = sorted(active[g[active] > g[active].min()], key=lambda i: (-g[i], i))
     k = min(len(up), len(low))
-    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, np.ones(l), sqnorm, up[:k], low[:k])
+    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper=np.ones(l), sqnorm=sqnorm, up=up[:k], low=low[:k])
     assert swept.sweeps == 1 and swept.steps > 0 and swept.reads == 2 * nnz[active].sum() + twin_reads
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13)
 
@@ -444,7 +444,7 @@ def test_random_small_problems_never_screen_unsafely():
     assert solved >= 50 and screened > 0
 
 
-def numpy_screen(G0, Qdelta, delta, alpha0, sqnorm, nu1):
+def numpy_screen(G0, Qdelta, delta, alpha0, sqnorm, *, nu1):
     """SRBO's screen written out in NumPy (docs/algorithms.md §6): the twin of srbo_screen."""
     l = alpha0.size
     mass = alpha0.sum()
@@ -475,7 +475,7 @@ def test_screen_matches_numpy_twin():
         Qd = Z @ (Z.T @ delta)
         sqnorm = (Z * Z).sum(axis=1)
         zero, one, r = screen(G0, Qd, delta, a0, sqnorm, nu1=nu1)
-        zero_t, one_t, r_t = numpy_screen(G0, Qd, delta, a0, sqnorm, nu1)
+        zero_t, one_t, r_t = numpy_screen(G0, Qd, delta, a0, sqnorm, nu1=nu1)
         assert r == pytest.approx(r_t, rel=1e-12, abs=1e-12)
         assert np.array_equal(zero, zero_t) and np.array_equal(one, one_t)
         total += int(zero.sum() + one.sum())

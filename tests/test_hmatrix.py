@@ -60,7 +60,7 @@ def relative(a, b):
 
 # ------------------------------------------------------------------------ NumPy twins of the kernels
 
-def aca_twin(K, tol, max_rank, s_rows=(), s_cols=(), zero_pivot=1e-13):
+def aca_twin(K, tol, max_rank, s_rows=(), s_cols=(), *, zero_pivot=1e-13):
     """Plain partially pivoted ACA on a dense block: row 0 first, then the largest |u| among unused
     rows; the column of a cross is the largest |residual row| among unused columns; stop at
     max_rank or when |u||v| <= tol |S|_F (running estimate) and the residual at the sampled
@@ -119,7 +119,7 @@ def samples(m, p, count, seed=0):
     return draw.integers(0, m, count, dtype=np.int32), draw.integers(0, p, count, dtype=np.int32)
 
 
-def run_aca(X, rows, cols, kernel, tol, max_rank, sampled=((), ()), n_threads=1):
+def run_aca(X, rows, cols, kernel, tol, *, max_rank, sampled=((), ()), n_threads=1):
     X = to_csr(X)
     rows, cols = np.asarray(rows, np.int32), np.asarray(cols, np.int32)
     work = np.empty(max_rank * (rows.size + cols.size))
@@ -163,14 +163,14 @@ def test_aca_equals_its_numpy_twin(kernel, tol, n_samples):
     rows, cols = np.arange(0, 900, 2), np.arange(1, 900, 2)[::-1]
     K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
     sampled = samples(450, 450, n_samples)
-    U, V = run_aca(X, rows, cols, kernel, tol, 60, sampled)
+    U, V = run_aca(X, rows, cols, kernel, tol, max_rank=60, sampled=sampled)
     Ut, Vt = aca_twin(K, tol, 60, *sampled)
     assert U.shape == Ut.shape and U.shape[1] >= 1
     np.testing.assert_allclose(U @ V.T, Ut @ Vt.T, rtol=0, atol=1e-10 * np.abs(K).max())
     np.testing.assert_allclose(U, Ut, rtol=1e-8, atol=1e-10 * np.abs(U).max())
     if U.shape[1] < 60:                 # stopped by the tolerance: the estimate is honest here
         assert relative(U @ V.T, K) <= 10 * tol
-    U2, V2 = run_aca(X, rows, cols, kernel, tol, 60, sampled, n_threads=2)
+    U2, V2 = run_aca(X, rows, cols, kernel, tol, max_rank=60, sampled=sampled, n_threads=2)
     assert np.array_equal(U, U2) and np.array_equal(V, V2)
 
 
@@ -180,12 +180,12 @@ def test_aca_on_real_rows_and_exactly_zero_blocks():
     rows, cols = np.arange(600), np.arange(600, 1200)
     K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
     sampled = samples(600, 600, 1200)
-    U, V = run_aca(X, rows, cols, kernel, 1e-2, 80, sampled)
+    U, V = run_aca(X, rows, cols, kernel, 1e-2, max_rank=80, sampled=sampled)
     Ut, Vt = aca_twin(K, 1e-2, 80, *sampled)
     np.testing.assert_allclose(U @ V.T, Ut @ Vt.T, rtol=0, atol=1e-10)
     # far-apart points: the RBF block is exactly zero, ACA stops at the first pivot row (rank 0)
     far = np.vstack([np.zeros((50, 2)), 1e3 + np.zeros((50, 2))])
-    U, V = run_aca(far, np.arange(50), np.arange(50, 100), kernel, 1e-2, 10, samples(50, 50, 100))
+    U, V = run_aca(far, np.arange(50), np.arange(50, 100), kernel, 1e-2, max_rank=10, sampled=samples(50, 50, 100))
     assert U.shape == (50, 0) and V.shape == (50, 0)
 
 
@@ -199,8 +199,9 @@ def test_sampled_stopping_test_finds_what_the_last_cross_misses():
     kernel = Kernel("rbf", 1.0)
     rows, cols = np.arange(0, X.shape[0], 2), np.arange(1, X.shape[0], 2)
     K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
-    U0, V0 = run_aca(X, rows, cols, kernel, 0.2, 50)
-    U, V = run_aca(X, rows, cols, kernel, 0.2, 50, samples(rows.size, cols.size, rows.size + cols.size))
+    U0, V0 = run_aca(X, rows, cols, kernel, 0.2, max_rank=50)
+    U, V = run_aca(X, rows, cols, kernel, 0.2, max_rank=50,
+                   sampled=samples(rows.size, cols.size, rows.size + cols.size))
     assert relative(U0 @ V0.T, K) > 0.2 >= relative(U @ V.T, K)
 
 

@@ -33,7 +33,7 @@ def np_fourier(X, W, b, pairs):
     return np.sqrt(2.0 / W.shape[1]) * np.cos(Z + b)
 
 
-def np_kernel(A, B, kind, gamma=0.5, degree=3, coef0=1.0):
+def np_kernel(A, B, kind, gamma=0.5, degree=3, *, coef0=1.0):
     A = sp.csr_matrix(A).toarray()
     B = sp.csr_matrix(B).toarray()
     width = max(A.shape[1], B.shape[1])

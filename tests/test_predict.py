@@ -214,7 +214,7 @@ def test_tied_votes_go_to_the_first_label():
 # the Cython kernel against a dense NumPy twin
 # ----------------------------------------------------------------------------------------------
 
-def twin_kernel(kind, X, Z, gamma, degree, coef0):
+def twin_kernel(kind, X, Z, gamma, degree, *, coef0):
     """k(x_i, z_j) with dense arithmetic (distances formed directly for the RBF kernel)."""
     dot = X @ Z.T
     if kind == "linear":
@@ -238,7 +238,7 @@ def twin_decision_values(model, X):
         Xd[:, :X.shape[1]] = X.toarray()
         Zd = np.zeros((model.support_vectors.shape[0], width))
         Zd[:, :model.n_features] = model.support_vectors.toarray()
-        K = twin_kernel(model.kernel_type, Xd, Zd, model.gamma, model.degree, model.coef0)
+        K = twin_kernel(model.kernel_type, Xd, Zd, model.gamma, model.degree, coef0=model.coef0)
     if not model.is_classification:
         return K @ model.sv_coef[0][:, None] - model.rho[0]
     start = np.concatenate([[0], np.cumsum(model.n_sv)])

@@ -61,7 +61,7 @@ def _libsvm_precomputed_rows(K):
     return [{0: i + 1, **{j + 1: float(v) for j, v in enumerate(row)}} for i, row in enumerate(K)]
 
 
-def libsvm_solve(formulation, X, y, kernel, K=None, C=1.0, nu=0.5, p=0.1, extra=""):
+def libsvm_solve(formulation, X, y, kernel, K=None, *, C=1.0, nu=0.5, p=0.1, extra=""):
     """LIBSVM's coefficients (one per training row, 0 off the SVs) and rho, oriented so that
     the decision value is coef . k(x) - rho for the +1 class (LIBSVM puts its first label first)."""
     opts = (f"-s {SVM_TYPE[formulation]} -t {KERNEL_TYPE[kernel.kind]} -d {kernel.degree} "
@@ -78,7 +78,7 @@ def libsvm_solve(formulation, X, y, kernel, K=None, C=1.0, nu=0.5, p=0.1, extra=
     return coef, rho
 
 
-def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, spec=None, **params):
+def fastsvm_solve(formulation, X, y, kernel, upper=None, *, C=1.0, nu=0.5, p=0.1, spec=None, **params):
     if upper is None:
         box = C if formulation in ("c_svc", "epsilon_svr", "nu_svr") else 1.0
         upper = np.full(X.shape[0], box)
@@ -120,7 +120,7 @@ def _data(formulation, kind, heart, regression):
     return X, y, kernel, kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, coef0=kernel.coef0)
 
 
-def assert_matches_libsvm(formulation, X, y, kernel, K, upper=None, extra="", spec=None, **kw):
+def assert_matches_libsvm(formulation, X, y, kernel, K, *, upper=None, extra="", spec=None, **kw):
     sol = fastsvm_solve(formulation, X, y, kernel, upper=upper, spec=spec, **kw)
     libsvm_kw = {name: value for name, value in kw.items() if name in ("C", "nu", "p")}
     coef_l, rho_l = libsvm_solve(formulation, X, y, kernel, K, extra=extra, **libsvm_kw)
@@ -399,7 +399,7 @@ def test_registered():
 TAU = 1e-12
 
 
-def twin_select(G, alpha, C, y, Q, eps, nu):
+def twin_select(G, alpha, C, y, Q, *, eps, nu):
     """Second-order working set selection (Fan, Chen & Lin 2005), written with NumPy."""
     upper, lower = alpha >= C, alpha <= 0
     I_up = np.flatnonzero(((y > 0) & ~upper) | ((y < 0) & ~lower))
@@ -432,7 +432,7 @@ def twin_select(G, alpha, C, y, Q, eps, nu):
     return pick[1 if y[best_j] > 0 else -1][0], best_j
 
 
-def twin_step(G, alpha, C, y, Q, i, j):
+def twin_step(G, alpha, C, y, Q, *, i, j):
     """Exact minimization over the segment of (alpha_i, alpha_j) that keeps y^T alpha fixed."""
     s = -y[i] * y[j]  # alpha_i moves by s * t when alpha_j moves by t
     d = np.zeros_like(alpha)
@@ -479,10 +479,10 @@ def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housi
     for _ in range(60):
         a, G = state.alpha_now(), state.gradient()
         pair = state.select_pair()
-        assert pair == twin_select(G, a, C, s, Q, 1e-6, nu)
+        assert pair == twin_select(G, a, C, s, Q, eps=1e-6, nu=nu)
         if pair is None:
             break
-        expected = twin_step(G, a, C, s, Q, *pair)
+        expected = twin_step(G, a, C, s, Q, i=pair[0], j=pair[1])
         state.step(*pair)
         np.testing.assert_allclose(state.alpha_now(), expected, rtol=0, atol=1e-12)
         np.testing.assert_allclose(state.gradient(), G + Q @ (expected - a), rtol=0, atol=1e-9)
@@ -490,7 +490,7 @@ def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housi
         assert np.all(state.alpha_now() >= 0) and np.all(state.alpha_now() <= C)
 
 
-def twin_conjugate_step(G, alpha, C, y, Q, i, j, direction, support_max=32):
+def twin_conjugate_step(G, alpha, C, y, Q, *, i, j, direction, support_max=32):
     """Conjugate SMO's step (SMO's conjugate mode), written with NumPy: along v = beta d + u, u
     the pair's direction and beta making v Q-conjugate to d, the last unclipped direction (None:
     none); to the minimum along v or the first bound it meets. The pair's own step when v does
@@ -512,7 +512,7 @@ def twin_conjugate_step(G, alpha, C, y, Q, i, j, direction, support_max=32):
                 moved[first] = C[first] if v[first] > 0 else 0.0
                 return moved, None, True
             return moved, v, True
-    moved = twin_step(G, alpha, C, y, Q, i, j)
+    moved = twin_step(G, alpha, C, y, Q, i=i, j=j)
     free = 0 < moved[i] < C[i] and 0 < moved[j] < C[j]
     return moved, (u if free else None), False
 
@@ -530,7 +530,7 @@ def test_conjugate_steps_match_numpy_twin(formulation, heart, housing):
         pair = state.select_pair()
         if pair is None:
             break
-        expected, direction, conjugate = twin_conjugate_step(G, a, C, s, Q, *pair, direction)
+        expected, direction, conjugate = twin_conjugate_step(G, a, C, s, Q, i=pair[0], j=pair[1], direction=direction)
         conjugate_steps += conjugate
         state.step(*pair)
         np.testing.assert_allclose(state.alpha_now(), expected, rtol=0, atol=1e-9)

@@ -100,7 +100,7 @@ def as_pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, formulation="c_svc", C=1.0, tol=1e-6, upper=None, log=None, stop=None, n_threads=1,
+def subproblem(X, y, formulation="c_svc", C=1.0, tol=1e-6, *, upper=None, log=None, stop=None, n_threads=1,
                config=None, **options):
     params = Params(svm_type=formulation, solver="ssnal", C=C, tol=tol, epsilon=0.1, options=options, config=config)
     kw = {} if stop is None else {"stop": stop}

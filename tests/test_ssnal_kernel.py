@@ -101,7 +101,7 @@ def as_pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, kernel, formulation="c_svc", C=1.0, tol=TOL, threads=1, seed=0, config=None, **options):
+def subproblem(X, y, kernel, formulation="c_svc", C=1.0, *, tol=TOL, threads=1, seed=0, config=None, **options):
     params = Params(svm_type=formulation, solver="ssnal", kernel_type=kernel.kind, gamma=kernel.gamma,
                     degree=kernel.degree, coef0=kernel.coef0, C=C, tol=tol, epsilon=0.1, options=options,
                     config=config)
@@ -620,7 +620,7 @@ def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     assert sol.details["newton"] < tight.details["newton"]
 
 
-def np_working_rows(Q, c, a, u, x, limit):
+def np_working_rows(Q, c, a, u, x, *, limit):
     """The rows with a free variable or a KKT violation at b = the projection's multiplier, the
     `limit` largest violations |x - clip(x - (grad + b a), 0, u)| (ties by row): the twin of
     kernel.working_rows for C-SVC."""
@@ -651,7 +651,7 @@ def test_rows_join_the_working_set_most_violating_first():
     b = dual.K.project(x - grad)[1]
     for limit in (None, 1000, 120, 7):
         rows = ssnal_kernel.working_rows(dual, x, grad, b, 0.0, limit=limit)
-        expected = np_working_rows(Q, c, a, u, x, 1000 if limit is None else limit)
+        expected = np_working_rows(Q, c, a, u, x, limit=1000 if limit is None else limit)
         assert rows.tolist() == expected
     reference = ssnal.solve(subproblem(X, y, kernel))
     capped = ssnal.solve(subproblem(X, y, kernel, config=Config(kernel_join_max=60)))
@@ -1001,7 +1001,7 @@ def free_data(n=120, p=5, seed=3):
     return to_csr(sp.csr_matrix(D)), y
 
 
-def assert_libsvm_optimum(sol, X, y, kernel, C, tol):
+def assert_libsvm_optimum(sol, X, y, kernel, C, *, tol):
     """The solution's dual objective (recomputed with scikit-learn's kernel) is SMO's within 1e-6
     relative, its own final maximal violation is at most tol, and the one recomputed here at its
     dual vector too, but for the rounding of block_smo's float32 kernel rows."""
@@ -1037,7 +1037,7 @@ def test_hands_over_to_block_smo_where_the_free_set_is_large():
     assert sol.stop_measure <= TOL and sol.dual.shape == (X.shape[0],)
     x = sol.dual
     assert np.count_nonzero((x > 0) & (x < C)) > 0.5 * X.shape[0]      # the free set is large
-    assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+    assert_libsvm_optimum(sol, X, y, kernel, C, tol=TOL)
 
 
 def test_linear_solve_stops_at_its_deadline():
@@ -1074,7 +1074,7 @@ def test_hands_over_its_point_during_the_rounds(monkeypatch):
     assert len(said) == 1 and "at round" in said[0] and "made to pass in this test" in said[0]
     assert sol.details["handover"]["warm"] == (sol.history[-1]["dual"] < 0.0)
     assert sol.details["newton"] > 0 and len(calls) == 4
-    assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+    assert_libsvm_optimum(sol, X, y, kernel, C, tol=TOL)
 
 
 def test_hands_over_at_once_where_the_blocked_solve_is_estimated_quick():
@@ -1093,7 +1093,7 @@ def test_hands_over_at_once_where_the_blocked_solve_is_estimated_quick():
         if handed:
             assert len(said) == 1 and "at once" in said[0] and "from 0" in said[0]
             assert sol.details["handover"]["solver"] == "block_smo" and not sol.details["handover"]["warm"]
-            assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+            assert_libsvm_optimum(sol, X, y, kernel, C, tol=TOL)
         else:
             assert not any("at once" in line for line in said)
 
