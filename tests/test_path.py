@@ -185,7 +185,7 @@ def test_smo_warm_point_from_other_bounds_is_made_feasible(formulation, heart):
     p, signs, alpha0, C, nu_variant, regression = smo.dual_problem(
         formulation, sub.y, sub.upper, sub.params.nu, sub.params.epsilon)
     start = smo.warm_alpha(old, C, signs, alpha0, nu_variant or formulation == "one_class", regression=regression,
-                           keep=None, n_all=sub.y.shape[0])
+                           kept=smo.KeptRows(None, sub.y.shape[0]))
     assert np.all(start >= 0) and np.all(start <= C)
     if nu_variant or formulation == "one_class":   # the cold start's sums per sign
         for s in (1, -1):

@@ -17,8 +17,8 @@ from ..csr import is_dense, take_rows, to_csr
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import MB, check_request
 from ..parallel import one_blas_thread
-from ..problems.libsvm_dual import (FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_rho, libsvm_statistics,
-                                    max_violation, scattered, warm_alpha)
+from ..problems.libsvm_dual import (FORMULATIONS, KeptRows, dual_problem, libsvm_max_iter, libsvm_rho,
+                                    libsvm_statistics, max_violation, scattered, warm_alpha)
 from .base import (ChunkSizes, Solution, Solver, Subproblem, checked_libsvm_problem, option, raise_for_status,
                    run_in_chunks, solve_path_warm, solver_config)
 
@@ -111,8 +111,9 @@ def solve(sub: Subproblem) -> Solution:
     formulation = sub.formulation
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
+    kept = KeptRows(keep, n_all)
     start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression=regression,
-                       keep=keep, n_all=n_all)
+                       kept=kept)
     if start is not None:
         alpha0 = start
     l = p.shape[0]
@@ -140,8 +141,7 @@ def solve(sub: Subproblem) -> Solution:
     if not (np.isfinite(rho) and np.all(np.isfinite(alpha))):
         raise DegenerateProblemError("the blocked solver produced a non-finite rho or alpha (a classification "
                                      "subproblem with one class only, or kernel values / C far too large)")
-    solution = Solution(**libsvm_statistics(formulation, alpha, rho, r, obj, signs=signs, upper=upper, keep=keep,
-                                            n_all=n_all),
+    solution = Solution(**libsvm_statistics(formulation, alpha, rho, r, obj, signs=signs, upper=upper, kept=kept),
                         n_iter=int(solver.n_inner), stop_measure=max_violation(alpha, G, signs, C, nu_variant),
                         status=status, history=history,
                         details={"outer_steps": int(solver.n_outer), "rows_computed": int(solver.n_rows_computed),

@@ -19,8 +19,8 @@ from .._core._cache import KernelCache
 from .._core._smo import SMO
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import check_kernel_cache
-from ..problems.libsvm_dual import (FORMULATIONS, SUM_RTOL, dual_problem, libsvm_max_iter, libsvm_statistics, scattered,
-                                    warm_alpha)
+from ..problems.libsvm_dual import (FORMULATIONS, SUM_RTOL, KeptRows, dual_problem, libsvm_max_iter, libsvm_statistics,
+                                    scattered, warm_alpha)
 from .base import (ChunkSizes, Solution, Solver, Subproblem, checked_libsvm_problem, raise_for_status, run_in_chunks,
                    solve_path_warm, solver_config)
 
@@ -160,8 +160,9 @@ def _solve(sub, columns, checked=None):
     formulation = sub.formulation
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
+    kept = KeptRows(keep, n_all)
     start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression=regression,
-                       keep=keep, n_all=n_all)
+                       kept=kept)
     if start is not None:
         alpha0 = start
     cache_signs = None if regression else signs
@@ -194,7 +195,7 @@ def _solve(sub, columns, checked=None):
         raise DegenerateProblemError("SMO produced a non-finite rho or alpha (a classification subproblem "
                            "with one class only, or kernel values / C far too large)")
     solution = Solution(**libsvm_statistics(formulation, res["alpha"], res["rho"], res["r"], res["obj"], signs=signs,
-                                            upper=upper, keep=keep, n_all=n_all),
+                                            upper=upper, kept=kept),
                         n_iter=int(res["n_iter"]), stop_measure=float(res["kkt"]), status=status, history=history,
                         details={"h0_warnings": smo.n_unshrink_warnings})
     solution.cache_peak_bytes = cache.peak_bytes
