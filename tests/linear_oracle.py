@@ -40,7 +40,7 @@ def load_pair(name, test_name):
     return widen(X), y, widen(Xt), yt
 
 
-def liblinear_weights(X, labels, solver_type, C, B, eps=1e-8):
+def liblinear_weights(X, labels, solver_type, C, B, *, eps=1e-8):
     """liblinear-official's (W, w_bias, its labels): W has one row per decision function (one for
     a binary -s 2 / -s 5 model, +1 = its first label; k for -s 4), w_bias the bias weights."""
     liblinearutil = liblinear()
@@ -55,7 +55,7 @@ def liblinear_weights(X, labels, solver_type, C, B, eps=1e-8):
     return W, w_bias, list(model.get_labels())
 
 
-def subproblem(solver, X, y, upper, bias=-1.0, tol=1e-8, max_iter=100_000, seed=0):
+def subproblem(solver, X, y, upper, bias=-1.0, *, tol=1e-8, max_iter=100_000, seed=0):
     params = Params(solver=solver, kernel_type="linear", loss="squared_hinge", bias=bias, tol=tol,
                     max_iter=max_iter)
     return Subproblem("c_svc", X, np.asarray(y, dtype=float), np.asarray(upper, dtype=float),
@@ -67,7 +67,7 @@ def with_bias_column(X, B):
     return sp.hstack([X, np.full((X.shape[0], 1), B)], format="csr") if B > 0 else X
 
 
-def binary_oracle(solve, solver, solver_type, name, test_name, C, bias, tol):
+def binary_oracle(solve, solver, solver_type, name, test_name, *, C, bias, tol):
     """Our binary solve and liblinear-official's (-s solver_type) on one data set, as full weight
     vectors (the bias weight appended when B > 0): (solution, D, y, upper, ours, theirs, Dt)."""
     X, labels, Xt, _ = load_pair(name, test_name)

@@ -32,7 +32,7 @@ def pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, C=1.0, tol=1e-3, loss=None, n_threads=1, log=None, max_iter=None, weights=None,
+def subproblem(X, y, C=1.0, tol=1e-3, loss=None, *, n_threads=1, log=None, max_iter=None, weights=None,
                bias=-1.0, **options):
     upper = np.full(X.shape[0], float(C)) if weights is None else C * weights
     params = Params(solver="alm", kernel_type="linear", C=C, tol=tol, loss=loss, max_iter=max_iter, bias=bias,
@@ -41,7 +41,7 @@ def subproblem(X, y, C=1.0, tol=1e-3, loss=None, n_threads=1, log=None, max_iter
                       n_threads=n_threads, log=log)
 
 
-def primal(X, y, upper, p, w, b):
+def primal(X, y, upper, p, w, *, b):
     return 0.5 * w @ w + upper @ np.maximum(0.0, 1.0 - y * (X @ w + b)) ** p
 
 
@@ -56,7 +56,7 @@ def certified_gap(X, y, upper, p, sol):
     v = X.T @ (y * alpha)
     a = np.divide(alpha, upper, out=np.zeros_like(alpha), where=upper > 0)
     conjugate = 0.0 if p == 1 else upper @ ((p - 1.0) * (a / p) ** (p / (p - 1.0)))
-    value = primal(X, y, upper, p, sol.w, -sol.rho)
+    value = primal(X, y, upper, p, sol.w, b=-sol.rho)
     return (value - (alpha.sum() - 0.5 * v @ v - conjugate)) / value
 
 
@@ -69,7 +69,7 @@ def test_optimum_and_certificate(name, C, p, step):
     assert sol.status == "converged"
     upper = np.full(X.shape[0], C)
     optimum = OPTIMA[(name, C, p)]
-    assert sol.objective == pytest.approx(primal(X, y, upper, p, sol.w, -sol.rho), rel=1e-12)
+    assert sol.objective == pytest.approx(primal(X, y, upper, p, sol.w, b=-sol.rho), rel=1e-12)
     assert optimum * (1 - 1e-9) <= sol.objective <= optimum * (1 + 1e-6)
     assert 0.0 <= certified_gap(X, y, upper, p, sol) <= 1e-8
 
@@ -117,7 +117,7 @@ def libsvm_linear_bounds(X, y, C):
     coef = np.zeros(X.shape[0])
     coef[np.asarray(model.get_sv_indices()) - 1] = np.asarray(model.get_sv_coef()).ravel()
     w = X.T @ coef
-    return np.abs(coef).sum() - 0.5 * w @ w, primal(X, y, np.full(X.shape[0], C), 1.0, w, -model.rho[0])
+    return np.abs(coef).sum() - 0.5 * w @ w, primal(X, y, np.full(X.shape[0], C), 1.0, w, b=-model.rho[0])
 
 
 @pytest.mark.parametrize("name,C,p", list(OPTIMA))

@@ -44,7 +44,7 @@ def test_kernel_block_equals_numpy(kind, layout, heart):
     kernel = Kernel(kind, gamma=0.2, degree=3, coef0=0.5)
     data = X if layout == "csr" else np.ascontiguousarray(A)
     rows = np.array([3, 0, 269, 17, 17, 100])   # a block may name a row twice
-    block = KernelRows(data, kind, kernel.gamma, kernel.degree, kernel.coef0, 2).rows(rows)
+    block = KernelRows(data, kind, kernel.gamma, kernel.degree, kernel.coef0, n_threads=2).rows(rows)
     want = kernel_twin(A, rows, kernel)
     # float32 values, as every kernel cache holds them
     np.testing.assert_allclose(block, want, rtol=2e-7, atol=2e-7 * np.abs(want).max())
@@ -58,7 +58,7 @@ def test_kernel_block_groups_and_threads_give_the_same_bits(layout):
     A = rng.standard_normal((700, 600)) * (rng.random((700, 600)) < 0.3)
     data = to_csr(A) if layout == "csr" else np.ascontiguousarray(A)
     rows = rng.integers(0, 700, 300)
-    blocks = [KernelRows(data, "rbf", 1e-3, 3, 0.0, threads).rows(rows) for threads in (1, 2, 3)]
+    blocks = [KernelRows(data, "rbf", 1e-3, 3, 0.0, n_threads=threads).rows(rows) for threads in (1, 2, 3)]
     for block in blocks[1:]:
         np.testing.assert_array_equal(block, blocks[0])
     np.testing.assert_allclose(blocks[0], kernel_twin(A, rows, Kernel("rbf", gamma=1e-3)), rtol=3e-7, atol=1e-7)
@@ -75,7 +75,7 @@ def test_kernel_values_at_listed_columns_are_their_kernel_rows_values(kind, layo
         A = np.hstack([np.arange(1.0, 901.0)[:, None], A @ A[:900].T])
     rows = rng.permutation(900)[:400]
     data = to_csr(A) if layout == "csr" else np.ascontiguousarray(A)
-    kernel_rows = KernelRows(data, kind, 1e-3, 3, 0.5, 2)
+    kernel_rows = KernelRows(data, kind, 1e-3, 3, 0.5, n_threads=2)
     full = kernel_rows.rows(rows)
     for cols in (rows, np.sort(rng.permutation(900)[:700]), np.array([7])):
         np.testing.assert_array_equal(kernel_rows.rows(rows, cols), full[:, cols])
@@ -94,7 +94,7 @@ def test_kernel_block_precomputed(heart):
 
 # ---------------------------------------------------------------- the subproblem's SMO
 
-def smo_twin(Q, p, y, C, alpha, eps, inner_ratio, max_steps, nu):
+def smo_twin(Q, p, y, C, alpha, *, eps, inner_ratio, max_steps, nu):
     """LIBSVM's SMO (second-order pairs, Fan, Chen & Lin 2005) on a dense Q, in NumPy, with the
     blocked solver's inner stop: violation below max(eps, inner_ratio x the first)."""
     alpha = alpha.copy()
@@ -157,10 +157,10 @@ def test_one_outer_step_is_the_numpy_smo_on_its_working_set(formulation, heart):
     X, y = X[:80], y[:80]
     kernel = _kernel_of("rbf", X.shape[1])
     p, signs, alpha0, C, nu_variant, _ = dual_problem(formulation, y, np.full(80, 1.0), 0.4, 0.1)
-    rows = KernelRows(X, "rbf", kernel.gamma, 3, 0.0, 1)
+    rows = KernelRows(X, "rbf", kernel.gamma, 3, 0.0, n_threads=1)
     stop = np.zeros(1, np.int32)
-    solver = BlockSMO(rows, np.arange(80, dtype=np.int32), p, signs, alpha0, C, 1e-6, nu_variant, 80, 80,
-                      10**6, stop, False, 0.1)
+    solver = BlockSMO(rows, np.arange(80, dtype=np.int32), p, signs, alpha0, C=C, eps=1e-6, nu=nu_variant, q=80,
+                      n_slots=80, max_iter=10**6, stop=stop, check_signals=False, inner_ratio=0.1)
     assert solver.init() == Status.CONVERGED
     assert solver.run(1) == Status.CHUNK_DONE and solver.n_outer == 1
     assert solver.run(2) == Status.CONVERGED and solver.n_outer == 1
@@ -169,7 +169,8 @@ def test_one_outer_step_is_the_numpy_smo_on_its_working_set(formulation, heart):
     K = rows.rows(np.arange(80))
     Q = signs[:, None] * signs[None, :] * K
     o = order
-    want = smo_twin(Q[np.ix_(o, o)], p[o], signs[o].astype(float), C[o], alpha0[o], 1e-6, 0.0, 10**6, nu_variant)
+    want = smo_twin(Q[np.ix_(o, o)], p[o], signs[o].astype(float), C[o], alpha0[o], eps=1e-6, inner_ratio=0.0,
+                    max_steps=10**6, nu=nu_variant)
     alpha, G = solver.state()
     np.testing.assert_allclose(alpha[o], want, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(G, Q @ alpha + p, rtol=1e-9, atol=1e-9)
@@ -211,9 +212,9 @@ def test_shrunk_gradient_brought_up_to_date_is_q_alpha_plus_p(heart):
     kernel = _kernel_of("rbf", X.shape[1])
     l = len(y)
     p, signs, alpha0, C, nu_variant, _ = dual_problem("c_svc", y, np.full(l, 4.0), 0.5, 0.1)
-    rows = KernelRows(X, "rbf", kernel.gamma, 3, 0.0, 2)
-    solver = BlockSMO(rows, np.arange(l, dtype=np.int32), p, signs, alpha0, C, 1e-6, nu_variant, 16, 64,
-                      10**6, np.zeros(1, np.int32), False, 0.1)
+    rows = KernelRows(X, "rbf", kernel.gamma, 3, 0.0, n_threads=2)
+    solver = BlockSMO(rows, np.arange(l, dtype=np.int32), p, signs, alpha0, C=C, eps=1e-6, nu=nu_variant, q=16,
+                      n_slots=64, max_iter=10**6, stop=np.zeros(1, np.int32), check_signals=False, inner_ratio=0.1)
     assert solver.init() == Status.CONVERGED
     while solver.l_act == l:
         assert solver.run(solver.n_outer + 1) == Status.CHUNK_DONE
@@ -258,7 +259,8 @@ def test_rho_and_violation_from_the_gradient_are_smos():
     for formulation in ("c_svc", "nu_svc"):
         p, signs, alpha0, C, nu_variant, _ = dual_problem(formulation, y, np.ones(400), 0.3, 0.1)
         cache = KernelCache(X, "rbf", 0.05, sign=signs)
-        smo = SMO(cache, p, signs, alpha0, C, 1e-3, True, nu_variant, 0, 10**7, np.zeros(1, np.int32), False)
+        smo = SMO(cache, p, signs, alpha0, C, eps=1e-3, shrinking=True, nu=nu_variant, svr_rows=0, max_iter=10**7,
+                  stop=np.zeros(1, np.int32), check_signals=False)
         smo.init()
         smo.run(10**7)
         res = smo.result()

@@ -36,7 +36,7 @@ def rows_in_order(H):
     return lambda v: np.array([in_order(row * v) for row in H])
 
 
-def numpy_cg(apply, b, rtol, max_iter, diag=None, dot=None, block=4096):
+def numpy_cg(apply, b, rtol, max_iter, diag=None, *, dot=None, block=4096):
     """(x, iterations, status) by the recurrences of _cg: x = 0, r = b, z = M^-1 r, d = z; while
     r.r > rtol^2 b.b and fewer than max_iter iterations: alpha = r.z / d.Hd (BREAKDOWN unless
     d.Hd > 0), x += alpha d, r -= alpha Hd, z = M^-1 r, beta = r.z(new) / r.z, d = z + beta d.

@@ -70,8 +70,8 @@ def test_optimum_equals_liblinear(name, test_name, C, bias):
     sol = solve(subproblem("crammer_singer", X, codes, upper, bias, tol=TIGHT))
     assert sol.status == "converged" and sol.w.shape == (len(ll_labels), X.shape[1])
     w_bias = sol.details["bias_weights"]
-    f_ours = primal_objective(X, codes, upper, sol.w, w_bias, B)
-    f_theirs = primal_objective(X, codes, upper, W_ll, wb_ll, B)
+    f_ours = primal_objective(X, codes, upper, sol.w, w_bias, bias=B)
+    f_theirs = primal_objective(X, codes, upper, W_ll, wb_ll, bias=B)
     assert f_ours == pytest.approx(sol.objective, rel=1e-12)
     assert abs(f_ours - f_theirs) <= 1e-6 * f_theirs
     # certificate, recomputed here from alpha: every sample's KKT violation within the tolerance

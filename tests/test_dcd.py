@@ -66,20 +66,20 @@ def as_pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, upper, loss="hinge", bias=-1.0, tol=TIGHT, max_iter=100_000, seed=0,
+def subproblem(X, y, upper, loss="hinge", bias=-1.0, *, tol=TIGHT, max_iter=100_000, seed=0,
                shrinking=True, **kw):
     params = Params(solver="dcd", loss=loss, bias=bias, tol=tol, max_iter=max_iter, shrinking=shrinking)
     return Subproblem("c_svc", X, np.asarray(y, dtype=float), np.asarray(upper, dtype=float),
                       Kernel("linear"), params, seed=seed, **kw)
 
 
-def primal(X, y, upper, w, w_bias, B, loss):
+def primal(X, y, upper, w, w_bias, *, B, loss):
     """1/2 |(w, w_bias)|^2 + sum_i C_i loss_i: LIBLINEAR's problem, written out independently."""
     slack = np.maximum(0.0, 1.0 - y * (X @ w + w_bias * B))
     return 0.5 * (np.sum(w * w) + w_bias**2) + np.sum(upper * (slack if loss == "hinge" else slack**2))
 
 
-def duality_gap(X, y, upper, sol, B, loss):
+def duality_gap(X, y, upper, sol, B, *, loss):
     """(P(w) - D(alpha)) / P(w) with alpha taken from coef only; also checks alpha's box and that the
     returned w is sum_i alpha_i y_i x_i."""
     alpha = sol.coef * y
@@ -91,7 +91,7 @@ def duality_gap(X, y, upper, sol, B, loss):
     np.testing.assert_allclose(np.append(sol.w, w_bias), w_full, rtol=1e-9, atol=1e-9 * np.abs(w_full).max())
     diag = np.zeros_like(upper) if loss == "hinge" else 0.5 / upper
     dual = 0.5 * np.sum(w_full * w_full) + 0.5 * np.sum(diag * alpha * alpha) - alpha.sum()
-    p = primal(X, y, upper, sol.w, w_bias, B, loss)
+    p = primal(X, y, upper, sol.w, w_bias, B=B, loss=loss)
     assert p == pytest.approx(sol.objective, rel=1e-12)
     return (p + dual) / p
 
@@ -105,7 +105,7 @@ def assert_same_predictions(ours, theirs):
     assert np.all(np.abs(theirs[differ]) < 1e-4), np.abs(theirs[differ]).max()
 
 
-def liblinear_fit(X, y, C, loss, B, eps, weights=""):
+def liblinear_fit(X, y, C, loss, B, *, eps, weights=""):
     """liblinear-official's (w, w_bias) with +1 = the class of the first row."""
     liblinearutil = liblinear()
     prob = liblinearutil.problem(y, X)
@@ -132,10 +132,10 @@ def test_optimum_equals_liblinear(name, test_name, loss, bias):
     B = max(bias, 0.0)
     sol = solve(subproblem(X, y, upper, loss, bias))
     assert sol.status == "converged" and sol.stop_measure <= TIGHT
-    assert duality_gap(X, y, upper, sol, B, loss) <= 1e-6
+    assert duality_gap(X, y, upper, sol, B, loss=loss) <= 1e-6
 
-    w_ll, wb_ll = liblinear_fit(X, labels, C, loss, bias, TIGHT)
-    p_ll = primal(X, y, upper, w_ll, wb_ll, B, loss)
+    w_ll, wb_ll = liblinear_fit(X, labels, C, loss, bias, eps=TIGHT)
+    p_ll = primal(X, y, upper, w_ll, wb_ll, B=B, loss=loss)
     assert abs(sol.objective - p_ll) <= 1e-6 * p_ll
     assert_same_predictions(Xt @ sol.w - sol.rho, Xt @ w_ll + wb_ll * B)
 
@@ -149,10 +149,10 @@ def test_class_weights_equal_liblinear(loss):
     weight = {1.0: 3.0, -1.0: 0.5}
     upper = C * np.array([weight[label] for label in labels])
     sol = solve(subproblem(X, y, upper, loss, 1.0))
-    w_ll, wb_ll = liblinear_fit(X, labels, C, loss, 1.0, TIGHT, "-w1 3 -w-1 0.5")
-    p_ll = primal(X, y, upper, w_ll, wb_ll, 1.0, loss)
+    w_ll, wb_ll = liblinear_fit(X, labels, C, loss, 1.0, eps=TIGHT, weights="-w1 3 -w-1 0.5")
+    p_ll = primal(X, y, upper, w_ll, wb_ll, B=1.0, loss=loss)
     assert abs(sol.objective - p_ll) <= 1e-6 * p_ll
-    assert duality_gap(X, y, upper, sol, 1.0, loss) <= 1e-6
+    assert duality_gap(X, y, upper, sol, 1.0, loss=loss) <= 1e-6
     assert_same_predictions(X @ sol.w - sol.rho, X @ w_ll + wb_ll)
 
 
@@ -164,8 +164,8 @@ def test_default_tolerance_is_liblinear_default():
     sol = solve(subproblem(X, y, upper, "hinge", tol=None, max_iter=None))
     assert sol.status == "converged" and sol.stop_measure <= 0.1
     assert sol.details["tol"] == 0.1 and sol.details["max_iter"] == 1000
-    w_ll, _ = liblinear_fit(X, labels, 1.0, "hinge", -1, 0.1)
-    p_ll = primal(X, y, upper, w_ll, 0.0, 0.0, "hinge")
+    w_ll, _ = liblinear_fit(X, labels, 1.0, "hinge", -1, eps=0.1)
+    p_ll = primal(X, y, upper, w_ll, 0.0, B=0.0, loss="hinge")
     assert abs(sol.objective - p_ll) <= 0.02 * p_ll
 
 
@@ -245,7 +245,7 @@ def sum_in_order(values):
 class TwinDCD:
     """One epoch of LIBLINEAR's DCD with shrinking, written plainly from the algorithm."""
 
-    def __init__(self, X, y, U, D, B, seed):
+    def __init__(self, X, y, U, D, B, *, seed):
         self.X, self.y, self.U, self.D, self.B = X, y, U, D, B
         sqnorm = [sum_in_order(X.data[X.indptr[i]:X.indptr[i + 1]] ** 2) for i in range(X.shape[0])]
         self.qd = np.array(sqnorm) + B * B + D
@@ -516,7 +516,7 @@ def test_one_vs_rest_through_fit_model_equals_liblinear():
         w, b = ll.get_decfun(ll_labels.index(label))
         y = np.where(labels == label, 1.0, -1.0)
         upper = np.where(y > 0, C * weight.get(int(label), 1.0), C)
-        p_ll = primal(X, y, upper, np.asarray(w), b, 1.0, "squared_hinge")
+        p_ll = primal(X, y, upper, np.asarray(w), b, B=1.0, loss="squared_hinge")
         assert abs(model.info["objective"][c] - p_ll) <= 1e-6 * p_ll
         ours.append(X @ model.info["primal_weights"][c] - model.info["rho"][c])
         theirs.append(X @ np.asarray(w) + b)

@@ -33,7 +33,7 @@ def pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, nu, kind="linear", formulation="nu_svc", tol=1e-12, weights=None, log=None, **options):
+def subproblem(X, y, nu, kind="linear", formulation="nu_svc", *, tol=1e-12, weights=None, log=None, **options):
     params = Params(svm_type=formulation, solver="dcdm", kernel_type=kind, nu=nu, gamma=0.5, tol=tol,
                     options=options)
     upper = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=float)
@@ -137,7 +137,7 @@ def stored_pair_dot(X, i, j):
     return total
 
 
-def numpy_pair_steps(X, sign, bias, alpha, w, upper, sqnorm, up, low):
+def numpy_pair_steps(X, sign, bias, alpha, w, *, upper, sqnorm, up, low):
     """pair_steps' twin: the same exact steps, each sum taken in the kernel's order (a near-tie of
     two gradients is decided by rounding). Returns the stored values of X pair_steps reads: both
     rows for a pair's gradients, three times that for a step."""
@@ -180,14 +180,14 @@ def test_pair_steps_match_numpy_twin():
     sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0
     up, low = rng.integers(0, 40, 60).astype(np.int32), rng.integers(0, 40, 60).astype(np.int32)
     a_twin, w_twin = alpha.copy(), w.copy()
-    status, steps, decrease, reads = pair_steps(X, y, 1.0, alpha, w, upper, sqnorm, up, low, np.zeros(1, np.int32))
-    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper, sqnorm, up, low)
-    assert steps > 10 and reads == twin_reads > 0
+    stepped = pair_steps(X, y, 1.0, alpha, w, upper=upper, sqnorm=sqnorm, up=up, low=low, stop=np.zeros(1, np.int32))
+    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper=upper, sqnorm=sqnorm, up=up, low=low)
+    assert stepped.steps > 10 and stepped.reads == twin_reads > 0
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13) and np.allclose(w, w_twin, rtol=0, atol=1e-12)
     assert alpha.sum() == pytest.approx(0.4 * upper.sum(), rel=1e-14)
     assert np.all(alpha >= 0) and np.all(alpha <= upper)
     before = 0.5 * np.sum(LabeledRows(X, y, upper, bias=1.0).rmatvec(0.4 * upper, np.empty(8)) ** 2)
-    assert before - 0.5 * w @ w == pytest.approx(decrease, rel=1e-9)
+    assert before - 0.5 * w @ w == pytest.approx(stepped.decrease, rel=1e-9)
 
 
 def test_held_kkt_matches_numpy_twin():
@@ -204,7 +204,8 @@ def test_held_kkt_matches_numpy_twin():
     held = np.flatnonzero((alpha == 0) | (alpha == 1)).astype(np.int32)
     G = np.where(np.isin(np.arange(60), held), np.nan, G_true)    # current on the swept rows only
     wrong = np.zeros(60, dtype=bool)
-    top, bottom, n_wrong = held_kkt(X, y, 1.0, alpha, w, upper, held, G, 0.1, wrong.view(np.uint8))
+    top, bottom, n_wrong = held_kkt(X, y, 1.0, alpha, w, upper=upper, held=held, G=G, tol=0.1,
+                                    wrong=wrong.view(np.uint8))
     assert np.allclose(G, G_true, rtol=0, atol=1e-14)
     assert top == G_true[alpha > 0].max() and bottom == G_true[alpha < 1].min()
     twin = np.zeros(60, dtype=bool)
@@ -226,14 +227,14 @@ def test_shrinking_reaches_the_same_optimum(name):
     for shrinking in (False, True):
         alpha, w, G = np.full(l, 0.6), np.empty(X.shape[1] + 1), np.empty(l)
         rows.rmatvec(alpha, w)
-        status, sweeps, gap, steps, left_out, reads, rounds = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm,
-                                                                       np.arange(l, dtype=np.int32), G, 1e-9, 100_000,
-                                                                       4, 1, np.zeros(1, np.int32), None, shrinking)
-        assert status == Status.CONVERGED
+        swept = pair_sweeps(X, y, 1.0, alpha, w, upper=np.ones(l), sqnorm=sqnorm, active=np.arange(l, dtype=np.int32),
+                            G=G, tol=1e-9, max_sweeps=100_000, passes=4, n_threads=1, stop=np.zeros(1, np.int32),
+                            seed=None, shrinking=shrinking)
+        assert swept.status == Status.CONVERGED
         assert np.allclose(G, rows.margins(w, np.empty(l)), rtol=0, atol=1e-12)
-        assert G[alpha > 0].max() - G[alpha < 1].min() == pytest.approx(gap) and gap <= 1e-9
+        assert G[alpha > 0].max() - G[alpha < 1].min() == pytest.approx(swept.gap) and swept.gap <= 1e-9
         assert alpha.sum() == pytest.approx(0.6 * l, rel=1e-13)
-        found[shrinking] = 0.5 * w @ w, sweeps, left_out, rounds
+        found[shrinking] = 0.5 * w @ w, swept.sweeps, swept.left_out, swept.rounds
     assert found[True][0] == pytest.approx(found[False][0], rel=1e-10)
     assert found[True][2] > 0 == found[False][2]          # rows were left out of the last working set
     assert found[True][3] > 0 == found[False][3]          # which had sweeps / SMO of its own
@@ -252,19 +253,20 @@ def test_sweep_reads_count_the_stored_values():
     active = np.flatnonzero(rng.random(l) < 0.7).astype(np.int32)
     alpha, w, G = np.full(l, 0.5), np.empty(7), np.empty(l)
     rows.rmatvec(alpha, w)
-    look = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm, active, G, 1e-9, 0, 4, 1, np.zeros(1, np.int32))
-    assert look[0] == Status.CHUNK_DONE and look[5] == nnz[active].sum()
+    look = pair_sweeps(X, y, 1.0, alpha, w, upper=np.ones(l), sqnorm=sqnorm, active=active, G=G, tol=1e-9,
+                       max_sweeps=0, passes=4, n_threads=1, stop=np.zeros(1, np.int32))
+    assert look.status == Status.CHUNK_DONE and look.reads == nnz[active].sum()
     a_twin, w_twin = alpha.copy(), w.copy()
-    status, sweeps, gap, steps, left_out, reads, _ = pair_sweeps(X, y, 1.0, alpha, w, np.ones(l), sqnorm, active, G,
-                                                              1e-9, 1, 1, 1, np.zeros(1, np.int32))
+    swept = pair_sweeps(X, y, 1.0, alpha, w, upper=np.ones(l), sqnorm=sqnorm, active=active, G=G, tol=1e-9,
+                        max_sweeps=1, passes=1, n_threads=1, stop=np.zeros(1, np.int32))
     # the sweep's pairs: the rows below the largest G over a > 0 by G ascending, with those above
     # the smallest over a < 1 by G descending (all rows are free here)
     g = np.array([y[i] * (stored_dot(X, i, w_twin) + w_twin[-1]) for i in range(l)])
     up = sorted(active[g[active] < g[active].max()], key=lambda i: (g[i], i))
     low = sorted(active[g[active] > g[active].min()], key=lambda i: (-g[i], i))
     k = min(len(up), len(low))
-    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, np.ones(l), sqnorm, up[:k], low[:k])
-    assert sweeps == 1 and steps > 0 and reads == 2 * nnz[active].sum() + twin_reads
+    twin_reads = numpy_pair_steps(X, y, 1.0, a_twin, w_twin, upper=np.ones(l), sqnorm=sqnorm, up=up[:k], low=low[:k])
+    assert swept.sweeps == 1 and swept.steps > 0 and swept.reads == 2 * nnz[active].sum() + twin_reads
     assert np.allclose(alpha, a_twin, rtol=0, atol=1e-13)
 
 
@@ -433,7 +435,7 @@ def test_random_small_problems_never_screen_unsafely():
         a0 = first.dual
         G0 = Q @ a0
         delta = greedy_fill(G0, a0, nu1 * l - a0.sum(), np.ones(l))
-        zero, one, _ = screen(G0, Q @ delta, delta, a0, np.diag(Q).copy(), nu1)
+        zero, one, _ = screen(G0, Q @ delta, delta, a0, np.diag(Q).copy(), nu1=nu1)
         G1, top, bottom = kkt_sides(Q, second.dual, 1e-9)
         assert np.all(G1[zero] >= top - 1e-8), f"seed {seed}: screened to 0 where the optimum has a > 0"
         assert np.all(G1[one] <= bottom + 1e-8), f"seed {seed}: screened to 1 where the optimum has a < 1"
@@ -442,7 +444,7 @@ def test_random_small_problems_never_screen_unsafely():
     assert solved >= 50 and screened > 0
 
 
-def numpy_screen(G0, Qdelta, delta, alpha0, sqnorm, nu1):
+def numpy_screen(G0, Qdelta, delta, alpha0, sqnorm, *, nu1):
     """SRBO's screen written out in NumPy (docs/algorithms.md §6): the twin of srbo_screen."""
     l = alpha0.size
     mass = alpha0.sum()
@@ -472,8 +474,8 @@ def test_screen_matches_numpy_twin():
         delta = greedy_fill(G0, a0, max(nu1 * l - a0.sum(), 0.0), np.ones(l))
         Qd = Z @ (Z.T @ delta)
         sqnorm = (Z * Z).sum(axis=1)
-        zero, one, r = screen(G0, Qd, delta, a0, sqnorm, nu1)
-        zero_t, one_t, r_t = numpy_screen(G0, Qd, delta, a0, sqnorm, nu1)
+        zero, one, r = screen(G0, Qd, delta, a0, sqnorm, nu1=nu1)
+        zero_t, one_t, r_t = numpy_screen(G0, Qd, delta, a0, sqnorm, nu1=nu1)
         assert r == pytest.approx(r_t, rel=1e-12, abs=1e-12)
         assert np.array_equal(zero, zero_t) and np.array_equal(one, one_t)
         total += int(zero.sum() + one.sum())

@@ -307,9 +307,9 @@ def test_grid_tasks_stop_and_errors(client, heart):
     X, y = heart
     stop = np.ones(1, dtype=np.int32)
     with pytest.raises(KeyboardInterrupt):
-        run_fold_tasks(client, X, y, None, [(Params(), 5, {}, 0, 1)], stop)
+        run_fold_tasks(client, X, y, None, [(Params(), 5, {}, 0, 1)], stop=stop)
     stop[0] = 0
     with pytest.raises(FastSVMError, match="C") as error:
-        run_fold_tasks(client, X, y, None, [(Params(C=-1.0), 5, {}, 0, 1)], stop)
+        run_fold_tasks(client, X, y, None, [(Params(C=-1.0), 5, {}, 0, 1)], stop=stop)
     assert "\n" not in str(error.value)
     assert stop[0] == 1          # the other tasks were told to stop and cancelled

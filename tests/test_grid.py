@@ -75,7 +75,7 @@ def run_libsvm_grid(*args, cwd):
                           capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-def cold_rates(X, y, params, Cs, gammas, folds=5):
+def cold_rates(X, y, params, Cs, gammas, *, folds=5):
     """Every cell cross-validated on its own (fastsvm.tuning.crossval, no path), rates[g, c]."""
     return np.array([[score(cross_validation(X, y, dataclasses.replace(params, C=C, gamma=g), folds), y,
                             params.svm_type) for C in Cs] for g in gammas])

@@ -33,7 +33,7 @@ def shared_rows(name, n):
 
 def dense_kernel(X, kernel):
     X = to_csr(X)
-    return kernel_matrix(X, X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0)
+    return kernel_matrix(X, X, kernel.kind, kernel.gamma, kernel.degree, coef0=kernel.coef0)
 
 
 def assemble(f):
@@ -60,7 +60,7 @@ def relative(a, b):
 
 # ------------------------------------------------------------------------ NumPy twins of the kernels
 
-def aca_twin(K, tol, max_rank, s_rows=(), s_cols=(), zero_pivot=1e-13):
+def aca_twin(K, tol, max_rank, s_rows=(), s_cols=(), *, zero_pivot=1e-13):
     """Plain partially pivoted ACA on a dense block: row 0 first, then the largest |u| among unused
     rows; the column of a cross is the largest |residual row| among unused columns; stop at
     max_rank or when |u||v| <= tol |S|_F (running estimate) and the residual at the sampled
@@ -119,12 +119,13 @@ def samples(m, p, count, seed=0):
     return draw.integers(0, m, count, dtype=np.int32), draw.integers(0, p, count, dtype=np.int32)
 
 
-def run_aca(X, rows, cols, kernel, tol, max_rank, sampled=((), ()), n_threads=1):
+def run_aca(X, rows, cols, kernel, tol, *, max_rank, sampled=((), ()), n_threads=1):
     X = to_csr(X)
     rows, cols = np.asarray(rows, np.int32), np.asarray(cols, np.int32)
     work = np.empty(max_rank * (rows.size + cols.size))
-    r = aca(X, rows, cols, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, row_sqnorms(X), tol,
-            max_rank, work, np.asarray(sampled[0], np.int32), np.asarray(sampled[1], np.int32), n_threads)
+    r = aca(X, rows, cols, kernel.kind, kernel.gamma, degree=kernel.degree, coef0=kernel.coef0, sqnorms=row_sqnorms(X),
+            tol=tol, max_rank=max_rank, work=work, sample_rows=np.asarray(sampled[0], np.int32),
+            sample_cols=np.asarray(sampled[1], np.int32), n_threads=n_threads)
     m, p = rows.size, cols.size
     return work[:r * m].reshape(r, m).T, work[max_rank * m:max_rank * m + r * p].reshape(r, p).T
 
@@ -139,15 +140,18 @@ def test_kernel_block_equals_kernel_matrix(kernel):
     rows = np.array([5, 0, 299, 17, 17, 42], np.int32)
     cols = np.arange(0, 300, 7, dtype=np.int32)
     out = np.empty((rows.size, cols.size))
-    kernel_block(X, rows, cols, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, row_sqnorms(X), out)
+    kernel_block(X, rows, cols, kernel.kind, kernel.gamma, degree=kernel.degree, coef0=kernel.coef0,
+                 sqnorms=row_sqnorms(X), out=out)
     np.testing.assert_allclose(out, K[np.ix_(rows, cols)], rtol=1e-13, atol=1e-13)
     # the symmetric block (rows is cols): exactly symmetric, equal to K, the same bits on 2 threads
     sym = np.empty((cols.size, cols.size))
-    kernel_block(X, cols, cols, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, row_sqnorms(X), sym)
+    kernel_block(X, cols, cols, kernel.kind, kernel.gamma, degree=kernel.degree, coef0=kernel.coef0,
+                 sqnorms=row_sqnorms(X), out=sym)
     np.testing.assert_allclose(sym, K[np.ix_(cols, cols)], rtol=1e-13, atol=1e-13)
     assert np.array_equal(sym, sym.T)
     sym2 = np.empty_like(sym)
-    kernel_block(X, cols, cols, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, row_sqnorms(X), sym2, 2)
+    kernel_block(X, cols, cols, kernel.kind, kernel.gamma, degree=kernel.degree, coef0=kernel.coef0,
+                 sqnorms=row_sqnorms(X), out=sym2, n_threads=2)
     assert np.array_equal(sym, sym2)
 
 
@@ -159,14 +163,14 @@ def test_aca_equals_its_numpy_twin(kernel, tol, n_samples):
     rows, cols = np.arange(0, 900, 2), np.arange(1, 900, 2)[::-1]
     K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
     sampled = samples(450, 450, n_samples)
-    U, V = run_aca(X, rows, cols, kernel, tol, 60, sampled)
+    U, V = run_aca(X, rows, cols, kernel, tol, max_rank=60, sampled=sampled)
     Ut, Vt = aca_twin(K, tol, 60, *sampled)
     assert U.shape == Ut.shape and U.shape[1] >= 1
     np.testing.assert_allclose(U @ V.T, Ut @ Vt.T, rtol=0, atol=1e-10 * np.abs(K).max())
     np.testing.assert_allclose(U, Ut, rtol=1e-8, atol=1e-10 * np.abs(U).max())
     if U.shape[1] < 60:                 # stopped by the tolerance: the estimate is honest here
         assert relative(U @ V.T, K) <= 10 * tol
-    U2, V2 = run_aca(X, rows, cols, kernel, tol, 60, sampled, n_threads=2)
+    U2, V2 = run_aca(X, rows, cols, kernel, tol, max_rank=60, sampled=sampled, n_threads=2)
     assert np.array_equal(U, U2) and np.array_equal(V, V2)
 
 
@@ -176,12 +180,12 @@ def test_aca_on_real_rows_and_exactly_zero_blocks():
     rows, cols = np.arange(600), np.arange(600, 1200)
     K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
     sampled = samples(600, 600, 1200)
-    U, V = run_aca(X, rows, cols, kernel, 1e-2, 80, sampled)
+    U, V = run_aca(X, rows, cols, kernel, 1e-2, max_rank=80, sampled=sampled)
     Ut, Vt = aca_twin(K, 1e-2, 80, *sampled)
     np.testing.assert_allclose(U @ V.T, Ut @ Vt.T, rtol=0, atol=1e-10)
     # far-apart points: the RBF block is exactly zero, ACA stops at the first pivot row (rank 0)
     far = np.vstack([np.zeros((50, 2)), 1e3 + np.zeros((50, 2))])
-    U, V = run_aca(far, np.arange(50), np.arange(50, 100), kernel, 1e-2, 10, samples(50, 50, 100))
+    U, V = run_aca(far, np.arange(50), np.arange(50, 100), kernel, 1e-2, max_rank=10, sampled=samples(50, 50, 100))
     assert U.shape == (50, 0) and V.shape == (50, 0)
 
 
@@ -195,8 +199,9 @@ def test_sampled_stopping_test_finds_what_the_last_cross_misses():
     kernel = Kernel("rbf", 1.0)
     rows, cols = np.arange(0, X.shape[0], 2), np.arange(1, X.shape[0], 2)
     K = dense_kernel(X, kernel)[np.ix_(rows, cols)]
-    U0, V0 = run_aca(X, rows, cols, kernel, 0.2, 50)
-    U, V = run_aca(X, rows, cols, kernel, 0.2, 50, samples(rows.size, cols.size, rows.size + cols.size))
+    U0, V0 = run_aca(X, rows, cols, kernel, 0.2, max_rank=50)
+    U, V = run_aca(X, rows, cols, kernel, 0.2, max_rank=50,
+                   sampled=samples(rows.size, cols.size, rows.size + cols.size))
     assert relative(U0 @ V0.T, K) > 0.2 >= relative(U @ V.T, K)
 
 
@@ -388,10 +393,11 @@ def test_stop_flag_is_honoured():
     stop = np.ones(1, dtype=np.int32)
     rows = np.arange(400, dtype=np.int32)
     with pytest.raises(KeyboardInterrupt):
-        kernel_block(X, rows, rows, "rbf", 0.2, 3, 0.0, row_sqnorms(X), np.empty((400, 400)), 1, stop)
+        kernel_block(X, rows, rows, "rbf", 0.2, degree=3, coef0=0.0, sqnorms=row_sqnorms(X), out=np.empty((400, 400)),
+                     n_threads=1, stop=stop)
     with pytest.raises(KeyboardInterrupt):
-        aca(X, rows[:200], rows[200:], "rbf", 0.2, 3, 0.0, row_sqnorms(X), 1e-2, 10, np.empty(4000), rows[:0],
-            rows[:0], 1, stop)
+        aca(X, rows[:200], rows[200:], "rbf", 0.2, degree=3, coef0=0.0, sqnorms=row_sqnorms(X), tol=1e-2, max_rank=10,
+            work=np.empty(4000), sample_rows=rows[:0], sample_cols=rows[:0], n_threads=1, stop=stop)
     with pytest.raises(KeyboardInterrupt):
         HODLRFactor(X, RBF, 1.0, leaf_size=50, stop=stop)
 
@@ -414,11 +420,12 @@ def test_stop_flag_within_a_second_of_being_set():
     X = to_csr(np.random.default_rng(7).standard_normal((12000, 100)))
     sq, rows = row_sqnorms(X), np.arange(12000, dtype=np.int32)
     stop = np.zeros(1, dtype=np.int32)
-    stops_within_a_second(lambda: kernel_block(X, rows, rows, "rbf", 1e-3, 3, 0.0, sq, np.empty((12000, 12000)),
-                                               1, stop), stop)
+    stops_within_a_second(lambda: kernel_block(X, rows, rows, "rbf", 1e-3, degree=3, coef0=0.0, sqnorms=sq,
+                                               out=np.empty((12000, 12000)), n_threads=1, stop=stop), stop)
     stop[0] = 0
-    stops_within_a_second(lambda: aca(X, rows[:6000], rows[6000:], "rbf", 1e-3, 3, 0.0, sq, 0.0, 2000,
-                                      np.empty(2000 * 12000), rows[:6000], rows[5999::-1].copy(), 1, stop), stop)
+    stops_within_a_second(lambda: aca(X, rows[:6000], rows[6000:], "rbf", 1e-3, degree=3, coef0=0.0, sqnorms=sq,
+                                      tol=0.0, max_rank=2000, work=np.empty(2000 * 12000), sample_rows=rows[:6000],
+                                      sample_cols=rows[5999::-1].copy(), n_threads=1, stop=stop), stop)
     stop[0] = 0
     stops_within_a_second(lambda: HODLRFactor(X, Kernel("rbf", 1e-3), 1.0, tol=0.0, max_rank=2000, leaf_size=2500,
                                               stop=stop), stop)

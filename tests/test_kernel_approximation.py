@@ -33,7 +33,7 @@ def np_fourier(X, W, b, pairs):
     return np.sqrt(2.0 / W.shape[1]) * np.cos(Z + b)
 
 
-def np_kernel(A, B, kind, gamma=0.5, degree=3, coef0=1.0):
+def np_kernel(A, B, kind, gamma=0.5, degree=3, *, coef0=1.0):
     A = sp.csr_matrix(A).toarray()
     B = sp.csr_matrix(B).toarray()
     width = max(A.shape[1], B.shape[1])
@@ -74,7 +74,7 @@ def test_fourier_features_sin_cos_over_a_wide_range(pairs):
                         np.arange(-3000, 3000) * (np.pi / 2), [0.0, -0.0, 1e-300, 3e6, -2.5e7]])
     X = sp.csr_matrix((z, np.zeros(z.size, np.int32), np.arange(z.size + 1, dtype=np.int32)), shape=(z.size, 1))
     out = np.empty((z.size, 2 if pairs else 1))
-    fourier_features(X, np.ones((1, 1)), np.zeros(1), 0.5, pairs, out, 2)
+    fourier_features(X, np.ones((1, 1)), np.zeros(1), 0.5, pairs, out=out, n_threads=2)
     assert np.abs(out[:, 0] - 0.5 * np.cos(z)).max() <= 2e-16
     if pairs:
         assert np.abs(out[:, 1] - 0.5 * np.sin(z)).max() <= 2e-16
@@ -93,10 +93,10 @@ def test_landmark_kernel_equals_numpy_twin(kind):
     X = sparse_data(200, 12, seed=1)
     L = sparse_data(30, 9, seed=2)  # narrower: X's extra columns count against zeros
     out = np.empty((200, 30))
-    landmark_kernel(X, L, kind, 0.5, 3, 1.0, out, 2)
+    landmark_kernel(X, L, kind, 0.5, 3, coef0=1.0, out=out, n_threads=2)
     np.testing.assert_allclose(out, np_kernel(X, L, kind), rtol=1e-12, atol=1e-12)
     out_t = np.empty((30, 200))
-    landmark_kernel(L, X, kind, 0.5, 3, 1.0, out_t, 1)
+    landmark_kernel(L, X, kind, 0.5, 3, coef0=1.0, out=out_t, n_threads=1)
     np.testing.assert_allclose(out_t, out.T, rtol=1e-12, atol=1e-12)
 
 
@@ -162,7 +162,7 @@ def test_nystroem_with_all_rows_reproduces_the_kernel(kind):
     gamma = 1.0 / 13
     fmap = nystroem_map(X, kind, gamma, 3, 1.0, n_components=X.shape[0], seed=0)
     F = fmap.transform(X)
-    np.testing.assert_allclose(F @ F.T, kernel_matrix(X, X, kind, gamma, 3, 1.0), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(F @ F.T, kernel_matrix(X, X, kind, gamma, 3, coef0=1.0), rtol=0, atol=1e-8)
 
 
 def test_nystroem_error_falls_with_landmarks():
@@ -194,10 +194,10 @@ def test_stop_flag_interrupts_the_transforms():
         random_fourier_map(50, 600, 0.1).transform(X, n_threads=2, stop=stop)
     L = to_csr(X[:500])
     with pytest.raises(KeyboardInterrupt):
-        landmark_kernel(X, L, "rbf", 0.1, 3, 0.0, np.empty((3000, 500)), 2, stop)
+        landmark_kernel(X, L, "rbf", 0.1, 3, coef0=0.0, out=np.empty((3000, 500)), n_threads=2, stop=stop)
     # a single block is finished: the flag is looked at between blocks
     out = np.empty((10, 500))
-    landmark_kernel(X[:10], L, "rbf", 0.1, 3, 0.0, out, 2, stop)
+    landmark_kernel(X[:10], L, "rbf", 0.1, 3, coef0=0.0, out=out, n_threads=2, stop=stop)
     np.testing.assert_allclose(out, np_kernel(X[:10], L, "rbf", 0.1), atol=1e-12)
 
 
@@ -217,7 +217,7 @@ def test_bad_input_is_refused_clearly():
     with pytest.raises(FastSVMError):
         fmap.transform(np.array([[np.nan, 0, 0, 0]]))
     with pytest.raises(ValueError):
-        fourier_features(to_csr(X), fmap.weights, fmap.offset, 1.0, False, np.empty((20, 9)))
+        fourier_features(to_csr(X), fmap.weights, fmap.offset, 1.0, False, out=np.empty((20, 9)))
 
 
 # ---------------------------------------------------------------- the nystroem solver

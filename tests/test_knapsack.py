@@ -87,7 +87,7 @@ def random_problem(rng, m, unit=True, zero_a=0.0):
     return v, a, d, lower, upper
 
 
-def assert_same(v, a, d, lower, upper, rtol=1e-9, **kw):
+def assert_same(v, a, d, lower, upper, *, rtol=1e-9, **kw):
     x, lam, free = project(v, a, d, lower, upper, **kw)
     x2, lam2, free2 = twin_project(v, a, d, lower, upper)
     scale = 1.0 + np.abs(x2).max()

@@ -86,7 +86,7 @@ DATASETS = [("breast_cancer_scale", "breast_cancer_scale.t", 0.03), ("a9a", "a9a
 @pytest.mark.parametrize("bias", [-1.0, 1.0], ids=["nobias", "B1"])
 @pytest.mark.parametrize("name,test_name,C", DATASETS, ids=[d[0] for d in DATASETS])
 def test_optimum_equals_liblinear(name, test_name, C, bias):
-    sol, D, y, upper, ours, theirs, Dt = binary_oracle(solve, "l1_cd", 5, name, test_name, C, bias, TIGHT)
+    sol, D, y, upper, ours, theirs, Dt = binary_oracle(solve, "l1_cd", 5, name, test_name, C=C, bias=bias, tol=TIGHT)
     assert sol.status == "converged"
     f_ours, f_theirs = objective(D, y, upper, ours), objective(D, y, upper, theirs)
     assert f_ours == pytest.approx(sol.objective, rel=1e-12)

@@ -66,7 +66,7 @@ def test_multiclass_linear_libsvm_model_file_on_dna(tmp_path):
     np.testing.assert_array_equal(predict(model, X_test), predict(model, X_test, exact=True))
 
 
-def random_linear_model(rng, svm_type, n_sv, n_features, nr_class=2, density=1.0):
+def random_linear_model(rng, svm_type, n_sv, n_features, nr_class=2, *, density=1.0):
     sv = sp.random(n_sv, n_features, density=density, random_state=rng, format="csr")
     classification = svm_type == "c_svc"
     k = nr_class if classification else 2

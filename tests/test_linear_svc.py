@@ -39,7 +39,7 @@ def test_check_estimator(kw):
     check_estimator(fastsvm.LinearSVC(**kw), expected_failed_checks=SKLEARN_XFAIL)
 
 
-def primal_objective(coef, intercept, X, y_pm, C, loss, intercept_scaling, sample_weight=None):
+def primal_objective(coef, intercept, X, y_pm, C, *, loss, intercept_scaling, sample_weight=None):
     """0.5 |[w, b/s]|^2 + C sum loss(y (Xw + b)): LIBLINEAR's problem with the bias feature."""
     margins = 1 - y_pm * (X @ coef + intercept)
     losses = np.maximum(margins, 0)
@@ -58,8 +58,10 @@ def test_binary_optimum_equals_liblinear(loss, fit_intercept):
     ours = fastsvm.LinearSVC(**kw).fit(X, y)
     theirs = SkLinearSVC(dual=True, random_state=0, **kw).fit(X, y)
     y_pm = np.where(y == ours.classes_[1], 1.0, -1.0)
-    f_ours = primal_objective(ours.coef_[0], np.atleast_1d(ours.intercept_)[0], X, y_pm, 2.0, loss, 1.5)
-    f_theirs = primal_objective(theirs.coef_[0], np.atleast_1d(theirs.intercept_)[0], X, y_pm, 2.0, loss, 1.5)
+    f_ours = primal_objective(ours.coef_[0], np.atleast_1d(ours.intercept_)[0], X, y_pm, 2.0, loss=loss,
+                              intercept_scaling=1.5)
+    f_theirs = primal_objective(theirs.coef_[0], np.atleast_1d(theirs.intercept_)[0], X, y_pm, 2.0, loss=loss,
+                                intercept_scaling=1.5)
     assert abs(f_ours - f_theirs) <= 1e-6 * abs(f_theirs)
     np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
     np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X), atol=1e-3)
@@ -73,7 +75,7 @@ def test_multiclass_one_vs_rest_equals_liblinear():
     assert ours.coef_.shape == theirs.coef_.shape == (3, 4)
     for c in range(3):
         y_pm = np.where(y == ours.classes_[c], 1.0, -1.0)
-        f = [primal_objective(m.coef_[c], m.intercept_[c], X, y_pm, 1.0, "squared_hinge", 1.0)
+        f = [primal_objective(m.coef_[c], m.intercept_[c], X, y_pm, 1.0, loss="squared_hinge", intercept_scaling=1.0)
              for m in (ours, theirs)]
         assert abs(f[0] - f[1]) <= 1e-6 * f[1]
     assert np.mean(ours.predict(X) == theirs.predict(X)) == 1.0
@@ -87,7 +89,8 @@ def test_class_weight_and_sample_weight_match_liblinear():
     theirs = SkLinearSVC(dual=True, random_state=0, **kw).fit(X, y, sample_weight=sw)
     y_pm = np.where(y == 1, 1.0, -1.0)
     weight = sw * np.where(y == 1, 3.0, 0.5)
-    f = [primal_objective(m.coef_[0], m.intercept_[0], X, y_pm, 0.5, "squared_hinge", 1.0, weight)
+    f = [primal_objective(m.coef_[0], m.intercept_[0], X, y_pm, 0.5, loss="squared_hinge", intercept_scaling=1.0,
+                          sample_weight=weight)
          for m in (ours, theirs)]
     assert abs(f[0] - f[1]) <= 1e-6 * f[1]
 
@@ -156,7 +159,7 @@ def test_dual_auto_picks_as_scikit_learn(penalty, loss, tall, solver):
         assert fastsvm.LinearSVC(solver=other).fit(X, y).model_.info["solver"] == other
 
 
-def l1_objective(coef, intercept, X, y_pm, C, intercept_scaling):
+def l1_objective(coef, intercept, X, y_pm, C, *, intercept_scaling):
     """|[w, b/s]|_1 + C sum max(0, 1 - y (Xw + b))^2: LIBLINEAR -s 5's problem."""
     slack = np.maximum(0.0, 1 - y_pm * (X @ coef + intercept))
     return np.abs(coef).sum() + abs(intercept / intercept_scaling) + C * (slack**2).sum()
@@ -170,14 +173,14 @@ def test_l1_penalty_optimum_equals_liblinear(fit_intercept):
     ours = fastsvm.LinearSVC(**kw).fit(X, y)
     theirs = SkLinearSVC(random_state=0, **kw).fit(X, y)
     y_pm = np.where(y == ours.classes_[1], 1.0, -1.0)
-    f = [l1_objective(m.coef_[0], np.atleast_1d(m.intercept_)[0], X, y_pm, 0.03, 2.0)
+    f = [l1_objective(m.coef_[0], np.atleast_1d(m.intercept_)[0], X, y_pm, 0.03, intercept_scaling=2.0)
          for m in (ours, theirs)]
     assert abs(f[0] - f[1]) <= 1e-6 * f[1]
     assert 0 < np.count_nonzero(ours.coef_) < X.shape[1]  # the L1 penalty's zeros
     np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
 
 
-def crammer_singer_objective(coef, intercept, X, codes, C, intercept_scaling):
+def crammer_singer_objective(coef, intercept, X, codes, C, *, intercept_scaling):
     scores = X @ coef.T + intercept
     rows = np.arange(X.shape[0])
     margins = scores - scores[rows, codes][:, None] + 1.0
@@ -193,7 +196,7 @@ def test_crammer_singer_equals_liblinear():
     theirs = SkLinearSVC(random_state=0, **kw).fit(X, y)
     assert ours.coef_.shape == theirs.coef_.shape == (3, 4) and ours.intercept_.shape == (3,)
     codes = np.searchsorted(ours.classes_, y)
-    f = [crammer_singer_objective(m.coef_, m.intercept_, X, codes, 1.0, 1.5) for m in (ours, theirs)]
+    f = [crammer_singer_objective(m.coef_, m.intercept_, X, codes, 1.0, intercept_scaling=1.5) for m in (ours, theirs)]
     assert abs(f[0] - f[1]) <= 1e-6 * f[1]
     assert np.mean(ours.predict(X) == theirs.predict(X)) >= 0.99
     argmax = ours.classes_[np.argmax(ours.decision_function(X), axis=1)]

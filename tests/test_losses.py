@@ -104,16 +104,16 @@ def test_alpha_sums_against_numpy():
                 np.sum(np.where(kept, alpha**2 / safe, 0)))
     np.testing.assert_allclose(alpha_sums(alpha, y, weight, rho), expected, rtol=1e-12)
     assert alpha_sums(alpha, y, weight)[2] == 0.0
-    assert alpha_sums(alpha, y, weight, rho, 1) == alpha_sums(alpha, y, weight, rho, 2)
+    np.testing.assert_array_equal(alpha_sums(alpha, y, weight, rho, 1), alpha_sums(alpha, y, weight, rho, 2))
 
 
 def test_loss_sums_have_the_same_bits_for_any_thread_count():
     rng = np.random.default_rng(5)
     n = 100_003                                    # 13 chunks, the last one short
     z, rho, weight = rng.normal(1, 1, n), rng.uniform(0.1, 2, n), rng.uniform(0, 2, n)
-    one = smoothed_hinge_loss(z, rho, weight, 0.01, np.empty(n), 1)
+    one = smoothed_hinge_loss(z, rho, weight, 0.01, np.empty(n), n_threads=1)
     for threads in (2, 3):
-        assert smoothed_hinge_loss(z, rho, weight, 0.01, np.empty(n), threads) == one
+        assert smoothed_hinge_loss(z, rho, weight, 0.01, np.empty(n), n_threads=threads) == one
     r = np.empty(n)
     assert squared_error_loss(z, weight, r, 1) == squared_error_loss(z, weight, r, 2)
 
@@ -210,7 +210,8 @@ def test_multiplier_step_against_numpy(p):
     results = []
     for threads in (1, 2):
         z, nu, s, res = z0.copy(), nu0.copy(), s0.copy(), np.empty(n)
-        multiplier_step(z, q, step, nu, s, res, weight, mu, mu_next, p, True, threads)
+        multiplier_step(z, q, step, nu, s, res=res, weight=weight, mu=mu, mu_next=mu_next, p=p, update=True,
+                        n_threads=threads)
         np.testing.assert_allclose(z, z_np, rtol=1e-15, atol=0)
         np.testing.assert_allclose(nu, nu_np, rtol=1e-14, atol=1e-15)
         np.testing.assert_allclose(s, s_np, rtol=1e-13, atol=1e-15)
@@ -219,7 +220,8 @@ def test_multiplier_step_against_numpy(p):
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
     z, nu, s, res = z0.copy(), nu0.copy(), s0.copy(), np.empty(n)
-    multiplier_step(z, q, step, nu, s, res, weight, mu, mu, p, False)   # the first pass: no update
+    # the first pass: no update
+    multiplier_step(z, q, step, nu, s, res=res, weight=weight, mu=mu, mu_next=mu, p=p, update=False)
     np.testing.assert_array_equal(z, z0)
     np.testing.assert_array_equal(nu, nu0)
 

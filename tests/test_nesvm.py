@@ -42,7 +42,7 @@ def pm(labels):
 PAPER_PASSES = 2000
 
 
-def subproblem(X, y, C=1.0, tol=1e-3, loss=None, n_threads=1, log=None, max_iter=None, **options):
+def subproblem(X, y, C=1.0, tol=1e-3, loss=None, *, n_threads=1, log=None, max_iter=None, **options):
     config = options.pop("config", None)
     params = Params(solver="nesvm", kernel_type="linear", C=C, tol=tol, loss=loss, max_iter=max_iter,
                     options=options, config=config)

@@ -56,7 +56,7 @@ def smo_dual(sub):
     """SMO's dual in NumPy: Q (kernel values rounded to float32, as the cache holds them), p,
     signs, and the bounds of the 2n variables for regression."""
     X, y, upper = sub.X, sub.y, np.asarray(sub.upper)
-    K = kernel_matrix(X, X, "rbf", sub.kernel.gamma, 3, 0.0).astype(np.float32).astype(np.float64)
+    K = kernel_matrix(X, X, "rbf", sub.kernel.gamma, 3, coef0=0.0).astype(np.float32).astype(np.float64)
     if sub.formulation in ("epsilon_svr", "nu_svr"):
         signs = np.concatenate([np.ones_like(y), -np.ones_like(y)])
         K = np.block([[K, K], [K, K]])
@@ -184,8 +184,8 @@ def test_smo_warm_point_from_other_bounds_is_made_feasible(formulation, heart):
                                         params=dataclasses.replace(sub.params, nu=0.6)))
     p, signs, alpha0, C, nu_variant, regression = smo.dual_problem(
         formulation, sub.y, sub.upper, sub.params.nu, sub.params.epsilon)
-    start = smo.warm_alpha(old, C, signs, alpha0, nu_variant or formulation == "one_class", regression,
-                           None, sub.y.shape[0])
+    start = smo.warm_alpha(old, C, signs, alpha0, nu_variant or formulation == "one_class", regression=regression,
+                           kept=smo.KeptRows(None, sub.y.shape[0]))
     assert np.all(start >= 0) and np.all(start <= C)
     if nu_variant or formulation == "one_class":   # the cold start's sums per sign
         for s in (1, -1):
@@ -212,20 +212,21 @@ def test_smo_on_a_permuted_cache_solves_by_variable(heart):
     ys = signs[rows]
 
     def solver_on(cache, C, order=None):
-        s = SMO(cache, -np.ones(n), ys, np.zeros(n), np.full(n, C), 1e-6, True, False, 0, 10**7,
-                np.zeros(1, np.int32), False, order)
+        s = SMO(cache, -np.ones(n), ys, np.zeros(n), np.full(n, C), eps=1e-6, shrinking=True, nu=False, svr_rows=0,
+                max_iter=10**7, stop=np.zeros(1, np.int32), check_signals=False, order=order)
         s.init()
         assert s.run(10**7).name == "CONVERGED"
         return s
 
-    used = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, ys, rows)
+    used = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, cache_bytes=1 << 20, n_threads=1, sign=ys, rows=rows)
     solver_on(used, 4.0)
     order = smo.variable_order(used, rows, cold=False)
     assert not np.array_equal(order, np.arange(n))          # shrinking moved the positions
     np.testing.assert_array_equal(np.sort(order), np.arange(n))
     on_used = solver_on(used, 2.0, order)
-    on_fresh = solver_on(KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, ys, rows), 2.0)
-    K = kernel_matrix(X[rows], X[rows], "rbf", kernel.gamma, 3, 0.0)
+    on_fresh = solver_on(KernelCache(X, "rbf", kernel.gamma, 3, 0.0, cache_bytes=1 << 20, n_threads=1, sign=ys,
+                                     rows=rows), 2.0)
+    K = kernel_matrix(X[rows], X[rows], "rbf", kernel.gamma, 3, coef0=0.0)
     Q = (ys[:, None] * K * ys[None, :]).astype(np.float32).astype(np.float64)
     a_used, a_fresh = on_used.result()["alpha"], on_fresh.result()["alpha"]
     f = [0.5 * a @ Q @ a - a.sum() for a in (a_used, a_fresh)]
@@ -248,7 +249,8 @@ def test_init_from_and_products_equal_numpy(heart):
     n = X.shape[0]
     gamma = 1.0 / X.shape[1]
     signs = y.astype(np.int8)
-    Q = (y[:, None] * kernel_matrix(X, X, "rbf", gamma, 3, 0.0) * y[None, :]).astype(np.float32).astype(np.float64)
+    K = kernel_matrix(X, X, "rbf", gamma, 3, coef0=0.0)
+    Q = (y[:, None] * K * y[None, :]).astype(np.float32).astype(np.float64)
     C = np.full(n, 2.0)
     rng = np.random.default_rng(0)
     base = rng.choice([0.0, 2.0, 0.7], size=n)
@@ -257,9 +259,9 @@ def test_init_from_and_products_equal_numpy(heart):
     start[moved] = rng.choice([0.0, 2.0, 1.3], size=20)   # some leave the bound, some reach it
 
     def fresh(alpha):
-        cache = KernelCache(X, "rbf", gamma, 3, 0.0, 1 << 20, 1, signs)
-        return cache, SMO(cache, -np.ones(n), signs, alpha, C, 1e-6, True, False, 0, 10**7, np.zeros(1, np.int32),
-                          False)
+        cache = KernelCache(X, "rbf", gamma, 3, 0.0, cache_bytes=1 << 20, n_threads=1, sign=signs)
+        return cache, SMO(cache, -np.ones(n), signs, alpha, C, eps=1e-6, shrinking=True, nu=False, svr_rows=0,
+                          max_iter=10**7, stop=np.zeros(1, np.int32), check_signals=False)
 
     bounded = base >= C
     cache, solver = fresh(start)

@@ -214,7 +214,7 @@ def test_tied_votes_go_to_the_first_label():
 # the Cython kernel against a dense NumPy twin
 # ----------------------------------------------------------------------------------------------
 
-def twin_kernel(kind, X, Z, gamma, degree, coef0):
+def twin_kernel(kind, X, Z, gamma, degree, *, coef0):
     """k(x_i, z_j) with dense arithmetic (distances formed directly for the RBF kernel)."""
     dot = X @ Z.T
     if kind == "linear":
@@ -238,7 +238,7 @@ def twin_decision_values(model, X):
         Xd[:, :X.shape[1]] = X.toarray()
         Zd = np.zeros((model.support_vectors.shape[0], width))
         Zd[:, :model.n_features] = model.support_vectors.toarray()
-        K = twin_kernel(model.kernel_type, Xd, Zd, model.gamma, model.degree, model.coef0)
+        K = twin_kernel(model.kernel_type, Xd, Zd, model.gamma, model.degree, coef0=model.coef0)
     if not model.is_classification:
         return K @ model.sv_coef[0][:, None] - model.rho[0]
     start = np.concatenate([[0], np.cumsum(model.n_sv)])
@@ -391,11 +391,12 @@ def test_predict_many_shares_one_kernel_block_and_gives_predicts_bits(kernel, n_
         rows = model.support_vectors.rows
         K = np.empty((X.shape[0], base.shape[0]))
         DecisionFunction(base, np.zeros((1, base.shape[0])), [0.0], [0, base.shape[0], base.shape[0]], np.zeros(0),
-                         kernel, model.gamma, model.degree, model.coef0, True, kernel_values=True).compute(X, K)
-        assert_close(K, kernel_matrix(X, base, kernel, model.gamma, model.degree, model.coef0))
+                         kind=kernel, gamma=model.gamma, degree=model.degree, coef0=model.coef0, one_vs_one=True,
+                         kernel_values=True).compute(X, K)
+        assert_close(K, kernel_matrix(X, base, kernel, model.gamma, model.degree, coef0=model.coef0))
         function = DecisionFunction(model.support_vectors, model.sv_coef, model.rho,
-                                    np.concatenate([[0], np.cumsum(model.n_sv)]), np.zeros(0), kernel,
-                                    model.gamma, model.degree, model.coef0, True)
+                                    np.concatenate([[0], np.cumsum(model.n_sv)]), np.zeros(0), kind=kernel,
+                                    gamma=model.gamma, degree=model.degree, coef0=model.coef0, one_vs_one=True)
         out = np.empty_like(values)
         function.compute_from_kernel(K, rows, out, n_jobs)
         assert np.array_equal(out, values)
@@ -515,8 +516,9 @@ def test_dense_rows_with_sparse_columns_add_those_by_their_nonzeros_as_their_twi
 def decision_function(model, tiles=True):
     from fastsvm._core._predict import DecisionFunction
     start = np.concatenate([[0], np.cumsum(model.n_sv)]) if model.is_classification else np.zeros(0)
-    return DecisionFunction(model.support_vectors, model.sv_coef, model.rho, start, np.zeros(0), model.kernel_type,
-                            model.gamma, model.degree, model.coef0, model.is_classification, tiles=tiles)
+    return DecisionFunction(model.support_vectors, model.sv_coef, model.rho, start, np.zeros(0),
+                            kind=model.kernel_type, gamma=model.gamma, degree=model.degree, coef0=model.coef0,
+                            one_vs_one=model.is_classification, tiles=tiles)
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "polynomial", "sigmoid"])

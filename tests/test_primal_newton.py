@@ -67,8 +67,8 @@ DATASETS = [("breast_cancer_scale", "breast_cancer_scale.t", 1.0), ("a9a", "a9a.
 @pytest.mark.parametrize("bias", [-1.0, 1.0], ids=["nobias", "B1"])
 @pytest.mark.parametrize("name,test_name,C", DATASETS, ids=[d[0] for d in DATASETS])
 def test_optimum_equals_liblinear(name, test_name, C, bias):
-    sol, D, y, upper, ours, theirs, Dt = binary_oracle(solve, "primal_newton", 2, name, test_name, C, bias,
-                                                       TIGHT)
+    sol, D, y, upper, ours, theirs, Dt = binary_oracle(solve, "primal_newton", 2, name, test_name, C=C, bias=bias,
+                                                       tol=TIGHT)
     assert sol.status == "converged"
     f_ours, grad, _ = twin(D, y, upper, ours)
     f_theirs = twin(D, y, upper, theirs)[0]

@@ -46,7 +46,7 @@ def _kernel_of(kind, n_features):
 
 def _precomputed(X, kernel):
     """Kernel matrix and the precomputed-kernel input: column 0 = serial number, column j = K[:, j-1]."""
-    K = kernel_matrix(X, X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0)
+    K = kernel_matrix(X, X, kernel.kind, kernel.gamma, kernel.degree, coef0=kernel.coef0)
     n = K.shape[0]
     Xp = to_csr(np.hstack([np.arange(1, n + 1, dtype=np.float64)[:, None], K]))
     return K, Xp
@@ -61,7 +61,7 @@ def _libsvm_precomputed_rows(K):
     return [{0: i + 1, **{j + 1: float(v) for j, v in enumerate(row)}} for i, row in enumerate(K)]
 
 
-def libsvm_solve(formulation, X, y, kernel, K=None, C=1.0, nu=0.5, p=0.1, extra=""):
+def libsvm_solve(formulation, X, y, kernel, K=None, *, C=1.0, nu=0.5, p=0.1, extra=""):
     """LIBSVM's coefficients (one per training row, 0 off the SVs) and rho, oriented so that
     the decision value is coef . k(x) - rho for the +1 class (LIBSVM puts its first label first)."""
     opts = (f"-s {SVM_TYPE[formulation]} -t {KERNEL_TYPE[kernel.kind]} -d {kernel.degree} "
@@ -78,7 +78,7 @@ def libsvm_solve(formulation, X, y, kernel, K=None, C=1.0, nu=0.5, p=0.1, extra=
     return coef, rho
 
 
-def fastsvm_solve(formulation, X, y, kernel, upper=None, C=1.0, nu=0.5, p=0.1, spec=None, **params):
+def fastsvm_solve(formulation, X, y, kernel, upper=None, *, C=1.0, nu=0.5, p=0.1, spec=None, **params):
     if upper is None:
         box = C if formulation in ("c_svc", "epsilon_svr", "nu_svr") else 1.0
         upper = np.full(X.shape[0], box)
@@ -117,10 +117,10 @@ def _data(formulation, kind, heart, regression):
         K, Xp = _precomputed(X, _kernel_of("rbf", X.shape[1]))
         return Xp, y, Kernel("precomputed"), K
     kernel = _kernel_of(kind, X.shape[1])
-    return X, y, kernel, kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, kernel.coef0)
+    return X, y, kernel, kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, coef0=kernel.coef0)
 
 
-def assert_matches_libsvm(formulation, X, y, kernel, K, upper=None, extra="", spec=None, **kw):
+def assert_matches_libsvm(formulation, X, y, kernel, K, *, upper=None, extra="", spec=None, **kw):
     sol = fastsvm_solve(formulation, X, y, kernel, upper=upper, spec=spec, **kw)
     libsvm_kw = {name: value for name, value in kw.items() if name in ("C", "nu", "p")}
     coef_l, rho_l = libsvm_solve(formulation, X, y, kernel, K, extra=extra, **libsvm_kw)
@@ -166,13 +166,13 @@ def test_matches_libsvm_abalone(formulation, kind, heart, abalone):
 def test_non_default_parameters(heart, housing):
     X, y = heart
     kernel = Kernel("polynomial", gamma=0.3, degree=2, coef0=1.5)
-    K = kernel_matrix(X, X, "polynomial", 0.3, 2, 1.5)
+    K = kernel_matrix(X, X, "polynomial", 0.3, 2, coef0=1.5)
     assert_matches_libsvm("c_svc", X, y, kernel, K, C=10.0)
     assert_matches_libsvm("nu_svc", X, y, kernel, K, nu=0.2)
     assert_matches_libsvm("one_class", X, y, kernel, K, nu=0.05)
     X, y = housing
     kernel = Kernel("sigmoid", gamma=0.01, coef0=-0.5)
-    K = kernel_matrix(X, X, "sigmoid", 0.01, 3, -0.5)
+    K = kernel_matrix(X, X, "sigmoid", 0.01, 3, coef0=-0.5)
     assert_matches_libsvm("epsilon_svr", X, y, kernel, K, C=3.0, p=0.5)
     assert_matches_libsvm("nu_svr", X, y, kernel, K, C=0.5, nu=0.8)
 
@@ -399,7 +399,7 @@ def test_registered():
 TAU = 1e-12
 
 
-def twin_select(G, alpha, C, y, Q, eps, nu):
+def twin_select(G, alpha, C, y, Q, *, eps, nu):
     """Second-order working set selection (Fan, Chen & Lin 2005), written with NumPy."""
     upper, lower = alpha >= C, alpha <= 0
     I_up = np.flatnonzero(((y > 0) & ~upper) | ((y < 0) & ~lower))
@@ -432,7 +432,7 @@ def twin_select(G, alpha, C, y, Q, eps, nu):
     return pick[1 if y[best_j] > 0 else -1][0], best_j
 
 
-def twin_step(G, alpha, C, y, Q, i, j):
+def twin_step(G, alpha, C, y, Q, *, i, j):
     """Exact minimization over the segment of (alpha_i, alpha_j) that keeps y^T alpha fixed."""
     s = -y[i] * y[j]  # alpha_i moves by s * t when alpha_j moves by t
     d = np.zeros_like(alpha)
@@ -458,9 +458,10 @@ def twin_problem(formulation, X, y, upper, conjugate=False):
     s = signs.astype(np.float64)
     Q = (s[:, None] * s[None, :] * K).astype(np.float32).astype(np.float64)
     np.fill_diagonal(Q, np.diag(K))  # the diagonal is kept in double precision
-    cache = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, 1 << 20, 1, None if regression else signs)
-    state = SMO(cache, p, signs, alpha, C, 1e-6, False, nu, n if regression else 0, 10**6,
-                np.zeros(1, np.int32), False, conjugate=conjugate)
+    cache = KernelCache(X, "rbf", kernel.gamma, 3, 0.0, cache_bytes=1 << 20, n_threads=1,
+                        sign=None if regression else signs)
+    state = SMO(cache, p, signs, alpha, C, eps=1e-6, shrinking=False, nu=nu, svr_rows=n if regression else 0,
+                max_iter=10**6, stop=np.zeros(1, np.int32), check_signals=False, conjugate=conjugate)
     assert state.init() == Status.CONVERGED
     return state, Q, p, s, signs, alpha, C, nu
 
@@ -478,10 +479,10 @@ def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housi
     for _ in range(60):
         a, G = state.alpha_now(), state.gradient()
         pair = state.select_pair()
-        assert pair == twin_select(G, a, C, s, Q, 1e-6, nu)
+        assert pair == twin_select(G, a, C, s, Q, eps=1e-6, nu=nu)
         if pair is None:
             break
-        expected = twin_step(G, a, C, s, Q, *pair)
+        expected = twin_step(G, a, C, s, Q, i=pair[0], j=pair[1])
         state.step(*pair)
         np.testing.assert_allclose(state.alpha_now(), expected, rtol=0, atol=1e-12)
         np.testing.assert_allclose(state.gradient(), G + Q @ (expected - a), rtol=0, atol=1e-9)
@@ -489,7 +490,7 @@ def test_selection_and_step_match_numpy_twin(formulation, repeated, heart, housi
         assert np.all(state.alpha_now() >= 0) and np.all(state.alpha_now() <= C)
 
 
-def twin_conjugate_step(G, alpha, C, y, Q, i, j, direction, support_max=32):
+def twin_conjugate_step(G, alpha, C, y, Q, *, i, j, direction, support_max=32):
     """Conjugate SMO's step (SMO's conjugate mode), written with NumPy: along v = beta d + u, u
     the pair's direction and beta making v Q-conjugate to d, the last unclipped direction (None:
     none); to the minimum along v or the first bound it meets. The pair's own step when v does
@@ -511,7 +512,7 @@ def twin_conjugate_step(G, alpha, C, y, Q, i, j, direction, support_max=32):
                 moved[first] = C[first] if v[first] > 0 else 0.0
                 return moved, None, True
             return moved, v, True
-    moved = twin_step(G, alpha, C, y, Q, i, j)
+    moved = twin_step(G, alpha, C, y, Q, i=i, j=j)
     free = 0 < moved[i] < C[i] and 0 < moved[j] < C[j]
     return moved, (u if free else None), False
 
@@ -529,7 +530,7 @@ def test_conjugate_steps_match_numpy_twin(formulation, heart, housing):
         pair = state.select_pair()
         if pair is None:
             break
-        expected, direction, conjugate = twin_conjugate_step(G, a, C, s, Q, *pair, direction)
+        expected, direction, conjugate = twin_conjugate_step(G, a, C, s, Q, i=pair[0], j=pair[1], direction=direction)
         conjugate_steps += conjugate
         state.step(*pair)
         np.testing.assert_allclose(state.alpha_now(), expected, rtol=0, atol=1e-9)
@@ -553,9 +554,10 @@ def test_cache_columns_equal_numpy(kind, heart):
     if kind == "precomputed":
         K, X = _precomputed(X, _kernel_of("polynomial", X.shape[1]))
     else:
-        K = kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, kernel.coef0)
+        K = kernel_matrix(X, X, kind, kernel.gamma, kernel.degree, coef0=kernel.coef0)
     Q = (signs[:, None] * signs[None, :] * K).astype(np.float32)
-    cache = KernelCache(X, kind, kernel.gamma, kernel.degree, kernel.coef0, 1 << 20, 1, signs)
+    cache = KernelCache(X, kind, kernel.gamma, kernel.degree, kernel.coef0, cache_bytes=1 << 20, n_threads=1,
+                        sign=signs)
     np.testing.assert_allclose(cache.get_diagonal(), np.diag(K), rtol=1e-14)
     np.testing.assert_array_equal(cache.get_column(5, 10), Q[:10, 5])
     np.testing.assert_array_equal(cache.get_column(5), Q[:, 5])  # extended in place
@@ -586,8 +588,8 @@ def test_cache_columns_of_sparse_and_dense_held_rows_equal_numpy(kind, heart):
     for data, layout in variants:
         data = sp.csr_matrix(data)
         kernel = _kernel_of(kind, X.shape[1])
-        K = kernel_matrix(data, data, kind, kernel.gamma, kernel.degree, kernel.coef0).astype(np.float32)
-        cache = KernelCache(data, kind, kernel.gamma, kernel.degree, kernel.coef0, 1 << 22)
+        K = kernel_matrix(data, data, kind, kernel.gamma, kernel.degree, coef0=kernel.coef0).astype(np.float32)
+        cache = KernelCache(data, kind, kernel.gamma, kernel.degree, kernel.coef0, cache_bytes=1 << 22)
         assert (cache.dense_rows, cache.feature_major) == (layout != "sparse", layout == "feature-major")
         for i in (0, 7, 269):
             np.testing.assert_array_equal(cache.get_column(i), K[:, i])
@@ -609,8 +611,10 @@ def test_cache_over_selected_rows_equals_cache_over_their_copy(kind, heart):
         _, X = _precomputed(X, _kernel_of("polynomial", X.shape[1]))
     rows = np.random.default_rng(3).permutation(80)[:50]
     signs = np.where(y[rows] > 0, 1, -1).astype(np.int8)
-    args = (kind, kernel.gamma, kernel.degree, kernel.coef0, 1 << 20, 1, signs)
-    in_place, copied = KernelCache(X, *args, rows), KernelCache(X[rows], *args)
+    args = (kind, kernel.gamma, kernel.degree, kernel.coef0)
+    sized = {"cache_bytes": 1 << 20, "n_threads": 1}
+    in_place = KernelCache(X, *args, **sized, sign=signs, rows=rows)
+    copied = KernelCache(X[rows], *args, **sized, sign=signs)
     assert in_place.n == 50
     np.testing.assert_array_equal(in_place.rows_at_positions(), rows)
     np.testing.assert_array_equal(in_place.get_diagonal(), copied.get_diagonal())
@@ -621,7 +625,7 @@ def test_cache_over_selected_rows_equals_cache_over_their_copy(kind, heart):
     for i in (0, 5, 20, 33):
         np.testing.assert_array_equal(in_place.get_column(i), copied.get_column(i))
     with pytest.raises(IndexError):
-        KernelCache(X, *args[:-1], None, [0, 80])
+        KernelCache(X, *args, **sized, sign=None, rows=[0, 80])
 
 
 def test_cache_eviction_under_tiny_budget(heart):

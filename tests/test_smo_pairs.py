@@ -41,10 +41,10 @@ def test_pairs_side_by_side_share_what_one_pair_held(monkeypatch, n_jobs, runnin
     budgets, caches, threads = [], [], []
     original = smo.KernelCache
 
-    def recording(X, kind, gamma, degree, coef0, cache_bytes, n_threads, *args):
+    def recording(X, kind, gamma, degree, coef0, *, cache_bytes, n_threads, **options):
         budgets.append(cache_bytes)
         threads.append(n_threads)
-        caches.append(original(X, kind, gamma, degree, coef0, cache_bytes, n_threads, *args))
+        caches.append(original(X, kind, gamma, degree, coef0, cache_bytes=cache_bytes, n_threads=n_threads, **options))
         return caches[-1]
 
     monkeypatch.setattr(smo, "KernelCache", recording)

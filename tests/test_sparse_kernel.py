@@ -76,7 +76,7 @@ def test_newton_cg_twin(threads, repeat):
     t = rng.normal(size=a.shape[0])
     t -= (a @ t) / (a @ a) * a
     sigma = 25.0
-    z, iterations, status = S.newton_cg(pos, a, sigma, t, 1e-12, 1000, np.zeros(1, np.int32))
+    z, iterations, status = S.newton_cg(pos, a, sigma, t, 1e-12, max_iter=1000, stop=np.zeros(1, np.int32))
     assert 0 < iterations < 1000 and status == Status.CONVERGED
     np.testing.assert_allclose(z, np_newton(Q, a, sigma, t), rtol=0, atol=1e-9 * np.abs(t).max())
     assert abs(a @ z) <= 1e-9 * np.abs(z).sum()
@@ -90,15 +90,15 @@ def test_newton_cg_iterations_rtol_and_indefinite():
     t = np.random.default_rng(6).normal(size=200)
     t -= t.mean()
     stop = np.zeros(1, np.int32)
-    z, it, status = S.newton_cg(pos, a, 10.0, t, 1e-3, 1000, stop)
+    z, it, status = S.newton_cg(pos, a, 10.0, t, 1e-3, max_iter=1000, stop=stop)
     assert status == Status.CONVERGED
     H = np.eye(200) + 10.0 * (np.eye(200) - 1 / 200) @ K @ (np.eye(200) - 1 / 200)
     assert np.linalg.norm(H @ z - t) <= 1e-3 * np.linalg.norm(t)
-    assert S.newton_cg(pos, a, 10.0, t, 1e-3, 2, stop)[1:] == (2, Status.MAX_ITER)     # max_iter caps it
-    assert S.newton_cg(pos, a, 10.0, np.zeros(200), 1e-3, 100, stop)[1:] == (0, Status.CONVERGED)
+    assert S.newton_cg(pos, a, 10.0, t, 1e-3, max_iter=2, stop=stop)[1:] == (2, Status.MAX_ITER)     # max_iter caps it
+    assert S.newton_cg(pos, a, 10.0, np.zeros(200), 1e-3, max_iter=100, stop=stop)[1:] == (0, Status.CONVERGED)
     # -K is negative definite: I - 10 P K P is not positive definite, reported as a breakdown
     N = sparse_of(-K, -np.inf)
-    assert N.newton_cg(pos, a, 10.0, t, 1e-3, 1000, stop)[2] == Status.BREAKDOWN
+    assert N.newton_cg(pos, a, 10.0, t, 1e-3, max_iter=1000, stop=stop)[2] == Status.BREAKDOWN
 
 
 def test_newton_cg_stop_flag_raises_keyboard_interrupt():
@@ -108,7 +108,7 @@ def test_newton_cg_stop_flag_raises_keyboard_interrupt():
     t = np.random.default_rng(8).normal(size=2000)
     t -= t.mean()
     with pytest.raises(KeyboardInterrupt):
-        S.newton_cg(pos, np.ones(2000), 1e3, t, 1e-14, 1000, np.ones(1, np.int32))
+        S.newton_cg(pos, np.ones(2000), 1e3, t, 1e-14, max_iter=1000, stop=np.ones(1, np.int32))
 
 
 def test_bad_input_gives_clear_errors():
@@ -120,4 +120,5 @@ def test_bad_input_gives_clear_errors():
     with pytest.raises(FastSVMError, match="positions"):
         S.scatter(np.array([3], np.int32), np.ones(1), np.zeros(3))
     with pytest.raises(FastSVMError, match="positions"):
-        S.newton_cg(np.array([0, 1], np.int32), np.ones(3), 1.0, np.zeros(2), 1e-6, 10, np.zeros(1, np.int32))
+        S.newton_cg(np.array([0, 1], np.int32), np.ones(3), 1.0, np.zeros(2), 1e-6, max_iter=10,
+                    stop=np.zeros(1, np.int32))

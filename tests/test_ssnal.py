@@ -100,7 +100,7 @@ def as_pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, formulation="c_svc", C=1.0, tol=1e-6, upper=None, log=None, stop=None, n_threads=1,
+def subproblem(X, y, formulation="c_svc", C=1.0, tol=1e-6, *, upper=None, log=None, stop=None, n_threads=1,
                config=None, **options):
     params = Params(svm_type=formulation, solver="ssnal", C=C, tol=tol, epsilon=0.1, options=options, config=config)
     kw = {} if stop is None else {"stop": stop}
@@ -311,10 +311,10 @@ def test_newton_cg_solves_the_newton_system(operator):
     H = np.eye(40) + sigma * Zd[rows].T @ P @ Zd[rows]
     rhs = rng.normal(size=40)
     d = np.zeros(40)
-    iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-12, 200)
+    iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, rtol=1e-12, max_iter=200)
     assert status == Status.CONVERGED and 0 < iters <= 40 + 5
     np.testing.assert_allclose(d, np.linalg.solve(H, rhs), rtol=1e-9, atol=1e-10)
-    iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-12, 2)
+    iters, status = NewtonCG(Z).solve(rows, a, sigma, rhs, d, rtol=1e-12, max_iter=2)
     assert status == Status.MAX_ITER and iters == 2
 
 
@@ -369,14 +369,14 @@ def test_newton_cg_iterates_are_those_of_cg_on_the_whole_system(n_threads, compa
         rhs = rng.normal(size=300)
         for iterations in (1, 2, 5):
             d = np.full(300, np.nan)
-            cg.solve(rows, a, sigma, rhs, d, 0.0, iterations, compact)
+            cg.solve(rows, a, sigma, rhs, d, rtol=0.0, max_iter=iterations, compact=compact)
             np.testing.assert_allclose(d, _numpy_pcg(H, rhs, iterations), rtol=1e-10, atol=1e-12)
             products = np.ones(300)       # += 2 Z_J^T P Z_J d - 3 Z_J^T a, from CG's residual
             cg.add_products(products, 2.0, -3.0)
             expected = 1.0 + 2.0 * (H @ d - d) / sigma - 3.0 * Zd[rows].T @ a
             np.testing.assert_allclose(products, expected, rtol=1e-9, atol=1e-10)
         d = np.full(300, np.nan)
-        iters, status = cg.solve(rows, a, sigma, rhs, d, 1e-12, 500, compact)
+        iters, status = cg.solve(rows, a, sigma, rhs, d, rtol=1e-12, max_iter=500, compact=compact)
         assert status == Status.CONVERGED
         np.testing.assert_allclose(H @ d, rhs, atol=1e-10)
 
@@ -406,10 +406,10 @@ def test_newton_cg_updates_its_copy_while_the_free_set_changes_little():
         H = np.eye(300) + sigma * Zd[rows].T @ P @ Zd[rows]
         rhs = rng.normal(size=300)
         d = np.full(300, np.nan)
-        cg.solve(rows, a, sigma, rhs, d, 0.0, 3)
+        cg.solve(rows, a, sigma, rhs, d, rtol=0.0, max_iter=3)
         np.testing.assert_allclose(d, _numpy_pcg(H, rhs, 3), rtol=1e-10, atol=1e-12)
         assert (cg.copies_made, cg.copies_updated) == (made, updated)
-        assert cg.solve(rows, a, sigma, rhs, d, 1e-12, 500)[1] == Status.CONVERGED
+        assert cg.solve(rows, a, sigma, rhs, d, rtol=1e-12, max_iter=500)[1] == Status.CONVERGED
         np.testing.assert_allclose(H @ d, rhs, atol=1e-10)
         updated += 1                                  # the same J again
         assert (cg.copies_made, cg.copies_updated) == (made, updated)
@@ -438,11 +438,13 @@ def test_line_point_against_direct_psi():
     zd = Z @ d
     bufs = [np.empty(200), np.empty(200), np.empty(200, dtype=np.int32), np.empty(200, dtype=np.int32)]
     for alpha in (1e-3, 0.1, 1.0):
-        lam, n_free, zdx, s, n_changed = line_point(K, pt0, zd, alpha * sigma, x0, lam0, 0.0, *bufs)
+        res = line_point(K, pt0, zd, alpha * sigma, x0, lam0=lam0, lam_shift=0.0, pt=bufs[0], x=bufs[1], free=bufs[2],
+                         changed=bufs[3])
+        zdx, s = res.zdx, res.s
         dpsi = alpha * g @ d + 0.5 * alpha ** 2 * d @ d - alpha * zdx + s / sigma
         assert dpsi == pytest.approx(psi(v + alpha * d) - psi(v), rel=1e-8, abs=1e-10)
         np.testing.assert_allclose(bufs[1], np_project(pt0 - alpha * sigma * zd, a, np.zeros(200), u)[0], atol=1e-12)
-        changed = bufs[3][:n_changed]
+        changed = bufs[3][:res.n_changed]
         np.testing.assert_array_equal(changed, np.flatnonzero(bufs[1] != x0))
 
 
@@ -680,12 +682,13 @@ def test_dense_newton_search_scalars_and_rows_nnz_against_numpy(operator):
     g, sigma = rng.normal(size=40), 3.0
     H = np.eye(40) + sigma * (G - np.outer(s, s) / 90)
     d = np.empty(40)
-    assert dense_newton(G, s, 90.0, sigma, g, np.empty((40, 40)), d)
+    assert dense_newton(G, s, 90.0, sigma, g, H=np.empty((40, 40)), d=d)
     np.testing.assert_allclose(d, np.linalg.solve(H, -g), rtol=1e-9, atol=1e-12)
-    assert not dense_newton(-np.eye(40) * 10, s, 0.0, 1.0, g, np.empty((40, 40)), d)
+    assert not dense_newton(-np.eye(40) * 10, s, 0.0, 1.0, g, H=np.empty((40, 40)), d=d)
     dvec, zd, full_a = rng.normal(size=40), rng.normal(size=600), rng.normal(size=600)
     got = search_scalars(dvec, g, zd, full_a, rows)
-    assert got == pytest.approx((dvec @ dvec, g @ dvec, full_a[rows] @ full_a[rows], full_a[rows] @ zd[rows]))
+    expected = (dvec @ dvec, g @ dvec, full_a[rows] @ full_a[rows], full_a[rows] @ zd[rows])
+    assert (got.dd, got.gd, got.aa, got.az) == pytest.approx(expected)
     with pytest.raises(FastSVMError):
         search_scalars(dvec, g, zd, full_a, np.array([600], dtype=np.int32))
 
@@ -712,7 +715,7 @@ def test_newton_cg_threaded_product_matches_one_thread():
     for n_threads in (1, 2):
         Z = StackedRows(X, np.arange(5000, dtype=np.int32), np.ones(5000), n_threads=n_threads)
         d = np.zeros(30)
-        assert NewtonCG(Z).solve(rows, a, 2.0, rhs, d, 1e-12, 200)[1] == Status.CONVERGED
+        assert NewtonCG(Z).solve(rows, a, 2.0, rhs, d, rtol=1e-12, max_iter=200)[1] == Status.CONVERGED
         sols.append(d)
     np.testing.assert_allclose(sols[0], np.linalg.solve(H, rhs), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
@@ -738,7 +741,7 @@ def test_newton_cg_threaded_vector_steps_match_one_thread():
     for n_threads in (1, 2):
         Z = StackedRows(X, np.arange(4000, dtype=np.int32), np.ones(4000), n_threads=n_threads)
         d = np.zeros(20000)
-        assert NewtonCG(Z).solve(rows, a, sigma, rhs, d, 1e-11, 500)[1] == Status.CONVERGED
+        assert NewtonCG(Z).solve(rows, a, sigma, rhs, d, rtol=1e-11, max_iter=500)[1] == Status.CONVERGED
         assert np.linalg.norm(hessian(d) - rhs) <= 1e-10 * np.linalg.norm(rhs)
         sols.append(d)
     np.testing.assert_allclose(sols[1], sols[0], rtol=1e-9, atol=1e-11)
@@ -831,14 +834,16 @@ def test_off_system_moves_against_numpy():
     zd, step = Z @ rng.normal(size=p), 0.4
     pt, x1 = np.empty(m), np.empty(m)
     free1, changed = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
-    lam1, n_free, _, _, n_changed = line_point(K, pt0, zd, step, x0, lam0, 0.0, pt, x1, free1, changed)
+    res = line_point(K, pt0, zd, step, x0, lam0=lam0, lam_shift=0.0, pt=pt, x=x1, free=free1, changed=changed)
+    lam1, n_free, n_changed = res.lam, res.n_free, res.n_changed
     free1, changed = free1[:n_free], changed[:n_changed]
     at_bound = np.setdiff1d(np.arange(m), free0)
     J = np.sort(np.concatenate([free0[::3], at_bound[::4]])).astype(np.int32)
     assert 0 < np.setdiff1d(free0, free1).size and 0 < np.setdiff1d(free1, free0).size  # J's rows do change state
     mark = np.zeros(m, dtype=np.int8)
     rows, coef = np.empty(m, dtype=np.int32), np.empty(m)
-    n = off_system_moves(changed, J, free0.astype(np.int32), free1, x1, x0, zd, a, step, lam1 - lam0, mark, rows, coef)
+    n = off_system_moves(changed, J, free0.astype(np.int32), free1, x1, x_old=x0, zd=zd, a=a, step=step,
+                         dlam=lam1 - lam0, mark=mark, rows=rows, coef=coef)
     delta = -step * zd - (lam1 - lam0) * a
     predicted = Z[J].T @ delta[J]
     np.testing.assert_allclose(predicted + Z[rows[:n]].T @ coef[:n], Z.T @ (x1 - x0), rtol=1e-12, atol=1e-12)
@@ -887,8 +892,9 @@ def test_hold_rows_and_held_misses_against_numpy(m):
     x = np.clip(pt - lam * a, lower, upper)
     row_nnz = rng.integers(0, 50, m).astype(np.int32)
     rows, held = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)
-    n_rows, n_held, held_nnz, held_ax = hold_rows(pt, lam, pt0, lam0, x, a, lower, upper, row_nnz, 2.0, 0.9,
-                                                  rows, held)
+    split = hold_rows(pt, lam, pt0, lam0, x, a=a, lower=lower, upper=upper, row_nnz=row_nnz, factor=2.0, quantile=0.9,
+                      rows=rows, held=held)
+    n_rows, n_held, held_nnz, held_ax = split.n_rows, split.n_held, split.held_nnz, split.held_ax
     stride = -(-m // 4096)
     moves = np.abs((pt - lam * a) - (pt0 - lam0 * a))[::stride]
     threshold = 2.0 * np.sort(moves)[min(int(0.9 * moves.size), moves.size - 1)]
@@ -907,14 +913,18 @@ def test_hold_rows_and_held_misses_against_numpy(m):
     sure = np.where(x == lower, lower - z > slack * norms, (x == upper) & (z - upper > slack * norms))
     idx = held[:n_held]
     out = np.empty(n_held, dtype=np.int32)
-    k = held_misses(idx, center, x, Zw, c, a, lower, upper, sigma, lam, norms, slack, out)
+    k = held_misses(idx, center, x, Zw, c, a=a, lower=lower, upper=upper, sigma=sigma, lam=lam, norms=norms,
+                    slack=slack, out=out)
     np.testing.assert_array_equal(out[:k], idx[~sure[idx]])
-    k = held_misses(idx, center, x, Zw, c, a, lower, upper, sigma, lam, norms, 0.0, out)
+    k = held_misses(idx, center, x, Zw, c, a=a, lower=lower, upper=upper, sigma=sigma, lam=lam, norms=norms, slack=0.0,
+                    out=out)
     np.testing.assert_array_equal(out[:k], idx[np.clip(z, lower, upper)[idx] != x[idx]])
     # a point that stays put: nothing is held
-    assert hold_rows(pt0, lam0, pt0, lam0, x, a, lower, upper, row_nnz, 2.0, 0.9, rows, held)[1] == 0
+    assert hold_rows(pt0, lam0, pt0, lam0, x, a=a, lower=lower, upper=upper, row_nnz=row_nnz, factor=2.0, quantile=0.9,
+                     rows=rows, held=held).n_held == 0
     with pytest.raises(FastSVMError):
-        hold_rows(pt, lam, pt0[:-1], lam0, x, a, lower, upper, row_nnz, 2.0, 0.9, rows, held)
+        hold_rows(pt, lam, pt0[:-1], lam0, x, a=a, lower=lower, upper=upper, row_nnz=row_nnz, factor=2.0, quantile=0.9,
+                  rows=rows, held=held)
 
 
 def test_row_subset_products_against_dense(operator):
@@ -1081,7 +1091,12 @@ def test_held_rows_are_not_checked_once_the_iterate_meets_tol(monkeypatch):
     X, y = synthetic("covtype", 20000)
     C, tol = 1.0, 1e-3
     checks = []
-    monkeypatch.setattr(ssnal_screening, "held_misses", lambda *args: checks.append(1) or held_misses(*args))
+
+    def counted(*args, **kw):
+        checks.append(1)
+        return held_misses(*args, **kw)
+
+    monkeypatch.setattr(ssnal_screening, "held_misses", counted)
     sol = solve(subproblem(X, y, C=C, tol=tol))
     Z, c, a, u = np_dual(X, y, "c_svc", np.full(X.shape[0], C))
     assert sol.status == "converged" and np_eta(Z, c, a, u, sol.dual)[0] <= tol

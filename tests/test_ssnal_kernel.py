@@ -101,7 +101,7 @@ def as_pm(labels):
     return np.where(labels == labels[0], 1.0, -1.0)
 
 
-def subproblem(X, y, kernel, formulation="c_svc", C=1.0, tol=TOL, threads=1, seed=0, config=None, **options):
+def subproblem(X, y, kernel, formulation="c_svc", C=1.0, *, tol=TOL, threads=1, seed=0, config=None, **options):
     params = Params(svm_type=formulation, solver="ssnal", kernel_type=kernel.kind, gamma=kernel.gamma,
                     degree=kernel.degree, coef0=kernel.coef0, C=C, tol=tol, epsilon=0.1, options=options,
                     config=config)
@@ -209,13 +209,15 @@ def test_kernel_products_twin(kernel):
     outs = []
     for threads in (1, 2, 3):
         out = np.full(120, 0.5)
-        KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, threads).matvec(rows, cols, coef, out)
+        products = KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, n_threads=threads)
+        products.matvec(rows, cols, coef, out)
         outs.append(out)
     np.testing.assert_allclose(outs[0], 0.5 + expected, rtol=1e-12, atol=1e-12)
     for out in outs[1:]:
         np.testing.assert_array_equal(out, outs[0])     # each row summed by one thread, in order
     for threads in (1, 2):
-        block = KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, threads).block(rows, cols)
+        products = KernelProducts(X, kernel.kind, kernel.gamma, kernel.degree, kernel.coef0, n_threads=threads)
+        block = products.block(rows, cols)
         np.testing.assert_allclose(block, np_kernel(X[rows], X[cols], kernel), rtol=1e-12, atol=1e-12)
 
 
@@ -371,7 +373,7 @@ def test_working_set_products_cache_a_column_from_its_second_use():
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=1 << 22)
     products = KernelProducts(X, "rbf", 0.3)
     rows = np.arange(0, 300, 2)                     # U: 150 rows
-    ws = WorkingSet(dual, cache, products, rows, np.zeros(dual.m), np.zeros(1, np.int32), 1 << 22)
+    ws = WorkingSet(dual, cache, products, rows, np.zeros(dual.m), stop=np.zeros(1, np.int32), budget_bytes=1 << 22)
     v = np.zeros(ws.L)
     v[:100] = np.linspace(-1.0, 1.0, 100)          # 100 >= PRODUCTS_MIN_COLUMNS columns
     Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
@@ -412,8 +414,8 @@ def test_working_set_products_store_new_columns_in_chunks_under_a_tight_budget()
     rows = np.arange(0, 300, 2)
     for budget in (1 << 22, 1 << 12):
         cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
-        ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), rows, np.zeros(dual.m), np.zeros(1, np.int32),
-                        budget, config=Config(store_values=700))     # chunks of 4 columns of 150
+        ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), rows, np.zeros(dual.m), stop=np.zeros(1, np.int32),
+                        budget_bytes=budget, config=Config(store_values=700))     # chunks of 4 columns of 150
         Q = np_kernel(X[ws.rows], X[ws.rows], kernel) * np.outer(ws.a, ws.a)
         v = np.zeros(ws.L)
         v[:5] = 1.0
@@ -445,7 +447,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     if system != "dense":
         config = replace(config, always_dense_j=5, dense_j_max=5, kernel_cg_rtol=1e-12)
     budget = 4 * 15 * 15 - 1 if system == "products" else 1 << 20      # no block of order 15 fits
-    ws = WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), sub.stop, budget,
+    ws = WorkingSet(dual, cache, products, np.arange(40), np.zeros(dual.m), stop=sub.stop, budget_bytes=budget,
                     rbf=system == "sparse", config=config)
     assert (ws.sparse is not None) == (system == "sparse")
     Q, _, a, _ = np_dual(np_kernel(X, X, kernel), y, formulation, 1.0)
@@ -457,7 +459,7 @@ def test_newton_direction_is_the_linear_solvers_in_feature_space(formulation, sy
     J = np.sort(rng.permutation(dual.m)[:15])
     sigma = 7.0
     counters = KernelCounters()
-    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, counters)
+    delta, hdelta = newton_direction(ws, J, r, Q @ r, sigma, counters=counters)
     assert counters.systems[system] == 1
     aJ = a[J]
     P = np.eye(15) - np.outer(aJ, aJ) / (aJ @ aJ)
@@ -508,7 +510,7 @@ def test_a_newton_block_takes_its_bytes_from_the_cache(system):
     cache = KernelCache(X, "rbf", 0.3, cache_bytes=budget)
     config = Config(always_dense_j=1000) if system == "dense" else Config(always_dense_j=5, dense_j_max=5)
     ws = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), np.arange(300), np.zeros(dual.m),
-                    np.zeros(1, np.int32), budget, config=config)
+                    stop=np.zeros(1, np.int32), budget_bytes=budget, config=config)
     for i in range(300):
         cache.get_column(i)
     assert cache.held_bytes == full
@@ -523,7 +525,7 @@ def test_a_newton_block_takes_its_bytes_from_the_cache(system):
     J = np.arange(0, 300, 2)
     r = np.random.default_rng(0).normal(size=dual.m)
     counters = KernelCounters()
-    newton_direction(ws, J, r, ws.qmul(r), 5.0, counters)
+    newton_direction(ws, J, r, ws.qmul(r), 5.0, counters=counters)
     assert counters.systems[system] == 1
     block_bytes = (8 if system == "dense" else 4) * 150 * 150
     assert held_while_formed and max(held_while_formed) <= budget - block_bytes
@@ -532,7 +534,7 @@ def test_a_newton_block_takes_its_bytes_from_the_cache(system):
     assert cache.held_bytes == full
 
     kept = WorkingSet(dual, cache, KernelProducts(X, "rbf", 0.3), np.arange(300), np.zeros(dual.m),
-                      np.zeros(1, np.int32), budget, rbf=True,
+                      stop=np.zeros(1, np.int32), budget_bytes=budget, rbf=True,
                       config=Config(sparse_min_rows=1, sparse_max_density=1.0, sparse_drop=0.9 * 300))
     for i in range(300):                            # the values >= 0.9 kept: the diagonal and a few more
         cache.get_column(i)
@@ -600,9 +602,9 @@ def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     targets = []
     solve_working_set = kernel_inner.solve_working_set
 
-    def recording(ws, x, hx, sigma, target, *args):
+    def recording(ws, x, hx, sigma, target, **kw):
         targets.append(target)
-        return solve_working_set(ws, x, hx, sigma, target, *args)
+        return solve_working_set(ws, x, hx, sigma, target, **kw)
 
     monkeypatch.setattr(ssnal_kernel, "solve_working_set", recording)
     sol = ssnal.solve(subproblem(X, y, kernel, tol=tol))
@@ -618,7 +620,7 @@ def test_early_rounds_stop_at_a_fraction_of_the_whole_eta(monkeypatch):
     assert sol.details["newton"] < tight.details["newton"]
 
 
-def np_working_rows(Q, c, a, u, x, limit):
+def np_working_rows(Q, c, a, u, x, *, limit):
     """The rows with a free variable or a KKT violation at b = the projection's multiplier, the
     `limit` largest violations |x - clip(x - (grad + b a), 0, u)| (ties by row): the twin of
     kernel.working_rows for C-SVC."""
@@ -649,7 +651,7 @@ def test_rows_join_the_working_set_most_violating_first():
     b = dual.K.project(x - grad)[1]
     for limit in (None, 1000, 120, 7):
         rows = ssnal_kernel.working_rows(dual, x, grad, b, 0.0, limit=limit)
-        expected = np_working_rows(Q, c, a, u, x, 1000 if limit is None else limit)
+        expected = np_working_rows(Q, c, a, u, x, limit=1000 if limit is None else limit)
         assert rows.tolist() == expected
     reference = ssnal.solve(subproblem(X, y, kernel))
     capped = ssnal.solve(subproblem(X, y, kernel, config=Config(kernel_join_max=60)))
@@ -791,10 +793,11 @@ def test_bad_input_gives_clear_errors():
     dual = ssnal_kernel.kernel_dual(subproblem(X, y, sigmoid))
     cache = KernelCache(X, "sigmoid", 1 / 13, coef0=-1.0)
     products = KernelProducts(X, "sigmoid", 1 / 13, coef0=-1.0)
-    ws = WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), np.zeros(1, np.int32), 1 << 30)
+    ws = WorkingSet(dual, cache, products, np.arange(dual.n), np.zeros(dual.m), stop=np.zeros(1, np.int32),
+                    budget_bytes=1 << 30)
     r = np.ones(dual.m)
     with pytest.raises(FastSVMError, match="positive semidefinite"):
-        newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, KernelCounters())
+        newton_direction(ws, np.arange(dual.m), r, ws.qmul(r), 1e3, counters=KernelCounters())
     with pytest.raises(ParameterError, match="unknown option"):
         ssnal.solve(subproblem(X, y, Kernel("rbf", gamma=0.1), bogus=1))
     with pytest.raises(ParameterError, match="rff"):
@@ -961,7 +964,7 @@ def test_well_conditioned_newton_systems_take_cg():
 
     def working_set(budget):
         return WorkingSet(dual, KernelCache(X, "rbf", 0.5, cache_bytes=budget), KernelProducts(X, "rbf", 0.5),
-                          np.arange(n), np.zeros(n), sub.stop, budget, rbf=True)
+                          np.arange(n), np.zeros(n), stop=sub.stop, budget_bytes=budget, rbf=True)
 
     ws = working_set(1 << 24)
     J = np.sort(rng.permutation(n)[:700])
@@ -998,7 +1001,7 @@ def free_data(n=120, p=5, seed=3):
     return to_csr(sp.csr_matrix(D)), y
 
 
-def assert_libsvm_optimum(sol, X, y, kernel, C, tol):
+def assert_libsvm_optimum(sol, X, y, kernel, C, *, tol):
     """The solution's dual objective (recomputed with scikit-learn's kernel) is SMO's within 1e-6
     relative, its own final maximal violation is at most tol, and the one recomputed here at its
     dual vector too, but for the rounding of block_smo's float32 kernel rows."""
@@ -1034,7 +1037,7 @@ def test_hands_over_to_block_smo_where_the_free_set_is_large():
     assert sol.stop_measure <= TOL and sol.dual.shape == (X.shape[0],)
     x = sol.dual
     assert np.count_nonzero((x > 0) & (x < C)) > 0.5 * X.shape[0]      # the free set is large
-    assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+    assert_libsvm_optimum(sol, X, y, kernel, C, tol=TOL)
 
 
 def test_linear_solve_stops_at_its_deadline():
@@ -1071,7 +1074,7 @@ def test_hands_over_its_point_during_the_rounds(monkeypatch):
     assert len(said) == 1 and "at round" in said[0] and "made to pass in this test" in said[0]
     assert sol.details["handover"]["warm"] == (sol.history[-1]["dual"] < 0.0)
     assert sol.details["newton"] > 0 and len(calls) == 4
-    assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+    assert_libsvm_optimum(sol, X, y, kernel, C, tol=TOL)
 
 
 def test_hands_over_at_once_where_the_blocked_solve_is_estimated_quick():
@@ -1090,7 +1093,7 @@ def test_hands_over_at_once_where_the_blocked_solve_is_estimated_quick():
         if handed:
             assert len(said) == 1 and "at once" in said[0] and "from 0" in said[0]
             assert sol.details["handover"]["solver"] == "block_smo" and not sol.details["handover"]["warm"]
-            assert_libsvm_optimum(sol, X, y, kernel, C, TOL)
+            assert_libsvm_optimum(sol, X, y, kernel, C, tol=TOL)
         else:
             assert not any("at once" in line for line in said)
 

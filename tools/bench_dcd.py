@@ -114,7 +114,7 @@ def compare(name, X, labels, Xt, yt, split, loss, C, eps, bias, repeat, memory, 
 
     prob = liblinear_problem(X, labels, bias)
     ll_runs = [liblinear_train(prob, labels, loss, C, eps, bias) for _ in range(repeat)]
-    ll_obj = [primal_objective(X, y, upper, w, wb, B, loss) for _, w, wb, _ in ll_runs]
+    ll_obj = [primal_objective(X, y, upper, w, wb, bias=B, loss=loss) for _, w, wb, _ in ll_runs]
     target = statistics.median(ll_obj)
     ll_time = statistics.median(r[0] for r in ll_runs)
     _, w_ll, wb_ll, ll_epochs = ll_runs[0]

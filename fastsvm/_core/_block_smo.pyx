@@ -220,7 +220,7 @@ cdef class BlockSMO:
     cdef const int[::1] stop
     cdef object _keep
 
-    def __cinit__(self, KernelRows rows, index, p, y, alpha, C, double eps, bint nu, int q, int n_slots,
+    def __cinit__(self, KernelRows rows, index, p, y, alpha, *, C, double eps, bint nu, int q, int n_slots,
                   long long max_iter, const int[::1] stop, bint check_signals, double inner_ratio=0.1,
                   bint shrinking=True):
         cdef const int[::1] ix = np.ascontiguousarray(index, dtype=np.int32)

@@ -67,7 +67,7 @@ cdef class KernelCache:
     """
 
     def __cinit__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0,
-                  Py_ssize_t cache_bytes=100 << 20, int n_threads=1, sign=None, rows=None,
+                  *, Py_ssize_t cache_bytes=100 << 20, int n_threads=1, sign=None, rows=None,
                   double shift=0.0):
         cdef const double[::1] data = X.data
         cdef const int[::1] indices = X.indices

@@ -282,7 +282,7 @@ cdef class DenseOperator(Operator):
             z[i] = _dot(&self.inverse[i, 0], r, n)
 
 
-def conjugate_gradient(operator, rhs, double rtol, int max_iter, stop=None, diag=None, dot=None,
+def conjugate_gradient(operator, rhs, double rtol, int max_iter, stop=None, *, diag=None, dot=None,
                        Py_ssize_t block=4096, int threads=1):
     """(x, iterations, status): CG on H x = rhs from x = 0 to |r| <= rtol |rhs|, status a Status
     (CONVERGED, MAX_ITER, BREAKDOWN or INTERRUPTED, the stop flag -- an int32[1] -- set).

@@ -220,7 +220,7 @@ cdef class DualCD(Samples):
     cdef State S
     cdef readonly bint shrinking
 
-    def __init__(self, X, y, upper, diag, double bias=0.0, seed=0, bint shrinking=True, prefetch=None,
+    def __init__(self, X, y, upper, diag, double bias=0.0, *, seed=0, bint shrinking=True, prefetch=None,
                  alpha=None):
         Samples.__init__(self, X, upper)
         n, p = X.shape

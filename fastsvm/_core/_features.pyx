@@ -62,7 +62,7 @@ cdef void fourier_row(CSR X, int i, const double* W, int F, const double* offset
 
 
 def fourier_features(X, const double[:, ::1] W not None, const double[::1] offset not None, double scale,
-                     bint pairs, double[:, ::1] out not None, int n_threads=1, const int[::1] stop=None):
+                     bint pairs, *, double[:, ::1] out not None, int n_threads=1, const int[::1] stop=None):
     """Fill out (n x F, or n x 2F with pairs) with the random Fourier features of the rows of the
     canonical CSR X against the frequencies W (p x F) and offsets (F; ignored with pairs).
     Raises KeyboardInterrupt when ``stop[0]`` is set or on Ctrl-C (checked between row blocks)."""
@@ -127,7 +127,7 @@ cdef void kernel_block(KernelParams k, CSR X, CSR L, const double* l_sqnorm, int
         unscatter_row(X, i, buf)
 
 
-def landmark_kernel(X, L, str kind, double gamma, int degree, double coef0, double[:, ::1] out not None,
+def landmark_kernel(X, L, str kind, double gamma, int degree, *, double coef0, double[:, ::1] out not None,
                     int n_threads=1, const int[::1] stop=None):
     """Fill out (n x m) with K(X, L) for canonical CSR X (n rows) and landmarks L (m rows),
     threaded over the rows of X. Columns beyond either matrix's width count as zeros. Raises

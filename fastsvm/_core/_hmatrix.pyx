@@ -70,7 +70,7 @@ cdef void block_rows(KernelParams k, CSR X, const double* sq, const int* rows, c
 
 
 def kernel_block(X, const int[::1] rows not None, const int[::1] cols not None, str kind, double gamma,
-                 int degree, double coef0, const double[::1] sqnorms not None, double[:, ::1] out not None,
+                 *, int degree, double coef0, const double[::1] sqnorms not None, double[:, ::1] out not None,
                  int n_threads=1, const int[::1] stop=None):
     """out[a, b] = k(x_rows[a], x_cols[b]) for a canonical CSR X with row squared norms sqnorms.
     When rows and cols are the same array the block is computed as symmetric: the upper triangle,
@@ -230,7 +230,7 @@ cdef int aca_run(KernelParams k, CSR X, const double* sq, const int* rows, int m
     return CONVERGED
 
 
-def aca(X, const int[::1] rows not None, const int[::1] cols not None, str kind, double gamma, int degree,
+def aca(X, const int[::1] rows not None, const int[::1] cols not None, str kind, double gamma, *, int degree,
         double coef0, const double[::1] sqnorms not None, double tol, int max_rank, double[::1] work not None,
         const int[::1] sample_rows not None, const int[::1] sample_cols not None, int n_threads=1,
         const int[::1] stop=None):

@@ -80,7 +80,7 @@ def row_sqnorms(X):
     return np.asarray(out)
 
 
-def kernel_matrix(X, Z, str kind, double gamma=0.0, int degree=3, double coef0=0.0, int n_threads=1):
+def kernel_matrix(X, Z, str kind, double gamma=0.0, int degree=3, *, double coef0=0.0, int n_threads=1):
     """Dense K[i, j] = k(x_i, z_j) (tests, small problems, Nystrom). X and Z canonical CSR;
     columns beyond either matrix's width count as zeros."""
     cdef KernelParams kp = kernel_params(kind, gamma, degree, coef0)

@@ -50,7 +50,7 @@ cdef class KernelRows:
     (1-based) and K(x_r, x_t) = X[r, s_t], as LIBSVM's files hold it.
     """
 
-    def __cinit__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0, int n_threads=1):
+    def __cinit__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0, *, int n_threads=1):
         cdef const double[::1] data
         cdef const int[::1] indices
         cdef const int[::1] indptr

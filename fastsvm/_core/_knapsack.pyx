@@ -587,7 +587,7 @@ def check_knapsack(a, double d, lower, upper):
     KnapsackSet(a, d, lower, upper)
 
 
-def project(v, a, double d, lower, upper, double lam_hint=NAN, int n_threads=1):
+def project(v, a, double d, lower, upper, *, double lam_hint=NAN, int n_threads=1):
     """Pi_K(v) for K = {x : a^T x = d, lower <= x <= upper}.
 
     Returns (x, lam, free) with x = clip(v - lam a, lower, upper) and free the increasing int32

@@ -72,7 +72,7 @@ def bordered_solve(double[:, ::1] M, double[::1] t, const double[::1] a):
 
 
 def dense_newton(const double[:, ::1] G, const double[::1] s, double aa, double sigma,
-                 const double[::1] g, double[:, ::1] H, double[::1] d):
+                 const double[::1] g, *, double[:, ::1] H, double[::1] d):
     """d = -H^-1 g for H = I + sigma (G - s s^T / aa) (G = Z_J^T Z_J, s = Z_J^T a_J; no s term
     when aa = 0), H formed in the given buffer and factored there by cholesky_solve. Returns
     False when H is not numerically positive definite."""

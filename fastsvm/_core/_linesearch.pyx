@@ -10,20 +10,34 @@ from ._knapsack cimport KNAPSACK_OK, KnapsackSet, knapsack_project
 from ..errors import FastSVMError
 
 
+cdef class LinePoint:
+    """line_point's scalars: lam, the multiplier of x = Pi_K(pt); n_free, the size of x's free set;
+    zdx = zd.dx; s = r.dx - |dx|^2 / 2; n_changed, the rows with dx != 0."""
+    cdef readonly double lam, zdx, s
+    cdef readonly int n_free, n_changed
+
+
+cdef class SearchScalars:
+    """The line search's constants over the free set J: dd = d.d, gd = g.d, aa = a_J.a_J and
+    az = a_J.zd_J."""
+    cdef readonly double dd, gd, aa, az
+
+
 def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, double step,
-               const double[::1] x0, double lam0, double lam_shift, double[::1] pt, double[::1] x,
+               const double[::1] x0, *, double lam0, double lam_shift, double[::1] pt, double[::1] x,
                int[::1] free, int[::1] changed):
     """The point of the line search at step alpha (step = alpha sigma), in one O(m) pass after
     the projection: pt = pt0 - step zd, x = Pi_K(pt) (lam0 is the multiplier of x0 = Pi_K(pt0);
-    lam0 + lam_shift, the hint, is exact while the free set stays). Returns (lam, n_free, zd.dx, s)
-    with dx = x - x0, r = pt0 - lam0 a - x0 (zero on the free set of x0) and s = r.dx - |dx|^2 / 2, from which
+    lam0 + lam_shift, the hint, is exact while the free set stays). Returns a LinePoint
+    (lam, n_free, zdx = zd.dx, s, n_changed) with dx = x - x0, r = pt0 - lam0 a - x0 (zero on the
+    free set of x0) and s = r.dx - |dx|^2 / 2, from which
 
         psi(v + alpha d) - psi(v) = alpha g.d + alpha^2 |d|^2 / 2 - alpha zd.dx + s / sigma,
         d/dalpha psi(v + alpha d) = g.d + alpha |d|^2 - zd.dx.
 
     Every term is small where it should be: no difference of two large values of
     |pt|^2 - dist(pt, K)^2 (a^T dx = 0 removes lam0 a from pt0 - x0). The rows with dx != 0 are
-    listed in ``changed``; their number is returned last."""
+    listed in ``changed``; their number is n_changed."""
     cdef int m = K.K.m, i, n_free = 0, n_changed = 0, status
     if not (pt0.shape[0] == zd.shape[0] == x0.shape[0] == pt.shape[0] == x.shape[0] == free.shape[0]
             == changed.shape[0] == m):
@@ -42,11 +56,13 @@ def line_point(KnapsackSet K, const double[::1] pt0, const double[::1] zd, doubl
                 n_changed += dx != 0.0
     if status != KNAPSACK_OK:
         raise FloatingPointError("the line search produced a non-finite point")
-    return lam, n_free, zdx, s, n_changed
+    cdef LinePoint out = LinePoint.__new__(LinePoint)
+    out.lam, out.n_free, out.zdx, out.s, out.n_changed = lam, n_free, zdx, s, n_changed
+    return out
 
 
 def off_system_moves(const int[::1] changed, const int[::1] J, const int[::1] free_old, const int[::1] free_new,
-                     const double[::1] x_new, const double[::1] x_old, const double[::1] zd, const double[::1] a,
+                     const double[::1] x_new, *, const double[::1] x_old, const double[::1] zd, const double[::1] a,
                      double step, double dlam, signed char[::1] mark, int[::1] rows, double[::1] coef):
     """The rows whose move the Newton system over J does not predict, and what they add:
 
@@ -103,7 +119,7 @@ def off_system_moves(const int[::1] changed, const int[::1] J, const int[::1] fr
 
 def search_scalars(const double[::1] d, const double[::1] g, const double[::1] zd,
                    const double[::1] a, const int[::1] free):
-    """(d.d, g.d, a_J.a_J, a_J.zd_J) for the free set J: the line search's constants."""
+    """The line search's constants for the free set J, a SearchScalars."""
     if d.shape[0] != g.shape[0] or zd.shape[0] != a.shape[0]:
         raise FastSVMError("search_scalars: d, g and zd, a must match")
     cdef Py_ssize_t i, j, m = a.shape[0]
@@ -118,4 +134,6 @@ def search_scalars(const double[::1] d, const double[::1] g, const double[::1] z
         for j in range(free.shape[0]):
             aa += a[free[j]] * a[free[j]]
             az += a[free[j]] * zd[free[j]]
-    return dd, gd, aa, az
+    cdef SearchScalars out = SearchScalars.__new__(SearchScalars)
+    out.dd, out.gd, out.aa, out.az = dd, gd, aa, az
+    return out

@@ -8,6 +8,8 @@ sums a chunk, so the sums have the same bits for any thread count.
 from cython.parallel cimport prange
 from libc.math cimport NAN, fabs, pow, sqrt
 from libc.stdlib cimport free, malloc
+import numpy as np
+
 from ..errors import FastSVMError
 
 
@@ -267,7 +269,7 @@ def _rows_like(z, name, arrays):
 
 
 def smoothed_hinge_loss(const double[::1] z, const double[::1] rho, const double[::1] weight, double mu,
-                        double[::1] alpha, int n_threads=1):
+                        double[::1] alpha, *, int n_threads=1):
     """(sum_i weight_i h_mu(z_i), sum_i weight_i hinge(z_i)), alpha = weight u written in place."""
     _rows_like(z, "z", [("rho", rho), ("weight", weight), ("alpha", alpha)])
     if not mu > 0:
@@ -307,8 +309,8 @@ def huber_norm(const double[::1] w, double mu, double[::1] grad):
 
 
 def alpha_sums(const double[::1] alpha, const double[::1] y, const double[::1] weight, rho=None, int n_threads=1):
-    """(sum alpha, y^T alpha, sum rho alpha^2 / C, sum alpha^2 / C) over the rows with C > 0 for the
-    last two (rho None: the third is 0)."""
+    """The array [sum alpha, y^T alpha, sum rho alpha^2 / C, sum alpha^2 / C] over the rows with C > 0
+    for the last two (rho None: the third is 0): partial sums that a team of workers adds up."""
     _rows_like(alpha, "alpha", [("y", y), ("weight", weight)])
     cdef const double[::1] rho_view
     cdef const double* rho_ptr = NULL
@@ -320,10 +322,10 @@ def alpha_sums(const double[::1] alpha, const double[::1] y, const double[::1] w
     cdef double sums[4]
     cdef Py_ssize_t n = alpha.shape[0]
     if n == 0:
-        return 0.0, 0.0, 0.0, 0.0
+        return np.zeros(4)
     with nogil:
         dual_sums(&alpha[0], &y[0], &weight[0], rho_ptr, n, sums, n_threads)
-    return sums[0], sums[1], sums[2], sums[3]
+    return np.array([sums[0], sums[1], sums[2], sums[3]])
 
 
 def _power(double p):
@@ -365,7 +367,7 @@ def power_hinge_conjugate_sum(const double[::1] alpha, const double[::1] weight,
 
 
 def multiplier_step(double[::1] z, const double[::1] q, double step, double[::1] nu, double[::1] s,
-                    double[::1] res, const double[::1] weight, double mu, double mu_next, double p,
+                    *, double[::1] res, const double[::1] weight, double mu, double mu_next, double p,
                     bint update=True, int n_threads=1):
     """SVM-ALM's per-sample updates, in place (multiplier_rows): with ``update``, z -= step q and
     nu += mu (z - 1 + s) first; then, at mu_next, s = prox and res = z - 1 + s + nu / mu_next."""

@@ -207,13 +207,31 @@ cdef int working_set_smo(CSR A, const double* sign, double bias, double* alpha, 
     return CONVERGED
 
 
+cdef class PairSteps:
+    """What pair_steps did: its Status, the steps taken, the objective's decrease and the stored
+    values of X read."""
+    cdef readonly object status
+    cdef readonly Py_ssize_t steps, reads
+    cdef readonly double decrease
+
+
+cdef class PairSweeps:
+    """What pair_sweeps did: its Status, the full sweeps and the working-set rounds taken, the last
+    full sweep's gap, the steps taken, the rows the working set left out and the stored values of X
+    read."""
+    cdef readonly object status
+    cdef readonly long sweeps, rounds
+    cdef readonly double gap
+    cdef readonly Py_ssize_t steps, left_out, reads
+
+
 def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w,
-               const double[::1] upper, const double[::1] sqnorm, const int[::1] up, const int[::1] low,
+               *, const double[::1] upper, const double[::1] sqnorm, const int[::1] up, const int[::1] low,
                const int[::1] stop):
     """For k = 0, 1, ...: one exact step on the pair (up[k], low[k]) from the current w: mass
     moves from low[k] to up[k] when G_low > G_up, as far as the curvature |z_i - z_j|^2 and the
     box allow. alpha and w (n_cols + 1 entries, the last one B's weight) in place; sqnorm[i] =
-    |z_i|^2. Returns (status, steps taken, objective decrease, stored values of X read)."""
+    |z_i|^2. Returns a PairSteps."""
     cdef Py_ssize_t n = alpha.shape[0]
     if not (sign.shape[0] == upper.shape[0] == sqnorm.shape[0] == n == X.shape[0]):
         raise FastSVMError("pair_steps: sign, alpha, upper and sqnorm need one entry per row")
@@ -240,10 +258,12 @@ def pair_steps(X, const double[::1] sign, double bias, double[::1] alpha, double
         status = steps_on_pairs(A, &sign[0], bias, &alpha[0], &w[0], &upper[0], &sqnorm[0], pairs, pairs + m, m,
                                 stop, &steps, &decrease, &reads)
     free(pairs)
-    return _status.Status(status), steps, decrease, reads
+    cdef PairSteps out = PairSteps.__new__(PairSteps)
+    out.status, out.steps, out.decrease, out.reads = _status.Status(status), steps, decrease, reads
+    return out
 
 
-def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w, const double[::1] upper,
+def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, double[::1] w, *, const double[::1] upper,
                 const double[::1] sqnorm, const int[::1] active, double[::1] G, double tol, long max_sweeps,
                 int passes, int n_threads, const int[::1] stop, object seed=None, bint shrinking=False,
                 bint g_current=False):
@@ -262,8 +282,7 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
     WS_READ_PASSES passes, every row comes back: the next sweep computes G on all of them and only
     a gap <= tol over all stops. Only sweeps over every row count toward max_sweeps. ``g_current``:
     G is Z w on every active row already (the last look of a chunk): the first sweep starts from
-    it. Returns (status, sweeps done, the last gap, pair steps, rows left out of the last working
-    set, stored values of X read, working-set rounds (sweeps over a set and SMO runs)): CHUNK_DONE
+    it. Returns a PairSweeps (its rounds: the sweeps over a set and the SMO runs): CHUNK_DONE
     after max_sweeps; G and the gap are over every active row at every return but an interrupted
     one. The reads (a measure of the work that no load on the machine changes) count nnz_i for each
     G_i computed, pair_steps' and working_set_smo's reads, and the stored values of the rows
@@ -399,11 +418,14 @@ def pair_sweeps(X, const double[::1] sign, double bias, double[::1] alpha, doubl
     free(ws_q)
     free(known)
     free(dense)
-    return _status.Status(status), sweeps, gap, steps, left_out, reads, rounds
+    cdef PairSweeps out = PairSweeps.__new__(PairSweeps)
+    out.status, out.sweeps, out.gap, out.steps = _status.Status(status), sweeps, gap, steps
+    out.left_out, out.reads, out.rounds = left_out, reads, rounds
+    return out
 
 
 def held_kkt(X, const double[::1] sign, double bias, const double[::1] alpha, const double[::1] w,
-             const double[::1] upper, const int[::1] held, double[::1] G, double tol, unsigned char[::1] wrong):
+             *, const double[::1] upper, const int[::1] held, double[::1] G, double tol, unsigned char[::1] wrong):
     """The full KKT check after a reduced solve whose G is current on the rows it swept: G_i = z_i.w
     on the rows ``held`` at a bound (alpha_i = 0 or u_i), then top = max_{a_i > 0} G_i and bottom =
     min_{a_i < u_i} G_i over every row, and wrong_i (held rows only; others untouched) when a held

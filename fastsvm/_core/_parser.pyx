@@ -569,6 +569,12 @@ cdef object hand_over(void** ptr, Py_ssize_t n, size_t item, int typenum):
     return arr
 
 
+cdef class ParsedRows:
+    """A parse's arrays: data float64, indices int32 and indptr int32 (CSR), labels float64, and qid
+    int64 or None."""
+    cdef readonly object data, indices, indptr, labels, qid
+
+
 cdef class Parser:
     """Accumulates the rows of one file, fed chunk by chunk.
 
@@ -701,8 +707,8 @@ cdef class Parser:
         return self.lines - before
 
     def result(self):
-        """(data float64, indices int32, indptr int32, labels float64, qid int64 or None), each
-        taking over its buffer without a copy; the parser is empty afterwards."""
+        """The ParsedRows, each array taking over its buffer without a copy; the parser is empty
+        afterwards."""
         cdef Rows* r = &self.rows
         cdef bint keep_qid = self.opt.keep_qid
         n_rows, nnz = r.n_rows, r.nnz
@@ -712,4 +718,6 @@ cdef class Parser:
         labels = hand_over(<void**>&r.labels, n_rows, sizeof(double), cnp.NPY_FLOAT64)
         qid = hand_over(<void**>&r.qid, n_rows, sizeof(int64_t), cnp.NPY_INT64) if keep_qid else None
         free_rows(r)
-        return data, indices, indptr, labels, qid
+        cdef ParsedRows out = ParsedRows.__new__(ParsedRows)
+        out.data, out.indices, out.indptr, out.labels, out.qid = data, indices, indptr, labels, qid
+        return out

@@ -410,7 +410,7 @@ cdef class DecisionFunction:
     cdef object _keep   # the arrays the Machine's pointers point into
     cdef object table   # m.table's array, or None
 
-    def __init__(self, sv, coef, rho, start, serial, str kind, double gamma, int degree,
+    def __init__(self, sv, coef, rho, start, serial, *, str kind, double gamma, int degree,
                  double coef0, bint one_vs_one, bint tiles=True, bint kernel_values=False):
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         rho = np.ascontiguousarray(rho, dtype=np.float64)

@@ -10,13 +10,20 @@ from ._knapsack cimport Keyed, by_key, select_kth
 from ..errors import FastSVMError
 
 
+cdef class HeldRows:
+    """hold_rows' split: n_rows and n_held, the rows in each part; held_nnz, the stored values of the
+    held rows; held_ax = a_held . x_held."""
+    cdef readonly Py_ssize_t n_rows, n_held
+    cdef readonly double held_nnz, held_ax
+
+
 def hold_rows(const double[::1] pt, double lam, const double[::1] pt0, double lam0, const double[::1] x,
-              const double[::1] a, const double[::1] lower, const double[::1] upper, const int[::1] row_nnz,
+              *, const double[::1] a, const double[::1] lower, const double[::1] upper, const int[::1] row_nnz,
               double factor, double quantile, int[::1] rows, int[::1] held):
     """Split the rows by how far z = pt - lam a lies beyond its bounds: held (increasing, into
     ``held``) when further than factor x the `quantile` of |z - z0| (z0 = pt0 - lam0 a; taken
-    over a sample of at most 4096 rows), the others into ``rows``. Returns (n_rows, n_held,
-    stored values of the held rows, a_held . x_held); n_held = 0 when every z stayed put."""
+    over a sample of at most 4096 rows), the others into ``rows``. Returns a HeldRows; n_held = 0
+    when every z stayed put."""
     cdef Py_ssize_t m = pt.shape[0], i, stride, k = 0, n_rows = 0, n_held = 0
     if not (pt0.shape[0] == x.shape[0] == a.shape[0] == lower.shape[0] == upper.shape[0] == row_nnz.shape[0]
             == rows.shape[0] == held.shape[0] == m) or m == 0:
@@ -42,11 +49,13 @@ def hold_rows(const double[::1] pt, double lam, const double[::1] pt0, double la
                 else:
                     rows[n_rows] = <int>i
                     n_rows += 1
-    return n_rows, n_held, held_nnz, held_ax
+    cdef HeldRows out = HeldRows.__new__(HeldRows)
+    out.n_rows, out.n_held, out.held_nnz, out.held_ax = n_rows, n_held, held_nnz, held_ax
+    return out
 
 
 def held_misses(const int[::1] held, const double[::1] center, const double[::1] x, const double[::1] Zw,
-                const double[::1] c, const double[::1] a, const double[::1] lower, const double[::1] upper,
+                const double[::1] c, *, const double[::1] a, const double[::1] lower, const double[::1] upper,
                 double sigma, double lam, const double[::1] norms, double slack, int[::1] out):
     """The held rows i not certainly beyond the bound x_i they are held at, into ``out``; their
     number is returned. z_i = center_i - sigma (Zw_i + c_i) - lam a_i must lie beyond it by more
@@ -82,7 +91,7 @@ cdef double kth_largest(double* values, Py_ssize_t n, Py_ssize_t k) noexcept nog
 
 
 def srbo_screen(const double[::1] G0, const double[::1] Qdelta, const double[::1] delta, const double[::1] alpha0,
-                const double[::1] sqnorm, Py_ssize_t k, unsigned char[::1] zero, unsigned char[::1] one):
+                const double[::1] sqnorm, *, Py_ssize_t k, unsigned char[::1] zero, unsigned char[::1] one):
     """SRBO's screen in one pass without the GIL (fastsvm.problems.nu_screening states it): the
     radius r_safe = G0.delta + delta.Qdelta / 4 + a0's Frank-Wolfe gap (mass 1 on the floor(m)
     smallest G0, the rest on the next, m = e^T a0), the interval ends z_i.c -+ sqrt(r) |z_i| with

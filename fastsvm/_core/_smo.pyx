@@ -117,7 +117,7 @@ cdef class SMO:
     cdef signed char* in_support
     cdef int n_support
 
-    def __cinit__(self, KernelCache cache, p, y, alpha, C, double eps, bint shrinking, bint nu,
+    def __cinit__(self, KernelCache cache, p, y, alpha, C, *, double eps, bint shrinking, bint nu,
                   int svr_rows, long long max_iter, stop, bint check_signals, order=None,
                   bint conjugate=False):
         cdef int l = len(p)

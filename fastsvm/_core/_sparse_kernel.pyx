@@ -127,7 +127,7 @@ cdef class SparseKernel:
         return np.asarray(out)
 
     def newton_cg(self, const int[::1] positions, const double[::1] a, double sigma, const double[::1] t,
-                  double rtol, int max_iter, const int[::1] stop):
+                  double rtol, *, int max_iter, const int[::1] stop):
         """(z, iterations, status): CG (_cg's) on (I + sigma P Q P) z = t, Q = (a a^T) o K[positions][:, positions],
         P = I - a a^T / a^T a, t = P t, to the relative residual rtol. Positions may repeat
         (epsilon-SVR: both variables of a row). status: a _status.Status -- CONVERGED, MAX_ITER,

@@ -165,7 +165,7 @@ cdef class NewtonCG:
         self.hessian = RowsHessian()
 
     def solve(self, const int[::1] rows, const double[::1] a_rows, double sigma, const double[::1] rhs,
-              double[::1] out, double rtol, int max_iter, bint compact=True):
+              double[::1] out, *, double rtol, int max_iter, bint compact=True):
         """d into ``out``, for J = rows (distinct) and P_J t = t - a_J (a_J^T t) / (a_J^T a_J).
         Returns (iterations, status), a Status: CONVERGED (residual <= rtol |rhs|), MAX_ITER,
         INTERRUPTED (stop flag) or BREAKDOWN. compact: on the kept copy of the

@@ -59,7 +59,7 @@ cdef class KernelProducts:
     cdef object _keep
 
     def __init__(self, X, str kind, double gamma=0.0, int degree=3, double coef0=0.0,
-                 int n_threads=1, stop=None):
+                 *, int n_threads=1, stop=None):
         cdef const double[::1] data = X.data
         cdef const int[::1] indices = X.indices
         cdef const int[::1] indptr = X.indptr

@@ -60,7 +60,7 @@ def number(option, text, kind=float, minimum=None, choices=None):
 def _one_line_warning(prog):
     """A warnings.showwarning that prints ``prog: warning: message`` on one line: a user of the
     program has no use for Python's source file and line."""
-    def show(message, category, filename, lineno, file=None, line=None):
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: PLR0917 -- warnings.showwarning's
         text = " ".join(str(message).split())
         print(f"{prog}: warning: {text}", file=sys.stderr if file is None else file)
     return show

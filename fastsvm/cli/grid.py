@@ -324,7 +324,7 @@ def main(argv):
         if client is not None:
             client.close()
     if plot is not None:
-        plot(options, axis, cs, gs, report.rates, report.best)
+        plot(options, axis, cs, gs, report.rates, best=report.best)
 
 
 def _plotter(path):
@@ -339,7 +339,7 @@ def _plotter(path):
     return draw_contour
 
 
-def draw_contour(options, axis, cs, gs, rates, best):
+def draw_contour(options, axis, cs, gs, rates, *, best):
     """grid.py's picture: contour lines of the rate over (log2 C, log2 gamma), the best cell named."""
     import matplotlib.pyplot as plt
     import numpy as np

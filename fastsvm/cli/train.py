@@ -197,7 +197,7 @@ def main(argv):
     if params.svm_type in ("c_svc", "nu_svc"):   # checked here to name the file and line
         y = check_class_labels(y, where=lambda row: f"{train_file}:{row_line(train_file, row)}")
     if nus is not None:
-        return nu_path(X, y, params, folds, nus, model_file)
+        return nu_path(X, y, params, folds, nus, model_file=model_file)
     if folds is not None:
         from ..tuning.crossval import cross_validation, report
 
@@ -209,7 +209,7 @@ def main(argv):
     save_model(model, model_file)
 
 
-def nu_path(X, y, params, folds, nus, model_file):
+def nu_path(X, y, params, folds, nus, *, model_file):
     """A nu grid: one model file per nu (model_file.nu), or with -v the cross-validation accuracy
     of each and the best nu's model in model_file."""
     from dataclasses import replace

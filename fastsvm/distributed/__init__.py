@@ -58,14 +58,14 @@ def _worker_failed(error, what):
 
 # ---- many independent trainings: the grid's fold tasks ----
 
-def remote_fold(X, y, sample_weight, params, folds, path, f, threads):
+def remote_fold(X, y, sample_weight, params, folds, *, path, f, threads):
     """On a worker: fold f of fastsvm.tuning.crossval.fold_tasks(X, y, params, folds, **path) trained,
     its (test rows, predictions) returned."""
     tasks, _ = fold_tasks(X, y, params, folds, sample_weight, threads=threads, **path)
     return tasks[f]()
 
 
-def run_fold_tasks(client, X, y, sample_weight, specs, stop, on_done=None):
+def run_fold_tasks(client, X, y, sample_weight, specs, *, stop, on_done=None):
     """The fold tasks ``specs`` -- (params, folds, path, f, threads) each, remote_fold's arguments
     after the data -- on the client's workers, X and y scattered to every worker once; their
     results in order. on_done(k, result) as task k and every one before it are done. Ctrl-C or
@@ -74,7 +74,8 @@ def run_fold_tasks(client, X, y, sample_weight, specs, stop, on_done=None):
     X_remote = client.scatter(X, broadcast=True)
     y_remote = client.scatter(y, broadcast=True)
     w_remote = None if sample_weight is None else client.scatter(np.asarray(sample_weight), broadcast=True)
-    futures = [client.submit(remote_fold, X_remote, y_remote, w_remote, *spec, pure=False) for spec in specs]
+    futures = [client.submit(remote_fold, X_remote, y_remote, w_remote, params, folds, path=path, f=f, threads=threads,
+                             pure=False) for params, folds, path, f, threads in specs]
     results = []
     try:
         for k, future in enumerate(futures):
@@ -125,13 +126,13 @@ class BlockHost:
         return info
 
     def build(self, n_cols, positive, C, block_class, block_args):
-        """The blocks, block_class(X, labels, C per row, *block_args) (a solver's Block), on n_cols
+        """The blocks, block_class(X, labels, C per row, **block_args) (a solver's Block), on n_cols
         columns, labels +1 for ``positive`` and -1 else: their rows."""
         for X, y in self.sources:
             X = X.copy()
             X.resize((X.shape[0], n_cols))
             self.blocks.append(block_class(X, np.where(y == positive, 1.0, -1.0), np.full(X.shape[0], float(C)),
-                                           *block_args))
+                                           **block_args))
         self.sources = []
         return sum(block.rows.n_rows for block in self.blocks)
 
@@ -156,7 +157,7 @@ class WorkerTeam:
     sends and receives (the pickled arguments and results) from the blocks' start (each solver's
     Block has a start method, called once as its iterations begin)."""
 
-    def __init__(self, hosts, n_rows, n_weights, bias, mean_weight, stop, name):
+    def __init__(self, hosts, n_rows, n_weights, bias, mean_weight, *, stop, name):
         self.hosts, self.stop, self.name = hosts, stop, name
         self.n_rows, self.n_weights, self.bias, self.mean_weight = n_rows, n_weights, bias, mean_weight
         self.sent, self.received, self.calls = 0, 0, 0
@@ -222,7 +223,7 @@ class LinearFit:
         return np.where(self.decision_function(X) > 0, self.classes_[1], self.classes_[0])
 
 
-def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max_iter=None, loss="hinge",
+def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", *, tol=None, max_iter=None, loss="hinge",
                bias=-1.0, options=None, n_threads=1, stop=None, log=None):
     """Train a linear SVM on rows held by a Dask cluster's workers, by SVM-ALM or NESVM.
 
@@ -327,7 +328,7 @@ def fit_linear(client, blocks, y_blocks=None, C=1.0, solver="alm", tol=None, max
             raise FastSVMError(f"fit_linear: two classes needed, the blocks have {classes.size}")
         n_rows = sum(_wait(host.build(n_cols, classes[1], C, block_class, block_args), stop, name)
                      for host in hosts)
-        team = WorkerTeam(hosts, n_rows, n_cols + 1, bias, float(C), stop, name)
+        team = WorkerTeam(hosts, n_rows, n_cols + 1, bias, float(C), stop=stop, name=name)
         with np.errstate(over="ignore", invalid="ignore"):
             run = run_on(team, stop, log, name)
         team.flush()
@@ -352,8 +353,8 @@ def _alm_run(params, n_threads):
     p = alm.loss_power(params, config)
 
     def run_on(team, stop, log, name):
-        return alm.iterate(team, p, config, tol, max_iter, stop, log, name=name)
-    return bias, alm.Block, (bias, p, n_threads), run_on
+        return alm.iterate(team, p, config, tol, max_iter, stop=stop, log=log, name=name)
+    return bias, alm.Block, {"bias": bias, "p": p, "n_threads": n_threads}, run_on
 
 
 DISTRIBUTED_NESVM = {("l2", "hinge"), ("l2", "squared_hinge")}
@@ -372,8 +373,8 @@ def _nesvm_run(params, n_threads):
     penalty, loss = model
 
     def run_on(team, stop, log, name):
-        return nesvm.homotopy(team, penalty, loss, config, tol, max_iter, stop, log, name=name)
-    return bias, nesvm.Block, (bias, loss, n_threads), run_on
+        return nesvm.homotopy(team, penalty, loss, config, tol, max_iter=max_iter, stop=stop, log=log, name=name)
+    return bias, nesvm.Block, {"bias": bias, "loss": loss, "n_threads": n_threads}, run_on
 
 
 RUNS = {"alm": _alm_run, "nesvm": _nesvm_run}

@@ -47,7 +47,8 @@ _TOKEN = re.compile(rb"[^\s#]{0,61}")
 
 # ---------------------------------------------------------------- reading
 
-def load_svmlight_file(f, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",
+# scikit-learn's load_svmlight_file(s) parameters, with n_jobs: a drop-in replacement keeps its signature
+def load_svmlight_file(f, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",  # noqa: PLR0913
                        query_id=False, offset=0, length=-1, n_jobs=None):
     """Load a dataset in LIBSVM/svmlight format into a sparse CSR matrix.
 
@@ -118,7 +119,8 @@ def load_svmlight_file(f, *, n_features=None, dtype=np.float64, multilabel=False
                                      length=length, n_jobs=n_jobs))
 
 
-def load_svmlight_files(files, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",
+# scikit-learn's signature, as load_svmlight_file's
+def load_svmlight_files(files, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",  # noqa: PLR0913
                         query_id=False, offset=0, length=-1, n_jobs=None):
     """Load several datasets in LIBSVM/svmlight format with a common number of features.
 
@@ -172,7 +174,8 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, multilabel=
                        n_jobs=n_jobs)
 
 
-def _load_files(files, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",
+# load_svmlight_files' parameters (scikit-learn's) and the chunk size the tests make small
+def _load_files(files, *, n_features=None, dtype=np.float64, multilabel=False, zero_based="auto",  # noqa: PLR0913
                 query_id=False, offset=0, length=-1, n_jobs=None, chunk_bytes=CHUNK_BYTES):
     """load_svmlight_files with the chunk size exposed (tests use small chunks)."""
     if isinstance(files, (str, bytes, os.PathLike, int)) or hasattr(files, "read"):
@@ -191,7 +194,8 @@ def _load_files(files, *, n_features=None, dtype=np.float64, multilabel=False, z
             zero_based = True
     dtype = np.dtype(dtype)
 
-    parsed = [_parse_file(f, zero_based, n_features, query_id, offset, length, n_jobs, chunk_bytes)
+    parsed = [_parse_file(f, zero_based, n_features, query_id, offset, length=length, n_jobs=n_jobs,
+                          chunk_bytes=chunk_bytes)
               for f in files]
 
     shift = zero_based is False or (zero_based == "auto" and all(p.nnz > 0 and p.min_index > 0
@@ -206,7 +210,8 @@ def _load_files(files, *, n_features=None, dtype=np.float64, multilabel=False, z
 
     result = []
     for p in parsed:
-        data, indices, indptr, labels, qid = p.arrays
+        arrays = p.arrays
+        data, indices, indptr, labels, qid = arrays.data, arrays.indices, arrays.indptr, arrays.labels, arrays.qid
         if shift:
             indices -= 1
         X = sp.csr_matrix((data.astype(dtype, copy=False), indices, indptr),
@@ -247,7 +252,7 @@ class _Parsed:
         self.arrays = parser.result()
 
 
-def _parse_file(f, zero_based, n_features, query_id, offset, length, n_jobs, chunk_bytes):
+def _parse_file(f, zero_based, n_features, query_id, offset, *, length, n_jobs, chunk_bytes):
     if n_features is None:
         index_limit, watch = MAX_INDEX, -1
     elif zero_based is True:
@@ -265,7 +270,7 @@ def _parse_file(f, zero_based, n_features, query_id, offset, length, n_jobs, chu
             try:
                 _feed(stream, parser, chunk_bytes, offset, length)
             except _ParseFailure as failure:
-                raise _format_error(name, *failure.args, offset, n_features) from None
+                raise _format_error(name, *failure.args, offset, n_features=n_features) from None
         return _Parsed(name, parser)
     finally:
         parser.free()   # after an error: nothing half-read stays alive (a no-op after result())
@@ -407,7 +412,7 @@ _MESSAGES = {
 _CODE_NAMES = {code: name for name, code in ERROR_CODES.items()}
 
 
-def _format_error(name, err, token, unfinished, offset, n_features):
+def _format_error(name, err, token, unfinished, offset, *, n_features):
     """FileFormatError for a LineError; token: the text of the offending token; unfinished:
     the error is in a last line that lacks its newline."""
     kind = _CODE_NAMES[err.code]
@@ -498,11 +503,11 @@ def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None,
         with atomic_output(path, binary=True) as raw:
             wrap = _COMPRESSED_WRITERS.get(os.path.splitext(path)[1])
             stream = wrap(raw) if wrap else raw
-            _write(stream, X, y, query_id, zero_based, header)
+            _write(stream, X, y, query_id, zero_based, header=header)
             if wrap:
                 stream.close()   # the compressed trailer; raw stays open
     elif hasattr(f, "write"):
-        _write(f, X, y, query_id, zero_based, header)
+        _write(f, X, y, query_id, zero_based, header=header)
     else:
         raise TypeError(f"expected a path or a writable file object, got {type(f).__name__}")
 
@@ -546,7 +551,7 @@ class _RowFormats(dict):
 _WRITE_BLOCK_VALUES = 1 << 18   # values formatted per call of format_rows
 
 
-def _write(stream, X, y, query_id, zero_based, header):
+def _write(stream, X, y, query_id, zero_based, *, header):
     text_mode = isinstance(stream, io.TextIOBase)
     emit = (lambda b: stream.write(b.decode("utf-8"))) if text_mode else stream.write
     if header:

@@ -452,7 +452,8 @@ def _parsed_support_vectors(reader, l):
     try:
         if parser.parse(text, 0, len(text)) != l or parser.n_rows != l or parser.sorted_rows:
             return None   # a blank line, or indices out of order (a model file's must increase)
-        values, indices, indptr, coef, _ = parser.result()
+        parsed = parser.result()
+        values, indices, indptr, coef = parsed.data, parsed.indices, parsed.indptr, parsed.labels
     except (LineError, MemoryError):
         return None
     finally:

@@ -72,8 +72,8 @@ class FourierMap:
         out = np.empty((X.shape[0], self.n_components))
         scale = np.sqrt(2.0 / self.n_components) if self.n_components else 0.0
         fourier_features(X, np.ascontiguousarray(self.weights, dtype=np.float64),
-                         np.ascontiguousarray(self.offset, dtype=np.float64), scale, self.pairs, out,
-                         n_threads, _stop_flag(stop))
+                         np.ascontiguousarray(self.offset, dtype=np.float64), scale, self.pairs, out=out,
+                         n_threads=n_threads, stop=_stop_flag(stop))
         return out
 
 
@@ -124,8 +124,8 @@ class NystroemMap:
         """K(X, L), dense (n, m), threaded over the rows of X."""
         X = to_csr(X)
         out = np.empty((X.shape[0], self.landmarks.shape[0]))
-        landmark_kernel(X, self.landmarks, self.kind, self.gamma, self.degree, self.coef0, out,
-                        n_threads, _stop_flag(stop))
+        landmark_kernel(X, self.landmarks, self.kind, self.gamma, self.degree, coef0=self.coef0, out=out,
+                        n_threads=n_threads, stop=_stop_flag(stop))
         return out
 
     def transform(self, X, n_threads=1, stop=None):
@@ -152,7 +152,7 @@ def sample_landmarks(n_samples, n_landmarks, seed=0):
     return np.random.RandomState(seed).permutation(n_samples)[:n_landmarks].astype(np.int64)
 
 
-def nystroem_map(X, kind, gamma=0.0, degree=3, coef0=0.0, landmarks=None, n_components=None,
+def nystroem_map(X, kind, gamma=0.0, degree=3, coef0=0.0, *, landmarks=None, n_components=None,
                  seed=0, symmetric=False, rtol=EIG_RTOL, n_threads=1):
     """The NystroemMap of kernel ``kind`` on rows ``landmarks`` of X (indices), or on
     ``n_components`` rows sampled with ``seed`` (sample_landmarks) when landmarks is None."""
@@ -171,7 +171,7 @@ def nystroem_map(X, kind, gamma=0.0, degree=3, coef0=0.0, landmarks=None, n_comp
     if indices.size == 0 or indices.min() < 0 or indices.max() >= X.shape[0]:
         raise ParameterError(f"Nystroem: landmark rows must be within 0..{X.shape[0] - 1}")
     L = to_csr(X[indices])
-    K = kernel_matrix(L, L, kind, float(gamma), int(degree), float(coef0), n_threads)
+    K = kernel_matrix(L, L, kind, float(gamma), int(degree), coef0=float(coef0), n_threads=n_threads)
     K = 0.5 * (K + K.T)  # exact symmetry for eigh (the kernel rows agree to rounding)
     lam, U = sla.eigh(K, check_finite=False)
     lam, U = lam[::-1], U[:, ::-1]

@@ -61,8 +61,8 @@ class ExactFactor:
         self.timings = {}
         started = time.perf_counter()
         K = np.empty((n, n))
-        landmark_kernel(X, X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0), K,
-                        max(1, int(n_threads)), _stop_flag(stop))
+        landmark_kernel(X, X, kernel.kind, float(kernel.gamma), int(kernel.degree), coef0=float(kernel.coef0), out=K,
+                        n_threads=max(1, int(n_threads)), stop=_stop_flag(stop))
         self.timings["kernel"] = time.perf_counter() - started
         K.flat[::n + 1] += self.beta
         started = time.perf_counter()

@@ -293,7 +293,8 @@ class HODLRFactor:
         if self._left[k] < 0:
             idx = self.perm[a:b]
             block = np.empty((b - a, b - a))
-            kernel_block(X, idx, idx, kind, gamma, degree, coef0, sq, block, 1, self._stop)
+            kernel_block(X, idx, idx, kind, gamma, degree=degree, coef0=coef0, sqnorms=sq, out=block, n_threads=1,
+                         stop=self._stop)
             self._diag[k] = block.diagonal().copy()
             self._leaf[k] = block
             return
@@ -304,8 +305,9 @@ class HODLRFactor:
         s_rows = draw.integers(0, m, m + p, dtype=np.int32)
         s_cols = draw.integers(0, p, m + p, dtype=np.int32)
         work = np.empty(self.max_rank * (m + p))
-        r = aca(X, self.perm[a:mid], self.perm[mid:b], kind, gamma, degree, coef0, sq, self.tol, self.max_rank,
-                work, s_rows, s_cols, 1, self._stop)
+        r = aca(X, self.perm[a:mid], self.perm[mid:b], kind, gamma, degree=degree, coef0=coef0, sqnorms=sq,
+                tol=self.tol, max_rank=self.max_rank, work=work, sample_rows=s_rows, sample_cols=s_cols, n_threads=1,
+                stop=self._stop)
         self._U[k] = work[:r * m].reshape(r, m).T.copy()       # copies: work is max_rank wide
         self._V[k] = work[self.max_rank * m:self.max_rank * m + r * p].reshape(r, p).T.copy()
 

@@ -184,7 +184,8 @@ def predict_many(models, X, n_jobs=None):
     values = [np.empty((X.shape[0], function.n_dec)) for function, _ in functions]
     Z = base[rows]
     union = DecisionFunction(Z, np.zeros((1, rows.size)), [0.0], [0, rows.size, rows.size], np.zeros(0),
-                             first.kernel_type, first.gamma, first.degree, first.coef0, True, kernel_values=True)
+                             kind=first.kernel_type, gamma=first.gamma, degree=first.degree, coef0=first.coef0,
+                             one_vs_one=True, kernel_values=True)
     step = max(1, SHARED_BLOCK_VALUES // max(rows.size, 1))
     for lo in range(0, X.shape[0], step):
         K = np.empty((min(step, X.shape[0] - lo), rows.size))
@@ -373,7 +374,6 @@ def _decision_function(model, support_vectors):
         serial = model.sv_indices
     else:
         serial = np.zeros(0)
-    return DecisionFunction(
-        support_vectors, model.sv_coef, model.rho, start, serial,
-        model.kernel_type, model.gamma, model.degree, model.coef0, model.is_classification,
-    )
+    return DecisionFunction(support_vectors, model.sv_coef, model.rho, start, serial, kind=model.kernel_type,
+                            gamma=model.gamma, degree=model.degree, coef0=model.coef0,
+                            one_vs_one=model.is_classification)

@@ -106,7 +106,7 @@ def check_formulation(formulation, y, epsilon=0.0, solver="ssnal"):
         raise ParameterError(f"{solver} solves c_svc and epsilon_svr, not {formulation}")
 
 
-def svm_dual(formulation, y, upper, epsilon=0.0, scale=None, n_threads=1, solver="ssnal"):
+def svm_dual(formulation, y, upper, epsilon=0.0, scale=None, *, n_threads=1, solver="ssnal"):
     """(P) of a C-SVC (labels +1/-1) or epsilon-SVR (targets y, tube epsilon) subproblem with
     per-sample bounds `upper`. `scale` (sqrt(copies) of merged samples, problems.presolve) scales
     each sample's c, a and bound; None: ones. `solver` names the caller in errors."""

@@ -23,7 +23,7 @@ def _max_step(x, dx):
     return min(1.0, float((-x[falling] / dx[falling]).min(initial=np.inf)))
 
 
-def interior_point(X, y, c, bias, tol=1e-8, max_iter=100, stop=None):
+def interior_point(X, y, c, bias, tol=1e-8, *, max_iter=100, stop=None):
     """(w, b, lambda, iterations, measure) of the LP above for CSR X (n x p), labels y = +-1 and
     costs c > 0; measure is the largest of the relative gap and the scaled residuals at the best
     iterate (tol ends the run)."""

@@ -7,6 +7,8 @@ objective and the statistics svm-train prints.
 
 The regression duals have 2n variables (a, a*) over the n rows.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import DegenerateProblemError
@@ -103,8 +105,16 @@ def scattered(alpha, keep, n_all, regression):
     return full
 
 
-def libsvm_statistics(formulation, alpha, rho, r, obj, signs, upper, keep, n_all):
-    """LIBSVM's post-processing of a solved dual: the Solution fields coef (over all n_all rows),
+@dataclass(frozen=True)
+class KeptRows:
+    """The rows a reduced dual keeps (those with C_i > 0; None: all) of the n_all rows of the
+    subproblem: what scatters its alpha back and maps a warm point onto it."""
+    rows: np.ndarray | None
+    n_all: int
+
+
+def libsvm_statistics(formulation, alpha, rho, r, obj, *, signs, upper, kept):
+    """LIBSVM's post-processing of a solved dual: the Solution fields coef (over all kept.n_all rows),
     rho, objective, margin_scale, nu and n_bounded_sv, with nu-SVC rescaled as LIBSVM does."""
     n = upper.shape[0]
     uniform = bool(np.all(upper == upper[0]))
@@ -129,7 +139,7 @@ def libsvm_statistics(formulation, alpha, rho, r, obj, signs, upper, keep, n_all
         else:
             margin_scale = r
     nz = coef != 0
-    return dict(coef=scattered(coef, keep, n_all, False), rho=float(rho), objective=float(obj),
+    return dict(coef=scattered(coef, kept.rows, kept.n_all, False), rho=float(rho), objective=float(obj),
                 margin_scale=margin_scale, nu=None if nu is None else float(nu),
                 n_bounded_sv=int(np.count_nonzero(nz & (np.abs(coef) >= bound))))
 
@@ -151,13 +161,13 @@ def max_violation(alpha, G, signs, C, nu_variant):
     return float(gap(np.ones_like(positive)))
 
 
-def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
+def warm_alpha(warm, C, signs, alpha0, fixed_sums, *, regression, kept):
     """A feasible start for SMO's dual (bounds C, signs, cold start alpha0) from ``warm``, a
     Solution of the same rows at other bounds, or None (SMO then starts cold): a missing or
     wrong-size point, or one the new box cannot be made feasible from.
 
-    ``regression``: the 2n variables (a, a*) over the n rows; ``keep``: the rows with C_i > 0
-    of the ``n_all`` the warm point covers (None: all). A variable at its bound stays at its
+    ``regression``: the 2n variables (a, a*) over the n rows; ``kept``: the KeptRows, those with
+    C_i > 0 of the n_all the warm point covers. A variable at its bound stays at its
     new bound. The nu formulations and one-class (``fixed_sums``) are homogeneous in the
     bounds (box and sums scale together), so the free variables scale by C_i / C_i_old too;
     for C-SVC and epsilon-SVR they scale by (C_i / C_i_old)^theta, theta the share of the
@@ -167,6 +177,7 @@ def warm_alpha(warm, C, signs, alpha0, fixed_sums, regression, keep, n_all):
     two (y^T alpha = 0)."""
     if warm is None or warm.dual is None or warm.upper is None:
         return None
+    keep, n_all = kept.rows, kept.n_all
     old_alpha = np.asarray(warm.dual, dtype=np.float64).ravel()
     old_upper = np.asarray(warm.upper, dtype=np.float64).ravel()
     if old_upper.shape != (n_all,) or old_alpha.shape != ((2 if regression else 1) * n_all,):

@@ -14,7 +14,7 @@ def balance_labels(rows, alpha, v, excess, upper=None):
     inside, side = balance_sums(rows, alpha, sign, upper)
     use_inside = inside >= abs(excess)
     ratio = abs(excess) / (inside if use_inside else side)
-    v -= balance_rows(rows, alpha, sign, upper, use_inside, ratio)[:v.size]
+    v -= balance_rows(rows, alpha, sign, upper, use_inside, ratio=ratio)[:v.size]
 
 
 def balance_team(team, v, excess):
@@ -36,7 +36,7 @@ def balance_sums(rows, alpha, sign, upper=None):
     return alpha[inside].sum(), alpha[side & (alpha > 0)].sum()
 
 
-def balance_rows(rows, alpha, sign, upper, use_inside, ratio):
+def balance_rows(rows, alpha, sign, upper, use_inside, *, ratio):
     """alpha moved in place by ratio * alpha on the rows balance_sums chose (inside the box, or all
     with alpha > 0): A^T of the move, n_weights entries."""
     side = rows.labels == sign

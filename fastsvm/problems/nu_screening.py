@@ -31,12 +31,12 @@ def order_rank(l, nu):
     return int(nearest if abs(target - nearest) <= 1e-9 * max(l, 1) else math.ceil(target))
 
 
-def screen(G0, Qdelta, delta, alpha0, sqnorm, nu1):
+def screen(G0, Qdelta, delta, alpha0, sqnorm, *, nu1):
     """(zero, one, radius2): the samples SRBO proves to be 0 and 1 at nu1, from a0's gradient G0 =
     Q a0, Q delta and |z_i|^2 = Q_ii; radius2 = r_safe. One nogil pass (_core._screening)."""
     zero, one = np.empty(alpha0.size, dtype=bool), np.empty(alpha0.size, dtype=bool)
-    r, _, _ = srbo_screen(G0, Qdelta, delta, alpha0, sqnorm, order_rank(alpha0.size, nu1), zero.view(np.uint8),
-                          one.view(np.uint8))
+    r, _, _ = srbo_screen(G0, Qdelta, delta, alpha0, sqnorm, k=order_rank(alpha0.size, nu1), zero=zero.view(np.uint8),
+                          one=one.view(np.uint8))
     return zero, one, r
 
 

@@ -67,7 +67,7 @@ class Block:
     a few scalars): the single-machine solve is one block (fastsvm.problems.blocks.OneBlock),
     fastsvm.distributed's holds many on the workers, and both run the iteration below (iterate)."""
 
-    def __init__(self, X, y, upper, bias, p, n_threads=1):
+    def __init__(self, X, y, upper, bias, p, *, n_threads=1):
         self.rows = LabeledRows(X, y, upper, bias=bias, n_threads=n_threads)
         self.p, self.C, n = p, self.rows.weights, self.rows.n_rows
         self.z, self.nu, self.s, self.res = np.zeros(n), np.zeros(n), np.zeros(n), np.empty(n)
@@ -80,8 +80,8 @@ class Block:
         return self.rows.rmatvec(self.margin_buffer, self.product)
 
     def start(self, mu):
-        multiplier_step(self.z, self.q, 0.0, self.nu, self.s, self.res, self.C, mu, mu, self.p, False,
-                        self.rows.n_threads)
+        multiplier_step(self.z, self.q, 0.0, self.nu, self.s, res=self.res, weight=self.C, mu=mu, mu_next=mu, p=self.p,
+                        update=False, n_threads=self.rows.n_threads)
 
     def gradient(self):
         """A^T res."""
@@ -98,8 +98,8 @@ class Block:
         np.negative(self.q, out=self.q)
 
     def advance(self, step, mu, mu_next):
-        multiplier_step(self.z, self.q, step, self.nu, self.s, self.res, self.C, mu, mu_next, self.p, True,
-                        self.rows.n_threads)
+        multiplier_step(self.z, self.q, step, self.nu, self.s, res=self.res, weight=self.C, mu=mu, mu_next=mu_next,
+                        p=self.p, update=True, n_threads=self.rows.n_threads)
 
     def loss(self):
         """sum_i C_i max(0, 1 - z_i)^p."""
@@ -116,7 +116,7 @@ class Block:
         return np.array(balance_sums(self.rows, self.alpha, sign, self.upper_bound()))
 
     def balance(self, sign, use_inside, ratio):
-        return balance_rows(self.rows, self.alpha, sign, self.upper_bound(), use_inside, ratio)
+        return balance_rows(self.rows, self.alpha, sign, self.upper_bound(), use_inside, ratio=ratio)
 
     def upper_bound(self):
         return self.C if self.p == 1.0 else None
@@ -186,7 +186,7 @@ def exact_step(team, w, mu, stop, config):
     return 1.0, 2 * products[0] + 2
 
 
-def iterate(team, p, config, tol, max_iter, stop, log=None, name="alm"):
+def iterate(team, p, config, tol, max_iter, *, stop, log=None, name="alm"):
     """The ALM iteration over a team of blocks (OneBlock, or fastsvm.distributed's): only w, the
     summed p-vectors and scalars pass between the driver and the blocks. A dict of w (bias weight
     last), the objective, gap, iterations, status, history, passes, mu and the trace: (passes,
@@ -251,7 +251,7 @@ def solve_binary(sub):
     config, tol, max_iter, bias = linear_run_settings(SOLVER, params, bias_by_default=True)
     p = loss_power(params, config)
     block = Block(X, y, upper, bias, p, n_threads=sub.n_threads)
-    run = iterate(OneBlock(block), p, config, tol, max_iter, sub.stop, sub.log)
+    run = iterate(OneBlock(block), p, config, tol, max_iter, stop=sub.stop, log=sub.log)
     w = run["w"]
     return Solution(coef=block.coef(), rho=-(float(w[-1]) * bias), w=np.ascontiguousarray(w[:-1]),
                     objective=run["objective"], n_iter=run["n_iter"], stop_measure=run["gap"],

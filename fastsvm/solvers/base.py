@@ -168,13 +168,24 @@ def is_milestone(epoch):
     return epoch in (1, 2, 5)
 
 
-def run_in_chunks(run, counter, first_chunk, chunk_seconds, smallest, largest, on_chunk, no_memory, nonfinite):
+@dataclass(frozen=True)
+class ChunkSizes:
+    """How run_in_chunks sizes a resumable loop's chunks: the first one, the seconds each should
+    take, and the bounds [smallest, largest] of a chunk."""
+    first: int
+    seconds: float
+    smallest: int
+    largest: int
+
+
+def run_in_chunks(run, counter, sizes, *, on_chunk, no_memory, nonfinite):
     """Drive a resumable Cython loop to its end and return its SolveStatus: ``run(limit)`` goes on
     until ``counter()`` reaches limit (Status.CHUNK_DONE) or the loop ends; chunks are sized to take
-    about chunk_seconds each (from first_chunk, within [smallest, largest]), ``on_chunk(elapsed)``
-    is called after each (progress, history). An interrupted loop raises KeyboardInterrupt, one out
-    of memory MemoryError(no_memory), one whose steps became non-finite FastSVMError(nonfinite)."""
-    chunk = first_chunk
+    about sizes.seconds each (from sizes.first, within [sizes.smallest, sizes.largest]),
+    ``on_chunk(elapsed)`` is called after each (progress, history). An interrupted loop raises
+    KeyboardInterrupt, one out of memory MemoryError(no_memory), one whose steps became non-finite
+    FastSVMError(nonfinite)."""
+    chunk = sizes.first
     while True:
         start = time.perf_counter()
         status = run(counter() + chunk)
@@ -183,7 +194,7 @@ def run_in_chunks(run, counter, first_chunk, chunk_seconds, smallest, largest, o
         raise_for_status(status, no_memory, nonfinite)
         if status != Status.CHUNK_DONE:
             return SolveStatus.MAX_ITER if status == Status.MAX_ITER else SolveStatus.CONVERGED
-        chunk = int(min(max(chunk * chunk_seconds / max(elapsed, 1e-4), smallest), largest))
+        chunk = int(min(max(chunk * sizes.seconds / max(elapsed, 1e-4), sizes.smallest), sizes.largest))
 
 
 def raise_for_status(status, no_memory, nonfinite):

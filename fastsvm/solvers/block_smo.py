@@ -17,10 +17,10 @@ from ..csr import is_dense, take_rows, to_csr
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import MB, check_request
 from ..parallel import one_blas_thread
-from ..problems.libsvm_dual import (FORMULATIONS, dual_problem, libsvm_max_iter, libsvm_rho, libsvm_statistics,
-                                    max_violation, scattered, warm_alpha)
-from .base import (Solution, Solver, Subproblem, checked_libsvm_problem, option, raise_for_status, run_in_chunks,
-                   solve_path_warm, solver_config)
+from ..problems.libsvm_dual import (FORMULATIONS, KeptRows, dual_problem, libsvm_max_iter, libsvm_rho,
+                                    libsvm_statistics, max_violation, scattered, warm_alpha)
+from .base import (ChunkSizes, Solution, Solver, Subproblem, checked_libsvm_problem, option, raise_for_status,
+                   run_in_chunks, solve_path_warm, solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 WORKING_SET_MAX = 1024   # variables of the default working set at most
@@ -111,13 +111,16 @@ def solve(sub: Subproblem) -> Solution:
     formulation = sub.formulation
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
-    start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression, keep, n_all)
+    kept = KeptRows(keep, n_all)
+    start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression=regression,
+                       kept=kept)
     if start is not None:
         alpha0 = start
     l = p.shape[0]
     k = sub.kernel
     data = _data_rows(X, rows, k.kind, config)
-    kernel_rows = KernelRows(data, k.kind, float(k.gamma), int(k.degree), float(k.coef0), max(1, int(sub.n_threads)))
+    kernel_rows = KernelRows(data, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
+                             n_threads=max(1, int(sub.n_threads)))
     q, slots = working_set_size(l, n, int(params.cache_size * MB), config.working_set)
     check_request(4 * slots * n, f"the blocked solver's kernel rows (-m {params.cache_size:g})", "lower -m")
     index = np.arange(n, dtype=np.int32)
@@ -125,9 +128,10 @@ def solve(sub: Subproblem) -> Solution:
         index = np.concatenate([index, index])
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
     max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
-    solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C, tol, nu_variant, q, slots, max_iter, stop,
-                      threading.current_thread() is threading.main_thread(), config.inner_ratio,
-                      bool(params.shrinking))
+    solver = BlockSMO(kernel_rows, index, p, signs, alpha0, C=C, eps=tol, nu=nu_variant, q=q, n_slots=slots,
+                      max_iter=max_iter, stop=stop,
+                      check_signals=threading.current_thread() is threading.main_thread(),
+                      inner_ratio=config.inner_ratio, shrinking=bool(params.shrinking))
     with one_blas_thread() if kernel_rows.dense else nullcontext():   # dgemm runs on our threads, one call each
         raise_for_status(solver.init(), NO_MEMORY, NONFINITE)
         status, history = _iterate(solver, sub.log, config)
@@ -137,7 +141,7 @@ def solve(sub: Subproblem) -> Solution:
     if not (np.isfinite(rho) and np.all(np.isfinite(alpha))):
         raise DegenerateProblemError("the blocked solver produced a non-finite rho or alpha (a classification "
                                      "subproblem with one class only, or kernel values / C far too large)")
-    solution = Solution(**libsvm_statistics(formulation, alpha, rho, r, obj, signs, upper, keep, n_all),
+    solution = Solution(**libsvm_statistics(formulation, alpha, rho, r, obj, signs=signs, upper=upper, kept=kept),
                         n_iter=int(solver.n_inner), stop_measure=max_violation(alpha, G, signs, C, nu_variant),
                         status=status, history=history,
                         details={"outer_steps": int(solver.n_outer), "rows_computed": int(solver.n_rows_computed),
@@ -178,8 +182,9 @@ def _iterate(solver, log, config):
             log(f"outer {solver.n_outer:6d}  max violation {solver.gap:.3e}  obj {objective:.10g}  "
                 f"inner steps {solver.n_inner}  kernel rows {solver.n_rows_computed}  active {solver.l_act}")
 
-    status = run_in_chunks(solver.run, lambda: solver.n_outer, 2, config.chunk_seconds, 1, 100_000, progress,
-                           NO_MEMORY, NONFINITE)
+    sizes = ChunkSizes(first=2, seconds=config.chunk_seconds, smallest=1, largest=100_000)
+    status = run_in_chunks(solver.run, lambda: solver.n_outer, sizes, on_chunk=progress, no_memory=NO_MEMORY,
+                           nonfinite=NONFINITE)
     return status, history
 
 

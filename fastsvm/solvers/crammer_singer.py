@@ -29,7 +29,7 @@ class Config(LinearConfig):
     """max_iter counts epochs."""
 
 
-def primal_objective(X, codes, upper, W, w_bias, bias):
+def primal_objective(X, codes, upper, W, w_bias, *, bias):
     """1/2 (|W|^2 + |w_bias|^2) + sum_i C_i max_m (e_i^m + s_m - s_{y_i}), s the class scores."""
     scores = np.asarray(X @ W.T) + bias * w_bias
     rows = np.arange(X.shape[0])
@@ -75,7 +75,7 @@ def solve(sub: Subproblem) -> Solution:
         coef=alpha[np.arange(y.size), codes].copy(),   # each sample's own-class alpha, in [0, C_i]
         rho=-(w_bias * bias) if bias > 0 else np.zeros(n_classes),
         w=W,
-        objective=primal_objective(X, codes, upper, W, w_bias, bias),
+        objective=primal_objective(X, codes, upper, W, w_bias, bias=bias),
         n_iter=epoch,
         stop_measure=cs.violation(),
         status=status,

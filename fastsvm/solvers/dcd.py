@@ -40,7 +40,7 @@ def dual_bounds(upper, loss):
     raise FastSVMError(f"unknown loss {loss!r} (use hinge or squared_hinge)")
 
 
-def primal_objective(X, y, upper, w, w_bias, bias, loss, n_threads=1):
+def primal_objective(X, y, upper, w, w_bias, *, bias, loss, n_threads=1):
     """1/2 (|w|^2 + w_bias^2) + sum_i C_i loss(y_i (w.x_i + w_bias B))."""
     margins = y * (csr_matvec(X, np.ascontiguousarray(w), n_threads) + w_bias * bias)
     slack = np.maximum(0.0, 1.0 - margins)
@@ -120,7 +120,7 @@ def solve(sub: Subproblem) -> Solution:
     w, w_bias = w_full[:-1], float(w_full[-1])
     alpha = np.zeros(X.shape[0])
     alpha[keep] = cd.alpha
-    objective = primal_objective(X_run, y_run, c_run, w, w_bias, bias, loss, sub.n_threads)
+    objective = primal_objective(X_run, y_run, c_run, w, w_bias, bias=bias, loss=loss, n_threads=sub.n_threads)
     solve_status = SolveStatus.CONVERGED if status == Status.CONVERGED else SolveStatus.MAX_ITER
     if sub.log is not None:
         sub.log(f"dcd: {solve_status.value} after {cd.epoch} epochs, primal objective {objective:.10g}, "

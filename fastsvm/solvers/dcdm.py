@@ -122,7 +122,7 @@ def _linear_rows(sub, X, signs, upper, shift):
     return rows, row_sqnorms(X) + shift
 
 
-def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, random_pairs=False, offset=None,
+def _solve_linear(sub, X, rows, sqnorm, tol, *, max_iter, alpha0, active=None, random_pairs=False, offset=None,
                   w0=None):
     """Pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at the
     milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others stay
@@ -153,11 +153,12 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     while True:
         chunk = max(min(next_milestone(sweeps), max_iter) - sweeps, 0)
         seed = sub.seed * 1_000_003 + sweeps if random_pairs else None
-        code, done, gap, moved, _, read, _ = pair_sweeps(X, signs, rows.bias, alpha, w, upper, sqnorm, active, G, tol,
-                                                         chunk, PAIR_PASSES, rows.n_threads, stop, seed,
-                                                         bool(sub.params.shrinking), g_current)
+        swept = pair_sweeps(X, signs, rows.bias, alpha, w, upper=upper, sqnorm=sqnorm, active=active, G=G, tol=tol,
+                            max_sweeps=chunk, passes=PAIR_PASSES, n_threads=rows.n_threads, stop=stop, seed=seed,
+                            shrinking=bool(sub.params.shrinking), g_current=g_current)
+        code, done, gap = swept.status, swept.sweeps, swept.gap
         g_current = code == Status.CHUNK_DONE     # the last look's G: the next chunk starts from it
-        sweeps, steps, reads = sweeps + done, steps + moved, reads + read
+        sweeps, steps, reads = sweeps + done, steps + swept.steps, reads + swept.reads
         if code == Status.INTERRUPTED:
             raise KeyboardInterrupt
         if code == Status.NONFINITE:
@@ -186,7 +187,7 @@ def _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha0, active=None, rand
     return alpha, G, w, sweeps, gap, status, history, reads
 
 
-def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, base=None, keep=None,
+def _solve_kernel(sub, X, signs, upper, shift, *, tol, max_iter, alpha0, config, base=None, keep=None,
                   linear_term=None):
     """SMO from alpha0 on a kernel cache whose columns carry the signs and the shift. ``base``: a
     point whose products are known (the last nu's (alpha, Q alpha, G_bar, bounded)): the start's
@@ -198,13 +199,13 @@ def _solve_kernel(sub, X, signs, upper, shift, tol, max_iter, alpha0, config, ba
     n = upper.shape[0]
     check_kernel_cache(params.cache_size, n)
     cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
-                        int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
-                        np.where(signs > 0, 1, -1).astype(np.int8), None, shift)
+                        cache_bytes=int(params.cache_size * (1 << 20)), n_threads=max(1, int(sub.n_threads)),
+                        sign=np.where(signs > 0, 1, -1).astype(np.int8), rows=None, shift=shift)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32)
     in_main = threading.current_thread() is threading.main_thread()
     p = np.zeros(n) if linear_term is None else linear_term
-    smo = SMO(cache, p, np.ones(n, dtype=np.int8), alpha0, upper, tol, bool(params.shrinking), False,
-              0, max_iter, stop, in_main, None)
+    smo = SMO(cache, p, np.ones(n, dtype=np.int8), alpha0, upper, eps=tol, shrinking=bool(params.shrinking), nu=False,
+              svr_rows=0, max_iter=max_iter, stop=stop, check_signals=in_main, order=None)
     code, history, chunk = (smo.init() if base is None else smo.init_from(*base)), [], 200
     if keep is not None and code == Status.CONVERGED:
         smo.set_aside(keep.astype(np.int8))
@@ -248,13 +249,16 @@ def solve(sub):
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
         # the paper's start nu u (one pass for w, where the greedy start's mass sits on the first rows)
         alpha, G, w, n_iter, gap, status, history, _ = _solve_linear(sub, X, rows, sqnorm, tol,
-                                                                     _max_iter(sub, config), nu * upper,
+                                                                     max_iter=_max_iter(sub, config), alpha0=nu * upper,
                                                                      random_pairs=config.pairs == "random")
         objective = 0.5 * dot(w, w)
     else:
-        alpha, G, objective, n_iter, gap, status, history, _ = _solve_kernel(
-            sub, X, signs, upper, shift, tol, _max_iter(sub, config, n), _greedy_start(upper, total), config)
-    return _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol)
+        alpha, G, objective, n_iter, gap, status, history, _ = _solve_kernel(sub, X, signs, upper, shift, tol=tol,
+                                                                             max_iter=_max_iter(sub, config, n),
+                                                                             alpha0=_greedy_start(upper, total),
+                                                                             config=config)
+    return _solution(sub, alpha, G, objective, n_iter, gap=gap, status=status, history=history, signs=signs,
+                     upper=upper, shift=shift, tol=tol)
 
 
 def _max_iter(sub, config, n=None):
@@ -264,7 +268,7 @@ def _max_iter(sub, config, n=None):
     return config.max_iter if n is None else max(10_000_000, 100 * n)
 
 
-def _solution(sub, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol, in_path=False):
+def _solution(sub, alpha, G, objective, n_iter, *, gap, status, history, signs, upper, shift, tol, in_path=False):
     """The Solution of a solved dual: LIBSVM's one-class as is, the nu-SVM scaled to margin 1. The
     nu-SVM's trivial region (w = 0) is an error, or ``in_path`` a Solution with no support vector
     and details["trivial"]."""
@@ -323,8 +327,8 @@ def solve_nu_path(sub, nus, screening="auto"):
         rows, sqnorm = _linear_rows(sub, X, signs, upper, shift)
     else:
         k = sub.kernel                     # Q_ii = k(x_i, x_i) + shift, as the solver's cache computes it
-        sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), 1 << 20, 1, None, None,
-                             shift).get_diagonal()
+        sqnorm = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0), cache_bytes=1 << 20,
+                             n_threads=1, sign=None, rows=None, shift=shift).get_diagonal()
     solutions, alpha, G, base, w, last_share, warm_work, warm_nus = [], None, None, None, None, 1.0, 0.0, 0
     next_probe, probe_gap = 1, SCREEN_PROBE
 
@@ -347,8 +351,8 @@ def solve_nu_path(sub, nus, screening="auto"):
         else:                              # the last optimum, the new mass on the smallest gradients
             start = moved_to_sum(alpha, G, total, upper)
         if alpha is not None and config.delta == "exact":
-            start = _exact_start(problem, X, signs, upper, shift, tol, config, rows if linear else None, sqnorm,
-                                 alpha, G, start)
+            start = _exact_start(problem, X, signs, upper, shift, tol=tol, config=config,
+                                 rows=rows if linear else None, sqnorm=sqnorm, alpha0=alpha, G0=G, start=start)
         skipped = predicted_gain() if adaptive and alpha is not None and step < next_probe else None
         screen_now = screening and alpha is not None and skipped is None
         unfit = 0
@@ -365,7 +369,7 @@ def solve_nu_path(sub, nus, screening="auto"):
                     reads += _stored(X, moved) + int(X.indptr[-1])
                 else:
                     Q_delta = _kernel_products(X, sub.kernel, signs, shift, delta)
-                zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu)
+                zero, one, _ = screen(G, Q_delta, delta, alpha, sqnorm, nu1=nu)
             if not np.count_nonzero(one) <= total <= l - np.count_nonzero(zero):
                 # the nu's mass does not fit the samples left free: a wrong screen (never SRBO's), dropped
                 unfit, zero, one = int(np.count_nonzero(zero | one)), np.zeros(l, dtype=bool), np.zeros(l, dtype=bool)
@@ -378,15 +382,15 @@ def solve_nu_path(sub, nus, screening="auto"):
                 w = w + rows.rows_rmatvec(changed.astype(np.int64), start[changed] - alpha[changed],
                                           np.empty(rows.n_weights))
             alpha, G, w, n_iter, gap, status, history, violations, read = _solve_linear_screened(
-                problem, X, rows, sqnorm, tol, _max_iter(problem, config), start, zero, one, config.pairs == "random",
-                w)
+                problem, X, rows, sqnorm, tol, max_iter=_max_iter(problem, config), start=start, zero=zero, one=one,
+                random_pairs=config.pairs == "random", w0=w)
             reads += read
             violations += unfit
             objective = 0.5 * dot(w, w)
         else:
             alpha, G, objective, n_iter, gap, status, history, base = _solve_kernel(
-                problem, X, signs, upper, shift, tol, _max_iter(problem, config, l), start, config, base,
-                keep=~(zero | one) if screen_now else None)
+                problem, X, signs, upper, shift, tol=tol, max_iter=_max_iter(problem, config, l), alpha0=start,
+                config=config, base=base, keep=~(zero | one) if screen_now else None)
             violations = unfit + int(np.count_nonzero(zero & (alpha > 0)) + np.count_nonzero(one & (alpha < 1)))
         screened = int(np.count_nonzero(zero) + np.count_nonzero(one))
         passes = reads / max(int(X.indptr[-1]), 1)
@@ -398,8 +402,8 @@ def solve_nu_path(sub, nus, screening="auto"):
                 next_probe, probe_gap = step + 1, SCREEN_PROBE
             else:
                 next_probe, probe_gap = step + probe_gap, 2 * probe_gap
-        solution = _solution(problem, alpha, G, objective, n_iter, gap, status, history, signs, upper, shift, tol,
-                             in_path=True)
+        solution = _solution(problem, alpha, G, objective, n_iter, gap=gap, status=status, history=history,
+                             signs=signs, upper=upper, shift=shift, tol=tol, in_path=True)
         solution.details.update(seconds=time.perf_counter() - started, screened=screened / l, violations=violations,
                                 screening=screen_now)
         if linear:
@@ -415,15 +419,15 @@ def solve_nu_path(sub, nus, screening="auto"):
     return solutions
 
 
-def _exact_start(sub, X, signs, upper, shift, tol, config, rows, sqnorm, alpha0, G0, start):
+def _exact_start(sub, X, signs, upper, shift, *, tol, config, rows, sqnorm, alpha0, G0, start):
     """a0 + delta* for the exact bi-level delta: the point of A_nu1 whose screening ball is the
     smallest, min_g |Z^T (g + a0)|^2 over g in A_nu1 -- the nu problem with w offset by Z^T a0
     (linear) or the linear term Q a0 (other kernels), started from the greedy point."""
     if rows is not None:
         offset = rows.rmatvec(alpha0, np.empty(rows.n_weights))
-        return _solve_linear(sub, X, rows, sqnorm, tol, _max_iter(sub, config), start, offset=offset)[0]
-    return _solve_kernel(sub, X, signs, upper, shift, tol, _max_iter(sub, config, upper.shape[0]), start, config,
-                         linear_term=G0)[0]
+        return _solve_linear(sub, X, rows, sqnorm, tol, max_iter=_max_iter(sub, config), alpha0=start, offset=offset)[0]
+    return _solve_kernel(sub, X, signs, upper, shift, tol=tol, max_iter=_max_iter(sub, config, upper.shape[0]),
+                         alpha0=start, config=config, linear_term=G0)[0]
 
 
 def _stored(X, rows):
@@ -442,11 +446,11 @@ def _kernel_products(X, kernel, signs, shift, delta):
     few nonzeros (the cache's columns are float32: the screening bounds want more)."""
     moved = np.flatnonzero(delta)
     K = kernel_matrix(take_rows(X, moved), X, kernel.kind, float(kernel.gamma), int(kernel.degree),
-                      float(kernel.coef0))
+                      coef0=float(kernel.coef0))
     return signs * ((signs[moved] * delta[moved]) @ (K + shift))
 
 
-def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one, random_pairs, w0=None):
+def _solve_linear_screened(sub, X, rows, sqnorm, tol, *, max_iter, start, zero, one, random_pairs, w0=None):
     """The sweeps over the samples not screened (zero, one: fixed at 0 and 1 in start), then the
     full KKT check (their gradients from the final w, the gap over all samples); a screened sample
     it finds wrong (none, when the screening is safe) is freed and the sweeps go on from there.
@@ -458,13 +462,14 @@ def _solve_linear_screened(sub, X, rows, sqnorm, tol, max_iter, start, zero, one
     while True:
         held = np.flatnonzero(screened).astype(np.int32)
         active = None if not held.size else np.flatnonzero(~screened).astype(np.int32)
-        alpha, G, w, n_iter, gap, status, history, read = _solve_linear(sub, X, rows, sqnorm, tol, max_iter, alpha,
-                                                                         active, random_pairs, w0=w)
+        alpha, G, w, n_iter, gap, status, history, read = _solve_linear(sub, X, rows, sqnorm, tol, max_iter=max_iter,
+                                                                        alpha0=alpha, active=active,
+                                                                        random_pairs=random_pairs, w0=w)
         sweeps, reads = sweeps + n_iter, reads + read
         if active is None:
             return alpha, G, w, sweeps, gap, status, history, violations, reads
-        top, bottom, n_wrong = held_kkt(X, rows.labels, rows.bias, alpha, w, rows.weights, held, G, tol,
-                                        wrong.view(np.uint8))
+        top, bottom, n_wrong = held_kkt(X, rows.labels, rows.bias, alpha, w, upper=rows.weights, held=held, G=G,
+                                        tol=tol, wrong=wrong.view(np.uint8))
         reads += _stored(X, held)
         if not n_wrong and top - bottom <= tol:
             return alpha, G, w, sweeps, top - bottom, status, history, violations, reads

@@ -106,7 +106,7 @@ class Block:
     (fastsvm.problems.blocks.OneBlock), fastsvm.distributed's holds many on the workers, and both
     run the homotopy below."""
 
-    def __init__(self, X, y, upper, bias, loss, n_threads=1):
+    def __init__(self, X, y, upper, bias, loss, *, n_threads=1):
         self.rows = LabeledRows(X, y, upper, bias=bias, n_threads=n_threads)
         self.loss_name, self.C, self.y, n = loss, self.rows.weights, self.rows.labels, self.rows.n_rows
         self.rho = self.rows.row_scales()
@@ -155,7 +155,7 @@ class Block:
         (the gradient is -A^T coef) left in coef."""
         z = self.slots[slot]
         if self.loss_name == "hinge":
-            return np.array(smoothed_hinge_loss(z, self.rho, self.C, mu, self.coef, self.rows.n_threads))
+            return np.array(smoothed_hinge_loss(z, self.rho, self.C, mu, self.coef, n_threads=self.rows.n_threads))
         value = squared_error_loss(z, self.C, self.coef, self.rows.n_threads, self.loss_name == "squared_hinge")
         return np.array([value, value])
 
@@ -177,7 +177,7 @@ class Block:
         return np.array(balance_sums(self.rows, self.certificate, sign, self.upper_bound()))
 
     def balance(self, sign, use_inside, ratio):
-        return balance_rows(self.rows, self.certificate, sign, self.upper_bound(), use_inside, ratio)
+        return balance_rows(self.rows, self.certificate, sign, self.upper_bound(), use_inside, ratio=ratio)
 
     def upper_bound(self):
         return self.C if self.loss_name == "hinge" else None
@@ -187,7 +187,7 @@ class Block:
 
     def certificate_sums(self):
         """(sum alpha, y^T alpha, sum rho alpha^2 / C, sum alpha^2 / C) at the certificate."""
-        return np.array(alpha_sums(self.certificate, self.y, self.C, self.rho, self.rows.n_threads))
+        return alpha_sums(self.certificate, self.y, self.C, self.rho, self.rows.n_threads)
 
     def dual_coef(self):
         return self.y * self.certificate
@@ -331,7 +331,7 @@ class Stage:
     the smoothed problem's gap is a small share of the true one (the next stage's turn). A fixed
     stage (a fixed mu, or a loss that needs no smoothing) meets tol on its own gap."""
 
-    def __init__(self, objective, config, mu, L, stop, fixed):
+    def __init__(self, objective, config, mu, L, stop, *, fixed):
         self.objective, self.config, self.mu, self.L, self.stop = objective, config, mu, L, stop
         self.fixed = fixed
         self.smoothed_penalty = config.scheme == "paper" and objective.penalty == "l1"
@@ -421,7 +421,7 @@ class Stage:
         return best, steps
 
 
-def interior_finish(objective, block, X, x, mu, tol, config, stop, log):
+def interior_finish(objective, block, X, x, mu, *, tol, config, stop, log):
     """The LP-SVM solved exactly from the homotopy's point x (its certificate on the one block): an
     interior-point solve on the rows near or inside the margin and the features near the dual
     bound, repeated with the rows and features that break the whole problem's optimality
@@ -523,7 +523,7 @@ def solve(sub: Subproblem) -> Solution:
         return solve_binary(sub)
 
 
-def homotopy(team, penalty, loss, config, tol, max_iter, stop, log=None, name="nesvm", finish=None):
+def homotopy(team, penalty, loss, config, tol, *, max_iter, stop, log=None, name="nesvm", finish=None):
     """NESVM's stages over a team of Blocks (OneBlock, or fastsvm.distributed's): only w's, the
     summed p-vectors and scalars pass between the driver and the blocks; the certificate's dual
     point stays on the blocks. finish(objective, x, mu): the LP-SVM's interior-point finish
@@ -552,7 +552,7 @@ def homotopy(team, penalty, loss, config, tol, max_iter, stop, log=None, name="n
         global_L = (1.0 / mu if penalty == "l1" and config.scheme == "paper" else 0.0) + \
             (1.0 if penalty == "l2" else 0.0) + curvature / (mu if smoothing else 1.0)
         stage = Stage(objective, config, mu, global_L if (L is None or config.scheme == "paper") else L, stop,
-                      fixed)
+                      fixed=fixed)
         evaluate(objective, x, mu, stage.smoothed_penalty)
         run = stage.run_paper if config.scheme == "paper" else stage.run_backtracking
         x, taken = run(x, tol, max_iter - steps)
@@ -595,8 +595,9 @@ def solve_binary(sub):
     finish = None
     if penalty == "l1" and loss == "hinge" and config.finish == "interior":
         def finish(objective, x, mu):
-            return interior_finish(objective, block, X, x, mu, tol, config, sub.stop, sub.log)
-    run = homotopy(OneBlock(block), penalty, loss, config, tol, max_iter, sub.stop, sub.log, finish=finish)
+            return interior_finish(objective, block, X, x, mu, tol=tol, config=config, stop=sub.stop, log=sub.log)
+    run = homotopy(OneBlock(block), penalty, loss, config, tol, max_iter=max_iter, stop=sub.stop, log=sub.log,
+                   finish=finish)
     w = run["w"]
     return Solution(
         coef=block.dual_coef(),

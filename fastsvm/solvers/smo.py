@@ -19,9 +19,9 @@ from .._core._cache import KernelCache
 from .._core._smo import SMO
 from ..errors import DegenerateProblemError, FastSVMError
 from ..memory import check_kernel_cache
-from ..problems.libsvm_dual import (FORMULATIONS, SUM_RTOL, dual_problem, libsvm_max_iter, libsvm_statistics, scattered,
-                                    warm_alpha)
-from .base import (Solution, Solver, Subproblem, checked_libsvm_problem, raise_for_status, run_in_chunks,
+from ..problems.libsvm_dual import (FORMULATIONS, SUM_RTOL, KeptRows, dual_problem, libsvm_max_iter, libsvm_statistics,
+                                    scattered, warm_alpha)
+from .base import (ChunkSizes, Solution, Solver, Subproblem, checked_libsvm_problem, raise_for_status, run_in_chunks,
                    solve_path_warm, solver_config)
 
 KERNELS = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -160,8 +160,9 @@ def _solve(sub, columns, checked=None):
     formulation = sub.formulation
     p, signs, alpha0, C, nu_variant, regression = dual_problem(
         formulation, y, upper, float(params.nu), float(params.epsilon))
-    start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression,
-                       keep, n_all)
+    kept = KeptRows(keep, n_all)
+    start = warm_alpha(sub.warm, C, signs, alpha0, nu_variant or formulation == "one_class", regression=regression,
+                       kept=kept)
     if start is not None:
         alpha0 = start
     cache_signs = None if regression else signs
@@ -172,14 +173,14 @@ def _solve(sub, columns, checked=None):
         k = sub.kernel
         check_kernel_cache(params.cache_size, n)
         cache = KernelCache(X, k.kind, float(k.gamma), int(k.degree), float(k.coef0),
-                            int(params.cache_size * (1 << 20)), max(1, int(sub.n_threads)),
-                            cache_signs, rows)
+                            cache_bytes=int(params.cache_size * (1 << 20)), n_threads=max(1, int(sub.n_threads)),
+                            sign=cache_signs, rows=rows)
     l = p.shape[0]
     max_iter = libsvm_max_iter(l) if params.max_iter is None else int(params.max_iter)
     stop = np.ascontiguousarray(sub.stop, dtype=np.int32) if sub.stop is not None else np.zeros(1, np.int32)
     in_main = threading.current_thread() is threading.main_thread()
-    smo = SMO(cache, p, signs, alpha0, C, tol, bool(params.shrinking), nu_variant,
-              n if regression else 0, max_iter, stop, in_main, order,
+    smo = SMO(cache, p, signs, alpha0, C, eps=tol, shrinking=bool(params.shrinking), nu=nu_variant,
+              svr_rows=n if regression else 0, max_iter=max_iter, stop=stop, check_signals=in_main, order=order,
               conjugate=config.conjugate and start is not None)
     if config.parallel_scan_min is not None:
         smo.parallel_scan_min = config.parallel_scan_min
@@ -193,8 +194,8 @@ def _solve(sub, columns, checked=None):
     if not (np.isfinite(res["rho"]) and np.all(np.isfinite(res["alpha"]))):
         raise DegenerateProblemError("SMO produced a non-finite rho or alpha (a classification subproblem "
                            "with one class only, or kernel values / C far too large)")
-    solution = Solution(**libsvm_statistics(formulation, res["alpha"], res["rho"], res["r"], res["obj"], signs,
-                                            upper, keep, n_all),
+    solution = Solution(**libsvm_statistics(formulation, res["alpha"], res["rho"], res["r"], res["obj"], signs=signs,
+                                            upper=upper, kept=kept),
                         n_iter=int(res["n_iter"]), stop_measure=float(res["kkt"]), status=status, history=history,
                         details={"h0_warnings": smo.n_unshrink_warnings})
     solution.cache_peak_bytes = cache.peak_bytes
@@ -220,8 +221,9 @@ def _iterate(smo, log, config):
             log(f"iter {smo.n_iter:9d}  max violation {smo.gap:.3e}  obj {smo.objective:.10g}  "
                 f"active {smo.active_size}/{smo.l}")
 
-    status = run_in_chunks(smo.run, lambda: smo.n_iter, config.first_chunk, config.chunk_seconds, 100, 10_000_000,
-                           progress, NO_MEMORY, NONFINITE)
+    sizes = ChunkSizes(first=config.first_chunk, seconds=config.chunk_seconds, smallest=100, largest=10_000_000)
+    status = run_in_chunks(smo.run, lambda: smo.n_iter, sizes, on_chunk=progress, no_memory=NO_MEMORY,
+                           nonfinite=NONFINITE)
     return status, history
 
 

@@ -14,7 +14,7 @@ from ..parallel import effective_n_jobs, run_tasks
 MOST_OF_ITS_MATRIX = 0.5
 
 
-def run_within_budget(tasks, n_jobs, budget, stop, most_bytes=None, checks_signals=False):
+def run_within_budget(tasks, n_jobs, budget, stop, most_bytes=None, *, checks_signals=False):
     """The tasks' results, in task order, run in up to ``n_jobs`` threads (as
     fastsvm.parallel.effective_n_jobs reads it) with ``budget`` MiB between them.
 

@@ -80,7 +80,7 @@ class WarmStart:
     solutions: list = field(default_factory=list)
 
 
-def fit_path(X, y, Cs, params, sample_weight=None, log=None, stop=None):
+def fit_path(X, y, Cs, params, sample_weight=None, *, log=None, stop=None):
     """Train one model per value of C, each started from the last one's solution.
 
     The model of each C is fit_model's with params.C = C: each subproblem (one-vs-one pair,
@@ -139,10 +139,10 @@ def fit_path(X, y, Cs, params, sample_weight=None, log=None, stop=None):
                              "c_svc, epsilon_svr and nu_svr")
     if params.probability:
         raise ParameterError("probability estimates (-b 1) are not computed along a path")
-    return fit_model(X, y, replace(params, C=1.0), sample_weight, log, stop, path=_PathRun(Cs))
+    return fit_model(X, y, replace(params, C=1.0), sample_weight, log, stop=stop, path=_PathRun(Cs))
 
 
-def fit_nu_path(X, y, nus, params, sample_weight=None, log=None, stop=None):
+def fit_nu_path(X, y, nus, params, sample_weight=None, *, log=None, stop=None):
     """Train one model per value of nu (nu_svc or one_class), along an increasing grid.
 
     The model of each nu is fit_model's with params.nu = nu, each subproblem solved along the
@@ -200,10 +200,10 @@ def fit_nu_path(X, y, nus, params, sample_weight=None, log=None, stop=None):
                              "and one_class")
     if params.probability:
         raise ParameterError("probability estimates (-b 1) are not computed along a path")
-    return fit_model(X, y, replace(params, nu=max(nus)), sample_weight, log, stop, path=_PathRun(nus, over="nu"))
+    return fit_model(X, y, replace(params, nu=max(nus)), sample_weight, log, stop=stop, path=_PathRun(nus, over="nu"))
 
 
-def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None, warm=None, path=None):
+def fit_model(X, y, params, sample_weight=None, log=None, *, stop=None, stream=None, warm=None, path=None):
     """Train a model: what svm-train does, with the solver ``params.solver``.
 
     The data and parameters are checked, the classes split as the solver splits them
@@ -315,7 +315,7 @@ def fit_model(X, y, params, sample_weight=None, log=None, stop=None, stream=None
     # (a feature index of 2**31 - 2 then costs what its value costs)
     columns = columns_to_keep(X) if kernel.kind != "precomputed" and not is_dense(X) else None
     with nullcontext() if spec.limits_blas_itself else one_blas_thread():
-        trainer = _Trainer(spec, params, kernel, log, stop, stream, warm)
+        trainer = _Trainer(spec, params, kernel, log, stop, stream=stream, warm=warm)
         if path is None:
             if columns is None:
                 return trainer.train(X, y, weights)
@@ -393,7 +393,7 @@ class _PathRun:
 class _Trainer:
     """Splits the problem for one solver, runs the pieces, assembles the Model."""
 
-    def __init__(self, solver, params, kernel, log, stop, stream=None, warm=None):
+    def __init__(self, solver, params, kernel, log, stop, *, stream=None, warm=None):
         self.solver = solver
         self.params = params
         self.kernel = kernel
@@ -435,7 +435,7 @@ class _Trainer:
         return solutions
 
     # -- running subproblems -------------------------------------------------------------
-    def _solve_all(self, problems, names, calibrations=None, keep=None, sizes=None, shared=None):
+    def _solve_all(self, problems, names, calibrations=None, keep=None, sizes=None, *, shared=None):
         """Solve subproblems in threads (fastsvm.training.schedule.run_within_budget, the -m budget
         shared between them; with ``sizes``, rows per problem, the largest first); seeds depend
         on the position only, not on threads.
@@ -491,7 +491,8 @@ class _Trainer:
 
         most_bytes = [bytes_to_hold_all(n) for n in sizes] if sizes else None
         results = run_within_budget([partial(task, k) for k in range(len(problems))], self.params.n_jobs,
-                                    self.params.cache_size, self.stop, most_bytes, self.solver.stops_on_signals)
+                                    self.params.cache_size, self.stop, most_bytes,
+                                    checks_signals=self.solver.stops_on_signals)
         for (solutions, _, lines), name in zip(results, names):
             if any(solution.status == "max_iter" for solution in solutions):
                 warnings.warn(f"solver {self.solver.name} reached its iteration limit ({name}); "
@@ -602,7 +603,7 @@ class _Trainer:
         if getattr(split, "shares_rows", False) and len(problems) > 1:
             shared = self.solver.shared_preparation(self.params.cache_size)
         solutions, platt = (self._solve_all(problems, split.names, calibrations, split.support_only, split.sizes,
-                                            shared)
+                                            shared=shared)
                             if problems else ([], []))
         model = self._model(split.layout(solutions, self.log), solutions)
         if self.params.probability:

@@ -41,18 +41,18 @@ def fold_permutation(y, svm_type, n_folds, rng):
     return perm, fold_start
 
 
-def cross_validation(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None):
+def cross_validation(X, y, params, n_folds, sample_weight=None, *, nus=None, Cs=None):
     """Predicted label/value of every row by the model trained without its fold; with ``nus`` (an
     increasing grid), one row of them per nu, each fold trained along the grid (fit_nu_path); with
     ``Cs``, one row per C, each fold trained as a warm C path (fit_path: the solver's solve_path)."""
     n_jobs = effective_n_jobs(params.n_jobs)
     stop = np.zeros(1, dtype=np.int32)
-    tasks, assemble = fold_tasks(X, y, params, n_folds, sample_weight, nus, Cs, stop,
+    tasks, assemble = fold_tasks(X, y, params, n_folds, sample_weight, nus=nus, Cs=Cs, stop=stop,
                                  threads=max(1, n_jobs // max(1, min(int(n_folds), len(y)))))
     return assemble(run_tasks(tasks, n_jobs, stop))
 
 
-def fold_tasks(X, y, params, n_folds, sample_weight=None, nus=None, Cs=None, stop=None, threads=1):
+def fold_tasks(X, y, params, n_folds, sample_weight=None, *, nus=None, Cs=None, stop=None, threads=1):
     """cross_validation's folds as independent tasks: (tasks, assemble), each task training one
     fold (with ``threads`` threads) and returning its rows' predictions, assemble(results) the
     predictions of every row. A caller runs them with others (fastsvm.tuning.grid: every fold of every

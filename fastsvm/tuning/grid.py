@@ -115,7 +115,7 @@ def score(target, y, svm_type):
     return 100.0 * np.count_nonzero(target == y, axis=-1) / y.shape[0]
 
 
-def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jobs=None, refit=True,
+def grid_search(X, y, Cs=None, gammas=None, nus=None, *, folds=5, params=None, n_jobs=None, refit=True,
                 sample_weight=None, on_gamma=None, progress=None, client=None):
     """Cross-validate every cell of a grid of (C, gamma), or (nu, gamma), as LIBSVM's grid.py does.
 
@@ -200,7 +200,8 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
     per_row = min(folds, len(y)) * (len(values) if params.probability else 1)
     threads = max(1, n_jobs // (per_row * len(distinct)))   # each training's share of n_jobs
     stop = np.zeros(1, dtype=np.int32)
-    rows = [_Row(X, y, cell_params(params, axis, None, g), axis, values, folds, sample_weight, stop, threads)
+    rows = [_Row(X, y, cell_params(params, axis, None, g), axis, values, folds=folds, sample_weight=sample_weight,
+                 stop=stop, threads=threads)
             for g in distinct]
     rates = np.empty((len(gammas), len(values)))
     table_rows = [[k] for k in range(len(rows))] if len(rows) > 1 else [list(range(len(gammas)))]
@@ -215,7 +216,8 @@ def grid_search(X, y, Cs=None, gammas=None, nus=None, folds=5, params=None, n_jo
         from ..distributed import run_fold_tasks
         specs = [spec for row in rows for spec in row.specs]
         _run(rows, n_jobs, stop, row_done, progress,
-             runner=lambda tasks, n_jobs, stop, done: run_fold_tasks(client, X, y, sample_weight, specs, stop, done))
+             runner=lambda tasks, n_jobs, stop, done: run_fold_tasks(client, X, y, sample_weight, specs, stop=stop,
+                                                                     on_done=done))
     else:
         _run(rows, n_jobs, stop, row_done, progress)
     measure = "mean squared error" if params.svm_type in REGRESSION else "accuracy"
@@ -241,7 +243,7 @@ class _Row:
     """One gamma's cells as fold tasks (fastsvm.tuning.crossval.fold_tasks): one cross validation whose
     folds are trained along the path of values, or, where a path does not apply, one per cell."""
 
-    def __init__(self, X, y, params, axis, values, folds, sample_weight, stop, threads):
+    def __init__(self, X, y, params, axis, values, *, folds, sample_weight, stop, threads):
         self.y, self.svm_type, self.width = y, params.svm_type, len(values)
         self.units = []   # (tasks, assemble, the table's columns of each of its target's rows)
         self.specs = []   # per task, what rebuilds it elsewhere: fold_tasks' arguments and its index
@@ -277,7 +279,7 @@ class _Row:
         return row
 
 
-def _run(rows, n_jobs, stop, row_done, progress=None, runner=run_tasks):
+def _run(rows, n_jobs, stop, row_done, progress=None, *, runner=run_tasks):
     """Every fold task of every row side by side in n_jobs threads (or by ``runner``, run_tasks'
     stand-in); row_done(r, rates) as row r's tasks are done, rows in order; progress(done, total)
     after each task."""

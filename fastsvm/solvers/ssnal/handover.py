@@ -71,13 +71,14 @@ class HandoverBudget:
                 f"{self.rows_per_support:g} x {self.rows()} kernel rows of {self.row_seconds * 1e3:.3g} ms)")
 
 
-def handover_budget(config, start, X, kernel, n_threads, n_variables, n):
+def handover_budget(config, start, X, kernel, n_threads, *, n_variables, n):
     """The budget of a solve that may hand over (Config.handover, and n_variables is
     Config.handover_min_variables or more), else None: block_smo's kernel rows timed on
     Config.handover_probe_rows rows of X (the fastest of four blocks); no support vector yet."""
     if not config.handover or n_variables < config.handover_min_variables:
         return None
-    probe = KernelRows(X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0), n_threads)
+    probe = KernelRows(X, kernel.kind, float(kernel.gamma), int(kernel.degree), float(kernel.coef0),
+                       n_threads=n_threads)
     rows = np.arange(min(config.handover_probe_rows, X.shape[0]), dtype=np.int32)
     row_seconds = math.inf
     for _ in range(4):       # the fastest of four: the first calls also pay for the threads' start and pages
@@ -106,7 +107,7 @@ class StepClock:
         self.seconds, self.free = seconds, free
 
 
-def hand_over(sub, x, reason, history, details, n_iter):
+def hand_over(sub, x, reason, history, details, *, n_iter):
     """block_smo's solve of ``sub`` from the feasible point x (ssnal's dual variables are
     LIBSVM's alpha: C-SVC's x_i, epsilon-SVR's (a, a*)), or from LIBSVM's cold start 0 when x is
     None, as ssnal's Solution: block_smo's coefficients, rho, objective, stop measure (the maximal

@@ -95,13 +95,14 @@ class InnerSolve:
             Z.rmatvec(x_new, out=self.ztx)
             self.counters.passes += 1
 
-    def _update_from_system(self, res, changed, changed_work, J, system, step, zd):
+    def _update_from_system(self, res, changed, changed_work, J, system, *, step, zd):
         """ztx += Z^T (x_new - x_old) as -step Z_J^T Z_J d - dlam s (the system's) plus the rows
         off_system_moves lists, when they cost less than the changed rows (changed_work stored
         values); False (nothing done) otherwise."""
-        Z, dlam = self.qp.Z, res[0] - self.lam
-        n = off_system_moves(changed, J, self.J, self.free_new[: res[1]], self.x_new, self.xp, zd, self.qp.K.a,
-                             step, dlam, self.mark, self.off_rows, self.off_coef)
+        Z, dlam = self.qp.Z, res.lam - self.lam
+        n = off_system_moves(changed, J, self.J, self.free_new[: res.n_free], self.x_new, x_old=self.xp, zd=zd,
+                             a=self.qp.K.a, step=step, dlam=dlam, mark=self.mark, rows=self.off_rows,
+                             coef=self.off_coef)
         rows = self.off_rows[:n]
         work = Z.rows_nnz(rows)[0]
         if work + system.cost >= changed_work:
@@ -112,25 +113,29 @@ class InnerSolve:
         return True
 
     def trial(self, zd, alpha):
-        """Project y(v + alpha d) into the *_new buffers; line_point's (lam, n_free, zd.dx, s,
-        n_changed)."""
+        """Project y(v + alpha d) into the *_new buffers; line_point's LinePoint."""
         self.counters.trials += 1
-        return line_point(self.qp.K, self.pt, zd, alpha * self.sigma, self.xp, self.lam,
-                          alpha * self.lam_rate, self.pt_new, self.x_new, self.free_new, self.changed)
+        return line_point(self.qp.K, self.pt, zd, alpha * self.sigma, self.xp, lam0=self.lam,
+                          lam_shift=alpha * self.lam_rate, pt=self.pt_new, x=self.x_new, free=self.free_new,
+                          changed=self.changed)
 
     def accept(self, res, system=None):
         """Make the trial point current; Z^T Pi_K(y) updated over the rows whose x changed, or,
         given the step's Newton system (its J in this solve's rows, _System, alpha sigma, Z d),
         from it and the rows whose move it does not predict, when those hold fewer stored values
         (most changed rows are free before and after, and the system already holds their move)."""
-        changed = self.changed[: res[4]]
+        changed = self.changed[: res.n_changed]
         work = self.qp.Z.rows_nnz(changed)[0]
-        if system is None or not self._update_from_system(res, changed, work, *system):
+        predicted = False
+        if system is not None:
+            J, newton_system, step, zd = system
+            predicted = self._update_from_system(res, changed, work, J, newton_system, step=step, zd=zd)
+        if not predicted:
             self._update_ztx(changed, self.x_new, self.xp, work)
         self.pt, self.pt_new = self.pt_new, self.pt
         self.xp, self.x_new = self.x_new, self.xp
         self.free, self.free_new = self.free_new, self.free
-        self.lam, self.n_free = res[0], res[1]
+        self.lam, self.n_free = res.lam, res.n_free
 
     def search(self, d, zd, g, model_start=False):
         """The step: Armijo backtracking (mu = 1e-4, halving from a start step), or with
@@ -140,7 +145,8 @@ class InnerSolve:
         model along d on the current free set. Returns (alpha, trial) with the trial in the *_new
         buffers."""
         sigma = self.sigma
-        dd, gd, aa, az = search_scalars(d, g, zd, self.qp.K.a, self.J)
+        scalars = search_scalars(d, g, zd, self.qp.K.a, self.J)
+        dd, gd, aa, az = scalars.dd, scalars.gd, scalars.aa, scalars.az
         start = 1.0
         if model_start:
             zd_J = zd[self.J]
@@ -151,8 +157,8 @@ class InnerSolve:
 
         def trial(alpha):  # (psi(v + alpha d) - psi(v), its slope d/dalpha, line_point's result)
             res = self.trial(zd, alpha)
-            return (alpha * gd + 0.5 * alpha * alpha * dd - alpha * res[2] + res[3] / sigma,
-                    gd + alpha * dd - res[2], res)
+            return (alpha * gd + 0.5 * alpha * alpha * dd - alpha * res.zdx + res.s / sigma,
+                    gd + alpha * dd - res.zdx, res)
 
         if self.line_search == "exact":
             alpha, (change, _, res) = line_minimum(trial, gd, rtol=self.cfg.exact_slope, start=start)

@@ -128,7 +128,7 @@ def kernel_dual(sub: Subproblem) -> KernelDual:
                       dual=svm_dual(sub.formulation, y, upper, eps, n_threads=sub.n_threads))
 
 
-def working_rows(dual, x, grad, b, theta, exclude=None, limit=None):
+def working_rows(dual, x, grad, b, theta, *, exclude=None, limit=None):
     """Rows with a free variable, a KKT violator, or a margin grad_r + b a_r within theta of a
     bound's switch (rows in ``exclude`` left out); at most ``limit`` of them, the largest
     violations |x_r - clip(x_r - margin_r, 0, u_r)| (a row's largest) first."""
@@ -158,7 +158,7 @@ def check_kernel_problem(sub):
         raise ParameterError("degree of polynomial kernel < 0")
 
 
-def update_outside(dual, products, ws, x, grad, x_new, hx_new, in_set, stats):
+def update_outside(dual, products, ws, x, grad, *, x_new, hx_new, in_set, stats):
     """x and grad after a round on the working set ws: grad on U from the round, outside U updated
     over the rows whose coefficient changed (one KernelProducts mat-vec)."""
     x_old_u = x[ws.vars]
@@ -206,7 +206,7 @@ def first_point(sub, dual, config, tol, deadline=None):
                        "eta": warm.stop_measure, "out_of_time": warm.details["out_of_time"]}
 
 
-def handed_over(sub, dual, x, reason, when, warm, history, details, n_iter):
+def handed_over(sub, dual, x, reason, when, *, warm, history, details, n_iter):
     """The hand-over's progress line, then block_smo's solution (handover.hand_over) from x when
     ``warm``, else from LIBSVM's cold start."""
     if sub.log is not None:
@@ -230,7 +230,7 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
     k = sub.kernel
     threads = max(1, int(sub.n_threads))
     # the budget at its least (no support vector yet) bounds the warm start too
-    time_budget = handover_budget(config, t0, dual.X, k, threads, dual.K.upper.shape[0], dual.n)
+    time_budget = handover_budget(config, t0, dual.X, k, threads, n_variables=dual.K.upper.shape[0], n=dual.n)
     least = math.inf if time_budget is None else time_budget.blocked_seconds()
     if least < config.handover_at_once:
         reason = (f"a blocked solve estimated at {least:.2f}s (under "
@@ -262,10 +262,10 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
                            details={"rounds": 0, "time": times, "warm_start": started, "sigma0": sigma0,
                                     "tol": tol},
                            n_iter=0)
-    products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, threads, sub.stop)
+    products = KernelProducts(dual.X, k.kind, k.gamma, k.degree, k.coef0, n_threads=threads, stop=sub.stop)
     budget = int(params.cache_size * (1 << 20))
     check_kernel_cache(params.cache_size, dual.n)
-    cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, budget, threads)
+    cache = KernelCache(dual.X, k.kind, k.gamma, k.degree, k.coef0, cache_bytes=budget, n_threads=threads)
 
     grad = exact_gradient(dual, products, x, stats)      # at x^0, on every row
     exact = True
@@ -315,7 +315,8 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
         in_set[new] = True
         ws_rows = np.concatenate([ws_rows, new])
         ws = None                # the last round's kept values of K_UU released before the new ones
-        ws = WorkingSet(dual, cache, products, ws_rows, x, sub.stop, budget, k.kind == "rbf", config)
+        ws = WorkingSet(dual, cache, products, ws_rows, x, stop=sub.stop, budget_bytes=budget, rbf=k.kind == "rbf",
+                        config=config)
         ws_rows = ws.rows
         if log is not None and ws.sparse is not None:
             log(f"ssnal: kernel block of the working rows held sparse: {ws.sparse.nnz} values kept "
@@ -326,7 +327,7 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
         # far from the round's solution, and a large sigma would make psi almost nonsmooth
         t_round = time.perf_counter()
         target = scale * max(0.5 * tol * target_scale, config.round_reduction * eta)
-        x_new, hx_new, sigma, lam = solve_working_set(ws, x_u, hx, sigma0, target, run, entry["dual"])
+        x_new, hx_new, sigma, lam = solve_working_set(ws, x_u, hx, sigma0, target, run=run, objective=entry["dual"])
         if not math.isnan(lam):
             b_last = lam
         if run.handover is not None:
@@ -334,7 +335,7 @@ def solve_kernel(sub: Subproblem, config) -> Solution:
             break
         t_update = time.perf_counter()
         times["working_set"] = times.get("working_set", 0.0) + t_update - t_round
-        update_outside(dual, products, ws, x, grad, x_new, hx_new, in_set, stats)
+        update_outside(dual, products, ws, x, grad, x_new=x_new, hx_new=hx_new, in_set=in_set, stats=stats)
         exact = False
         eta, b = kkt_residual(x, grad, dual.K, hint=b_last)
         times["update"] = times.get("update", 0.0) + time.perf_counter() - t_update

@@ -63,9 +63,9 @@ class KernelInner:
         def trial(alpha):
             """(psi(u + alpha delta) - psi(u), its slope, line_point's result)."""
             counters.trials += 1
-            res = line_point(ws.K, self.pt, hdelta, alpha * sigma, self.xh, self.lam, alpha * lam_rate,
-                             pt_new, x_new, free_new, changed)
-            zdx, s = res[2], res[3]
+            res = line_point(ws.K, self.pt, hdelta, alpha * sigma, self.xh, lam0=self.lam, lam_shift=alpha * lam_rate,
+                             pt=pt_new, x=x_new, free=free_new, changed=changed)
+            zdx, s = res.zdx, res.s
             return alpha * gd + 0.5 * alpha * alpha * dd - alpha * zdx + s / sigma, gd + alpha * dd - zdx, res
 
         alpha, (change, _, res) = line_minimum(trial, gd, rtol=cfg.kernel_line_rtol, grow=4.0, max_grow=None,
@@ -75,7 +75,7 @@ class KernelInner:
                 break
             alpha *= 0.5
             change, _, res = trial(alpha)
-        lam, n_free, _, _, n_changed = res
+        lam, n_free, n_changed = res.lam, res.n_free, res.n_changed
         ch = changed[:n_changed].copy()
         self.hxh += ws.qmul(x_new - self.xh, ch)
         self.u += alpha * delta
@@ -102,7 +102,7 @@ class RoundContext:
     clock: StepClock = field(default_factory=lambda: StepClock(cubic_from=0))
 
 
-def solve_working_set(ws, x, hx, sigma, target, run, objective):
+def solve_working_set(ws, x, hx, sigma, target, *, run, objective):
     """SSsNAL on the working set from x (hx = the sub-problem's Q x, i.e. its gradient minus c)
     until its KKT residual |x - Pi(x - grad)| is <= target or max_outer AL iterations were done
     in all. ``objective`` is f at the start (whole problem; f - f_start = D.(grad_start +
@@ -133,7 +133,7 @@ def solve_working_set(ws, x, hx, sigma, target, run, objective):
                 if run.handover is not None:
                     return x, hx, sigma, lam
             t_step = time.perf_counter()
-            delta, hdelta = newton_direction(ws, inner.J, r, hr, sigma, counters)
+            delta, hdelta = newton_direction(ws, inner.J, r, hr, sigma, counters=counters)
             alpha = inner.step(delta, hdelta, r, counters)
             run.clock.record(time.perf_counter() - t_step, free)
             steps += 1

@@ -12,7 +12,7 @@ from ...errors import FastSVMError
 from ...problems.vector import dot
 
 
-def newton_direction(ws, J, r, hr, sigma, counters):
+def newton_direction(ws, J, r, hr, sigma, *, counters):
     """(delta, Q delta): the SMW form of (I + sigma Z_J^T P_J Z_J) d = -g with g = Z^T r in the
     coefficient space: delta = -r + sigma E_J P_J z, (I + sigma P_J Q_JJ P_J) z = P_J (Q r)_J,
     the |J| x |J| system solved as system_method picks, a block's bytes lent by the cache."""
@@ -27,7 +27,7 @@ def newton_direction(ws, J, r, hr, sigma, counters):
     counters.systems[method] += 1
     if method == "sparse":
         z, iterations, status = ws.sparse.newton_cg(ws.pos[J], aJ, sigma, t, ws.cfg.kernel_cg_rtol,
-                                                    ws.cfg.kernel_cg_max_iter, ws.stop)
+                                                    max_iter=ws.cfg.kernel_cg_max_iter, stop=ws.stop)
         counters.cg += iterations
         if status == Status.BREAKDOWN:
             raise not_psd()

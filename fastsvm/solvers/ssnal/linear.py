@@ -51,7 +51,7 @@ class LinearRun:
     """One SSsNAL solve of a DualQP to eta <= tol: the outer iterations' state (center x, w = Z^T x,
     Zw, the inner iterate v and Zv, sigma, eta) and, per outer iteration, its inner solve's."""
 
-    def __init__(self, qp, tol, max_outer, config, stop, log, start=None, sigma_scale=1.0, deadline=None):
+    def __init__(self, qp, tol, max_outer, config, stop, *, log, start=None, sigma_scale=1.0, deadline=None):
         """start: None (x = 0) or (x, its work in passes over X), x in (P)'s variables;
         sigma_scale: sigma_0 = this x schedule.first_sigma; deadline: a time.perf_counter() after
         which no Newton step is taken: the result is then the last center (status max_iter)."""
@@ -252,7 +252,8 @@ class LinearRun:
         if self.row_norms is None:
             self.row_norms = qp.Z.row_norms()
             self.counters.passes += float(np.sum(qp.Z.row_nnz)) / qp.nnz
-        unsure = unsure_rows(held, x, inner, self.Zw, qp, sigma, self.row_norms, sigma * norm(self.v - inner.ztx))
+        unsure = unsure_rows(held, x, inner, self.Zw, qp, sigma=sigma, row_norms=self.row_norms,
+                             error=sigma * norm(self.v - inner.ztx))
         if unsure.shape[0] == 0:
             return True
         self.Zv[unsure] = qp.Z.rows_matvec(unsure, self.v)
@@ -346,7 +347,7 @@ class LinearRun:
                 "out_of_time": self.out_of_time}
 
 
-def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None, deadline=None) -> Solution:
+def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None, *, deadline=None) -> Solution:
     """Solve one C-SVC or epsilon-SVR subproblem with a linear kernel by SSsNAL; `merge`: equal
     samples merged (linear_dual; `presolved`: as a path's presolve found them); `start`: a
     Solution of the same problem at other bounds to start from (warm_path.path_start), else x = 0
@@ -363,7 +364,8 @@ def solve_linear(sub: Subproblem, config, merge=True, start=None, presolved=None
         begin, sigma_scale = path_start(qp, upper, start), config.path_sigma_scale
     elif qp.samples is not None and qp.Z.p > config.coordinate_start_p:
         begin = coordinate_start(qp, sub.seed, sub.stop, sub.log, config)
-    result = LinearRun(qp, tol, max_outer, config, sub.stop, sub.log, begin, sigma_scale, deadline).run()
+    result = LinearRun(qp, tol, max_outer, config, sub.stop, log=sub.log, start=begin, sigma_scale=sigma_scale,
+                       deadline=deadline).run()
     x, w, b = result["x"], result["w"], result["b"]
     objective = qp.objective(x, w)
     coef = np.sign(qp.K.a) * x if sub.formulation == "c_svc" else x   # C-SVC: a = y (scaled when merged)

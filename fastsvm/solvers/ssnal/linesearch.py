@@ -3,7 +3,7 @@ from its slope (the linear and the kernel SSsNAL's line searches)."""
 import math
 
 
-def line_minimum(trial, slope0, rtol=0.2, grow=2.0, max_grow=6, max_refine=10, max_trials=None, start=1.0):
+def line_minimum(trial, slope0, rtol=0.2, grow=2.0, max_grow=6, *, max_refine=10, max_trials=None, start=1.0):
     """alpha > 0 near the minimiser of a convex function along a line, from its slope (the linear
     and the kernel SSsNAL's line searches). trial(alpha) returns a tuple (value change, slope,
     ...) and the slope is non-decreasing with slope(0) = slope0 < 0.

@@ -70,7 +70,7 @@ class NewtonSystems:
             costs["smw"] = kern + k ** 3 / (3.0 * self.cfg.blas_speedup) + 2.0 * nnz_j + k * k
         return min(costs, key=costs.get)
 
-    def direction(self, J, g, sigma, rtol, kinks=False, rows=None):
+    def direction(self, J, g, sigma, rtol, kinks=False, *, rows=None):
         """d with (I + sigma Z_J^T P_J Z_J) d = -g (by CG to the relative residual rtol); with
         `kinks`, a CG system's J gains the rows of the last one that left it (with_kinks; rows:
         the solve's rows, when it is restricted to some)."""
@@ -158,7 +158,7 @@ class NewtonSystems:
         if self.H is None:           # formed and factored in one call, in a kept buffer
             self.H = np.empty((Z.p, Z.p))
         d = np.empty(Z.p)
-        if not dense_newton(G, s, dot(a_J, a_J), sigma, g, self.H, d):
+        if not dense_newton(G, s, dot(a_J, a_J), sigma, g, H=self.H, d=d):
             raise lost_definiteness()
 
         def subtract(out, zd, J_zd, step, dlam):
@@ -194,7 +194,8 @@ class NewtonSystems:
         if self.cg is None:
             self.cg = NewtonCG(self.qp.Z)
         d = np.empty(self.qp.Z.p)
-        iters, status = self.cg.solve(J, a_J, sigma, np.ascontiguousarray(-g), d, rtol, self.cfg.cg_max_iter)
+        iters, status = self.cg.solve(J, a_J, sigma, np.ascontiguousarray(-g), d, rtol=rtol,
+                                      max_iter=self.cfg.cg_max_iter)
         if status == Status.INTERRUPTED:
             raise KeyboardInterrupt
         self.counters.cg += iters

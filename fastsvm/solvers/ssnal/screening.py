@@ -19,21 +19,21 @@ def screen(inner, pt_start, lam_start, factor, config):
     to move, goes on with them among the rows."""
     qp, K = inner.qp, inner.qp.K
     rows, held = np.empty(qp.m, dtype=np.int32), np.empty(qp.m, dtype=np.int32)
-    n_rows, n_held, held_nnz, held_ax = hold_rows(inner.pt, inner.lam, pt_start, lam_start, inner.xp, K.a, K.lower,
-                                                  K.upper, qp.Z.row_nnz, factor, config.screen_quantile, rows, held)
-    if n_held == 0 or held_nnz < config.screen_min_share * qp.nnz:
+    split = hold_rows(inner.pt, inner.lam, pt_start, lam_start, inner.xp, a=K.a, lower=K.lower, upper=K.upper,
+                      row_nnz=qp.Z.row_nnz, factor=factor, quantile=config.screen_quantile, rows=rows, held=held)
+    if split.n_held == 0 or split.held_nnz < config.screen_min_share * qp.nnz:
         return None, None
     try:
-        return inner.restricted(rows[:n_rows], K.d - held_ax), held[:n_held]
+        return inner.restricted(rows[:split.n_rows], K.d - split.held_ax), held[:split.n_held]
     except FastSVMError:  # rounding put d just outside what the rows' bounds allow: hold none
         return None, None
 
 
-def unsure_rows(held, x, inner, Zw, qp, sigma, row_norms, error):
+def unsure_rows(held, x, inner, Zw, qp, *, sigma, row_norms, error):
     """The held rows that may have had to move in the inner solve just ended (inner, from the
     center x): Zw differs from Z v by Z grad psi, so a held row is certain when its z from Zw lies
     beyond its bound by more than sigma |z_r| |grad psi| (error = sigma |grad psi|); the others
     are to be looked at exactly."""
     unsure = np.empty(held.shape[0], dtype=np.int32)
-    return unsure[: held_misses(held, x, inner.xp, Zw, qp.c, qp.K.a, qp.K.lower, qp.K.upper, sigma,
-                                inner.lam, row_norms, error, unsure)]
+    return unsure[: held_misses(held, x, inner.xp, Zw, qp.c, a=qp.K.a, lower=qp.K.lower, upper=qp.K.upper, sigma=sigma,
+                                lam=inner.lam, norms=row_norms, slack=error, out=unsure)]

@@ -18,7 +18,7 @@ class WorkingSet:
     and blocks from the cache, the equality constraint restricted to U. budget_bytes: the -m
     budget, shared by the cache, K_UU's kept values and the blocks of the Newton systems."""
 
-    def __init__(self, dual, cache, products, rows, x, stop, budget_bytes, rbf=False, config=None):
+    def __init__(self, dual, cache, products, rows, x, *, stop, budget_bytes, rbf=False, config=None):
         n = dual.n
         self.cfg = config = Config() if config is None else config
         self.rbf = rbf          # K > 0 with K_ii = 1: its row sums are a product (row_sums)
