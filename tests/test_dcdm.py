@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from fastsvm._core._margins import LabeledRows
-from fastsvm._core._pair_cd import held_kkt, pair_steps, pair_sweeps
+from fastsvm._core._nu_pair_sweeps import held_kkt, pair_steps, pair_sweeps
 from fastsvm._core._status import Status
 from fastsvm.errors import DegenerateProblemError, FastSVMError, ParameterError
 from fastsvm.params import Params

@@ -27,7 +27,7 @@ from fastsvm._core._linalg import ProjectedBlock, bordered_solve, cholesky_solve
 from fastsvm._core._screening import held_misses, hold_rows
 from fastsvm._core._rows import StackedRows
 from fastsvm._core._linesearch import line_point, off_system_moves, search_scalars
-from fastsvm._core._ssnal import NewtonCG, sorted_changes
+from fastsvm._core._ssnal_linear import NewtonCG, sorted_changes
 from fastsvm._core._status import Status
 from fastsvm.csr import to_csr
 from fastsvm.errors import FastSVMError, ParameterError

@@ -1,5 +1,5 @@
 # StackedRows (Z = S X: some rows of X, signed): its fields and nogil row products, for the
-# kernels that build on it (NewtonCG in _ssnal).
+# kernels that build on it (NewtonCG in _ssnal_linear).
 from ._csr cimport CSR
 
 

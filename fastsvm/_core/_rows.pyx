@@ -4,7 +4,7 @@ linear SSsNAL's data (docs/algorithms.md §2) and what its Newton systems read.
 Row r of Z is sign[r] times row source[r] of X. C-SVC: source = 0..n-1, sign = y (Z = diag(y) X);
 epsilon-SVR: source = [0..n-1, 0..n-1], sign = [+1, -1] (Z = [X; -X]). Here: products with Z, Z^T
 and with the rows of a subset, the Gram matrix Z_J^T Z_J and the kernel block Z_J Z_J^T, without
-the GIL; the fields and the nogil row products are declared in _rows.pxd for NewtonCG (_ssnal).
+the GIL; the fields and the nogil row products are declared in _rows.pxd for NewtonCG (_ssnal_linear).
 """
 from cython.parallel cimport prange
 from libc.math cimport fabs, sqrt

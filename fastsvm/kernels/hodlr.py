@@ -7,7 +7,7 @@ so that every node is a contiguous range of the order. For a node with children 
     A = K~(node) + beta I = [[A_1, U V^T], [V U^T, A_2]] = D + W C W^T,
     W = blockdiag(U, V),  C = [[0, I], [I, 0]],
 
-where U V^T ~ K(I_1, I_2) comes from partially pivoted ACA (fastsvm._core._hmatrix) at a relative
+where U V^T ~ K(I_1, I_2) comes from partially pivoted ACA (fastsvm._core._hodlr_blocks) at a relative
 tolerance (its stopping test also checked at |I_1| + |I_2| random entries of the block), and the
 leaves keep their kernel blocks dense. By Woodbury
 A^-1 = (I - W~ S^-1 W^T) D^-1, with W~ = D^-1 W and the 2r x 2r core S = C + W^T W~. Applying
@@ -31,7 +31,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg import blas
 
-from .._core._hmatrix import aca, kernel_block
+from .._core._hodlr_blocks import aca, kernel_block
 from .._core._kernel import row_sqnorms
 from ..csr import to_csr
 from ..errors import FastSVMError, NotPositiveDefiniteError, ParameterError

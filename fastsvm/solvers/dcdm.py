@@ -12,7 +12,7 @@ u_i is the sample's weight (1 without weights): LIBSVM's scale. The paper's is a
 or a / (nu sum(u)) (one-class); Solution.details gives F and rho there. The paper's one-coordinate
 update stalls once e^T a = nu sum(u) (no single coordinate can move), so every step moves a pair
 along e_i - e_j:
-    linear kernel  sweeps over ranked pairs with w = Z^T a kept (fastsvm._core._pair_cd): one pass
+    linear kernel  sweeps over ranked pairs with w = Z^T a kept (fastsvm._core._nu_pair_sweeps): one pass
                    ranks the gradients G = Z w, then the smallest G below its bound is paired with
                    the largest above 0, the second with the second, ..., each step from fresh G;
                    with shrinking (-h 1) the work between two full sweeps goes on over a working
@@ -38,7 +38,7 @@ import numpy as np
 from .._core._cache import KernelCache
 from .._core._kernel import kernel_matrix, row_sqnorms
 from .._core._margins import LabeledRows
-from .._core._pair_cd import held_kkt, pair_sweeps
+from .._core._nu_pair_sweeps import held_kkt, pair_sweeps
 from .._core._smo import SMO
 from .._core._status import Status
 from ..csr import take_rows
@@ -124,7 +124,7 @@ def _linear_rows(sub, X, signs, upper, shift):
 
 def _solve_linear(sub, X, rows, sqnorm, tol, *, max_iter, alpha0, active=None, random_pairs=False, offset=None,
                   w0=None):
-    """Pair sweeps from alpha0 (fastsvm._core._pair_cd.pair_sweeps), in chunks that end at the
+    """Pair sweeps from alpha0 (fastsvm._core._nu_pair_sweeps.pair_sweeps), in chunks that end at the
     milestone sweeps (a progress line each), over the rows ``active`` (None: all; the others stay
     at alpha0: SRBO's reduced problem); w = Z^T alpha + offset (the exact delta's problem), or w0
     when given (a path's w kept up to date across its nu: a full pass saved per nu; its rounding

@@ -29,7 +29,7 @@ tools/bench_ssnal_kernel.py, are described where they are made):
   (a solution at other bounds scaled into the new box);
 - kernel, kernel_inner, kernel_newton, working_set: the kernel front end (RBF, polynomial,
   sigmoid).
-The O(nnz) and O(m) work is done by fastsvm._core._ssnal, _ssnal_kernel and _knapsack.
+The O(nnz) and O(m) work is done by fastsvm._core._ssnal_linear, _ssnal_kernel and _knapsack.
 """
 import dataclasses
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._core._linalg import bordered_solve, dense_newton
-from ..._core._ssnal import NewtonCG, sorted_changes
+from ..._core._ssnal_linear import NewtonCG, sorted_changes
 from ..._core._status import Status
 from ...errors import ParameterError
 from ...problems.vector import dot

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..._core._knapsack import KnapsackSet
-from ..._core._sparse_kernel import SparseKernel, kept_above
+from ..._core._ssnal_sparse_kernel import SparseKernel, kept_above
 from ...heap import release_free_memory
 from ...problems.vector import dot
 from .config import Config

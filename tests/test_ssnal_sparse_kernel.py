@@ -1,9 +1,9 @@
-"""fastsvm._core._sparse_kernel (the working set's RBF block held sparse) against NumPy twins."""
+"""fastsvm._core._ssnal_sparse_kernel (the working set's RBF block held sparse) against NumPy twins."""
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-from fastsvm._core._sparse_kernel import SparseKernel, kept_above
+from fastsvm._core._ssnal_sparse_kernel import SparseKernel, kept_above
 from fastsvm._core._status import Status
 from fastsvm.errors import FastSVMError
 

@@ -1,4 +1,4 @@
-"""The hierarchical kernel approximation (fastsvm.kernels.hodlr, fastsvm._core._hmatrix) against the dense
+"""The hierarchical kernel approximation (fastsvm.kernels.hodlr, fastsvm._core._hodlr_blocks) against the dense
 kernel of fastsvm._core._kernel.kernel_matrix: the kernel blocks and the ACA against NumPy twins,
 K~ against K, the solve and the product against a NumPy assembly of K~ from the stored blocks,
 the permutation, the positive-definiteness check, dense = CSR, threads, the stop flag, memory."""
@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import shared_file
-from fastsvm._core._hmatrix import aca, kernel_block
+from fastsvm._core._hodlr_blocks import aca, kernel_block
 from fastsvm._core._kernel import kernel_matrix, row_sqnorms
 from fastsvm.csr import to_csr
 from fastsvm.files.datafile import load_svmlight_file
