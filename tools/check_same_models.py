@@ -1,10 +1,10 @@
 """Same results check for a refactor: train fastsvm-train models on the shared data with every
-non-SSsNAL solver and print, per run, the model file's sha256 and the solver's iteration counts
-(the "#iter = N" of each subproblem). Run it with the interpreter of the install
-before and after the change and compare the two outputs line by line (diff): equal hashes are
-bit-identical models.
+solver but SSsNAL (check_same_ssnal.py holds it) and print, per run, the sha256 of the model files
+and the solver's iteration counts (the "#iter = N" of each subproblem). Run it with the interpreter
+of the install before and after the change and compare the two outputs line by line (diff): equal
+hashes are bit-identical models.
 
-    /work/venv-base38/bin/python /work/base38/tools/check_same_models.py > before.txt
+    PYTHONPATH=/path/to/before python tools/check_same_models.py > before.txt
     python tools/check_same_models.py > after.txt && diff before.txt after.txt
 """
 import hashlib
@@ -38,6 +38,20 @@ RUNS = [
     ("l1_cd seed 3", "w1a", "-s l1_cd -R 3 -c 4"),
     ("crammer_singer", "dna.scale", "-s crammer_singer -B 1"),
     ("crammer_singer seed 5", "satimage.scale", "-s crammer_singer -R 5"),
+    ("block_smo c_svc rbf", "a1a", "-s block_smo -t 2 -c 4"),
+    ("block_smo ovo", "dna.scale", "-s block_smo -t 2"),
+    ("auto", "a1a", "-s auto -t 2"),
+    ("dcdm nu_svc", "heart_scale", "-s dcdm -s 1 -n 0.3"),
+    ("dcdm one_class", "heart_scale", "-s dcdm -s 2 -n 0.2"),
+    ("dcdm nu_svc linear", "a1a", "-s dcdm -s 1 -t 0 -n 0.5"),
+    ("dcdm nu path", "heart_scale", "-s dcdm -s 1 -n 0.2:0.1:0.5"),
+    ("nesvm", "a1a", "-s nesvm"),
+    ("nesvm l1", "heart_scale", "-s nesvm -o penalty=l1"),
+    ("alm", "a1a", "-s alm"),
+    ("alm squared_hinge ovr", "dna.scale", "-s alm -L squared_hinge"),
+    ("admm", "heart_scale", "-s admm -t 2"),
+    ("admm hodlr", "a1a", "-s admm -t 2 -o backend=hodlr -o rank=16"),
+    ("nystroem", "a1a", "-s nystroem -t 2 -o landmarks=100"),
 ]
 # --bench: SMO on bench_smo.py's sets (RBF, LIBSVM's defaults), minutes rather than seconds
 BENCH_RUNS = [
@@ -64,10 +78,13 @@ def main():
             if not path.exists():
                 print(f"{name}: {data} absent, skipped")
                 continue
-            model = Path(tmp) / "model"
-            out = subprocess.run([str(train), "-j", "1", *options.split(), str(path), str(model)],
+            run_dir = Path(tempfile.mkdtemp(dir=tmp))
+            out = subprocess.run([str(train), "-j", "1", *options.split(), str(path), str(run_dir / "model")],
                                  capture_output=True, text=True, check=True).stdout
-            digest = hashlib.sha256(model.read_bytes()).hexdigest()[:16]
+            digest = hashlib.sha256()   # every file the run wrote (a nu grid writes one per nu)
+            for model in sorted(run_dir.iterdir()):
+                digest.update(model.name.encode() + model.read_bytes())
+            digest = digest.hexdigest()[:16]
             counts = ITERATIONS.findall(out)   # one per subproblem, in training order
             print(f"{name:26s} {data:16s} {digest}  #iter {','.join(counts)}")
 
